@@ -1,0 +1,63 @@
+//! Configuration: every flag, its environment variable and its default.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::Parser;
+
+/// sheetd serves the sheets of the .xlsx workbooks in a directory as a JSON data API.
+#[derive(Clone, Parser)]
+#[command(version, about)]
+pub struct Config {
+    /// Directory holding the workbooks, one `<uuid>.xlsx` per spreadsheet.
+    #[arg(long, env = "SHEETD_DATA_DIR", default_value = "data")]
+    pub data_dir: PathBuf,
+
+    /// Address and port to listen on.
+    #[arg(long, env = "SHEETD_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+
+    /// Bearer token that may read and write (repeatable; the variable takes a
+    /// comma-separated list). With no token at all, no authentication is asked.
+    #[arg(long = "token", env = "SHEETD_TOKENS", value_delimiter = ',')]
+    pub tokens: Vec<String>,
+
+    /// Bearer token that may only read (repeatable; comma-separated in the variable).
+    #[arg(long = "read-token", env = "SHEETD_READ_TOKENS", value_delimiter = ',')]
+    pub read_tokens: Vec<String>,
+
+    /// Largest request body accepted, in bytes.
+    #[arg(long, env = "SHEETD_MAX_BODY_BYTES", default_value_t = 16 * 1024 * 1024)]
+    pub max_body_bytes: usize,
+}
+
+impl Config {
+    /// The configuration used when nothing is given: `./data` on 127.0.0.1:8080.
+    pub fn with_data_dir(data_dir: impl Into<PathBuf>) -> Config {
+        let mut config = Config::parse_from(["sheetd"]);
+        config.data_dir = data_dir.into();
+        config
+    }
+
+    /// True when requests must carry a token.
+    pub fn auth_required(&self) -> bool {
+        !self.tokens.is_empty() || !self.read_tokens.is_empty()
+    }
+}
+
+/// Tokens are secrets: never print them.
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("data_dir", &self.data_dir)
+            .field("listen", &self.listen)
+            .field("tokens", &format_args!("[{} redacted]", self.tokens.len()))
+            .field(
+                "read_tokens",
+                &format_args!("[{} redacted]", self.read_tokens.len()),
+            )
+            .field("max_body_bytes", &self.max_body_bytes)
+            .finish()
+    }
+}

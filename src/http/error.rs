@@ -1,0 +1,138 @@
+//! `ApiError`: every failure a client can see, and the one place that maps
+//! failures to statuses and the contract's `{"success": false, ...}` body.
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value};
+
+use crate::model::{self, Problems};
+use crate::store::StoreError;
+
+/// A failed request, by what it means for the client.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 400: the body or query breaks the rules listed.
+    #[error("{0}")]
+    Invalid(Problems),
+    /// 401: tokens are configured and the request has no valid one.
+    #[error("Unauthorized")]
+    Unauthorized,
+    /// 403: a read-only token was used for a write.
+    #[error("Forbidden")]
+    Forbidden,
+    /// 404: unknown spreadsheet, sheet, row or route; the detail says which.
+    #[error("Not Found")]
+    NotFound(Option<String>),
+    /// 405: the route has no such method.
+    #[error("Method Not Allowed")]
+    MethodNotAllowed,
+    /// 409: the write would lose or corrupt workbook content; the detail says why.
+    #[error("Conflict")]
+    Conflict(String),
+    /// 413: the body is over the configured limit.
+    #[error("Payload Too Large")]
+    PayloadTooLarge,
+    /// 415: the body is not of the content type the route takes.
+    #[error("Unsupported Media Type")]
+    UnsupportedMediaType,
+    /// 500: something failed inside the service. The cause is logged with
+    /// the request id; the client gets only the detail, if one is safe to give.
+    #[error("Internal Server Error")]
+    Internal {
+        cause: String,
+        detail: Option<String>,
+    },
+}
+
+/// The handlers' result type.
+pub type Result<T, E = ApiError> = std::result::Result<T, E>;
+
+impl ApiError {
+    /// A 400 with one problem.
+    pub fn invalid(field: &str, rule: impl Into<String>) -> ApiError {
+        ApiError::Invalid(Problems::one(field, rule))
+    }
+
+    /// A 500 whose cause goes to the log only.
+    pub fn internal(cause: impl Into<String>) -> ApiError {
+        ApiError::Internal {
+            cause: cause.into(),
+            detail: None,
+        }
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Invalid(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::Internal { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn detail(&self) -> Option<&str> {
+        match self {
+            ApiError::NotFound(detail) | ApiError::Internal { detail, .. } => detail.as_deref(),
+            ApiError::Conflict(detail) => Some(detail),
+            _ => None,
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if let ApiError::Internal { cause, .. } = &self {
+            // Runs inside the request's span, so the log line carries its id.
+            tracing::error!(%cause, "request failed");
+        }
+        let mut body = Map::new();
+        body.insert("success".into(), Value::Bool(false));
+        body.insert("error".into(), Value::String(self.to_string()));
+        if let Some(detail) = self.detail() {
+            body.insert("detail".into(), Value::String(detail.to_owned()));
+        }
+        let mut response = (self.status(), Json(Value::Object(body))).into_response();
+        if let ApiError::Unauthorized = self {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+impl From<Problems> for ApiError {
+    fn from(problems: Problems) -> Self {
+        ApiError::Invalid(problems)
+    }
+}
+
+impl From<model::Error> for ApiError {
+    fn from(error: model::Error) -> Self {
+        match error {
+            model::Error::Invalid(problems) => ApiError::Invalid(problems),
+            model::Error::NotFound(detail) => ApiError::NotFound(Some(detail)),
+            model::Error::Conflict(detail) => ApiError::Conflict(detail),
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::NotFound => ApiError::NotFound(Some("no spreadsheet has that id".into())),
+            StoreError::Conflict(detail) => ApiError::Conflict(detail),
+            StoreError::Unreadable(cause) => ApiError::Internal {
+                cause: format!("stored workbook unreadable: {cause}"),
+                detail: Some("the spreadsheet's file is not a readable xlsx workbook".into()),
+            },
+            other => ApiError::internal(other.to_string()),
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! sheetd: the sheets of `.xlsx` workbooks as a JSON data API.
+//!
+//! A request goes http → model → store: the HTTP layer decodes and checks it,
+//! a model function decides the edit on plain data, the store persists it.
+
+/// Flags and environment variables.
+pub mod config;
+/// Routes, extractors, handlers, errors and layers.
+pub mod http;
+/// The workbook as plain data and every rule about it.
+pub mod model;
+/// The workbook a new data directory starts with.
+pub mod sample;
+/// Files: reading, writing, atomic replace, locks, cache.
+pub mod store;
+
+pub use config::Config;
+pub use http::{AppState, app, serve};

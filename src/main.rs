@@ -1,0 +1,68 @@
+//! `sheetd`: parse the configuration, start logging, open the data
+//! directory, serve until SIGINT or SIGTERM.
+
+use std::sync::Arc;
+
+use clap::Parser;
+use sheetd::store::Store;
+use sheetd::{AppState, Config, sample};
+use tracing_subscriber::EnvFilter;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let config = Config::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| EnvFilter::new("sheetd=info,tower_http=info")),
+        )
+        .init();
+
+    let new_dir = !config.data_dir.exists();
+    let store = Store::open(&config.data_dir)?;
+    if new_dir {
+        store.create_from_model(sample::SAMPLE_ID, &sample::workbook())?;
+        tracing::info!(dir = %config.data_dir.display(), "created the data directory with a sample workbook");
+    }
+    let listener = tokio::net::TcpListener::bind(config.listen).await?;
+    let address = listener.local_addr()?;
+    tracing::info!(?config, "listening on http://{address}");
+    tracing::info!(
+        "try: curl 'http://{address}/v1/data/{}/People?limit=10'",
+        sample::SAMPLE_ID
+    );
+
+    let state = AppState {
+        config: Arc::new(config),
+        store,
+    };
+    sheetd::serve(listener, state, shutdown_signal()).await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down: finishing requests in flight");
+}

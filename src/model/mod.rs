@@ -1,0 +1,22 @@
+//! The workbook as plain data and every rule about it: values, header,
+//! filters, requests and row operations. No I/O, no HTTP.
+
+/// The `column:operator:value` filter language.
+pub mod filter;
+/// Finding and naming columns in the header row.
+pub mod header;
+/// Spreadsheet identifiers.
+pub mod id;
+/// Validation problems with field paths.
+pub mod problems;
+/// Request bodies and queries, checked and typed.
+pub mod request;
+/// Workbooks, sheets and the row operations on them.
+pub mod sheet;
+/// Cells and the JSON ⇄ cell rules, dates included.
+pub mod value;
+
+pub use id::SpreadsheetId;
+pub use problems::Problems;
+pub use sheet::{Error, Sheet, Visibility, Workbook};
+pub use value::Cell;

@@ -1,0 +1,543 @@
+//! Workbooks and sheets as plain data, and the row operations on them.
+//!
+//! Row indexes here are 0-based and absolute (index 0 is the sheet's row 1);
+//! the number a user sees is `index + 1`. Every operation checks the whole
+//! request first and changes nothing when it finds a problem, so a failed
+//! request never leaves a half-applied edit behind.
+
+use serde_json::{Map, Value};
+
+use super::header::Header;
+use super::problems::Problems;
+use super::request::{DeleteRows, InsertRows, ReadQuery, Selector, UpdateRows};
+use super::value::Cell;
+
+/// The last row number of the xlsx format.
+pub const MAX_ROWS: usize = 1_048_576;
+/// The number of columns of the xlsx format.
+pub const MAX_COLUMNS: usize = 16_384;
+
+/// What went wrong in a model operation.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The request breaks rules that only the sheet can judge.
+    #[error("{0}")]
+    Invalid(#[from] Problems),
+    /// The sheet or row does not exist; the text says which.
+    #[error("{0}")]
+    NotFound(String),
+    /// The edit would leave workbook content pointing at the wrong cells.
+    #[error("{0}")]
+    Conflict(String),
+}
+
+/// A whole workbook.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Workbook {
+    pub sheets: Vec<Sheet>,
+    /// Parts of the file a rewrite would not keep, described for a user
+    /// ("2 charts on sheet 'Summary'"). Writes are refused while any exist.
+    pub unkept: Vec<String>,
+}
+
+/// Whether a sheet shows in the spreadsheet app's tab bar.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Visibility {
+    #[default]
+    Visible,
+    Hidden,
+    /// Hidden, and not listed in the app's "unhide" dialog.
+    VeryHidden,
+}
+
+/// One worksheet: its name and its cells, `rows[row][column]`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sheet {
+    pub name: String,
+    pub visibility: Visibility,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+/// One page of a read: the rows as JSON objects and the number that matched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowsPage {
+    pub rows: Vec<Value>,
+    pub total: usize,
+}
+
+impl Workbook {
+    /// The sheet named `name`: exact match first, else a unique match
+    /// ignoring case (spreadsheet apps treat sheet names that way).
+    pub fn sheet_index(&self, name: &str) -> Result<usize, Error> {
+        if let Some(i) = self.sheets.iter().position(|s| s.name == name) {
+            return Ok(i);
+        }
+        let lower = name.to_lowercase();
+        let mut matches = self
+            .sheets
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.name.to_lowercase() == lower);
+        match (matches.next(), matches.next()) {
+            (Some((i, _)), None) => Ok(i),
+            _ => Err(Error::NotFound(format!(
+                "the workbook has no sheet named {name:?}"
+            ))),
+        }
+    }
+
+    pub fn sheet(&self, name: &str) -> Result<&Sheet, Error> {
+        Ok(&self.sheets[self.sheet_index(name)?])
+    }
+
+    pub fn sheet_mut(&mut self, name: &str) -> Result<&mut Sheet, Error> {
+        let i = self.sheet_index(name)?;
+        Ok(&mut self.sheets[i])
+    }
+
+    /// Deletes rows of one sheet, moving the rows below up.
+    ///
+    /// Refused when a formula could refer to cells that would move: the
+    /// service does not rewrite formula references, and a reference must
+    /// never be left pointing at the wrong data.
+    pub fn delete_rows(&mut self, sheet_name: &str, request: &DeleteRows) -> Result<usize, Error> {
+        let index = self.sheet_index(sheet_name)?;
+        let rows = self.sheets[index].select(&request.selector, Problems::new())?;
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        if let Some(reason) = self.formulas_referring_to(index) {
+            return Err(Error::Conflict(reason));
+        }
+        self.sheets[index].remove_rows(&rows);
+        Ok(rows.len())
+    }
+
+    /// Why formulas may refer to cells of sheet `index`, if they may.
+    fn formulas_referring_to(&self, index: usize) -> Option<String> {
+        let name = &self.sheets[index].name;
+        let lower = name.to_lowercase();
+        for (i, sheet) in self.sheets.iter().enumerate() {
+            let mut formulas = sheet.cells().filter_map(|cell| match cell {
+                Cell::Formula(f) => Some(f),
+                _ => None,
+            });
+            let found = if i == index {
+                formulas.next().is_some()
+            } else {
+                formulas.any(|f| f.expr.to_lowercase().contains(&lower))
+            };
+            if found {
+                return Some(format!(
+                    "sheet {:?} has formulas that may refer to rows of sheet {name:?}; \
+                     deleting rows would move those cells and the service does not rewrite formulas",
+                    sheet.name
+                ));
+            }
+        }
+        None
+    }
+}
+
+impl Sheet {
+    pub fn new(name: impl Into<String>, rows: Vec<Vec<Cell>>) -> Sheet {
+        Sheet {
+            name: name.into(),
+            visibility: Visibility::Visible,
+            rows,
+        }
+    }
+
+    fn row_is_blank(row: &[Cell]) -> bool {
+        row.iter().all(Cell::is_blank)
+    }
+
+    /// 0-based index of the first row that holds anything.
+    pub fn first_non_blank_row(&self) -> Option<usize> {
+        self.rows.iter().position(|row| !Self::row_is_blank(row))
+    }
+
+    /// 0-based index of the last row that holds anything.
+    pub fn last_non_blank_row(&self) -> Option<usize> {
+        self.rows.iter().rposition(|row| !Self::row_is_blank(row))
+    }
+
+    /// Every cell, row by row.
+    pub fn cells(&self) -> impl Iterator<Item = &Cell> {
+        self.rows.iter().flatten()
+    }
+
+    /// The number of data rows: those below the header, up to the last
+    /// row that holds anything.
+    pub fn data_row_count(&self) -> usize {
+        match (Header::of(self), self.last_non_blank_row()) {
+            (Some(header), Some(last)) => last - header.row,
+            _ => 0,
+        }
+    }
+
+    fn set(&mut self, row: usize, column: usize, cell: Cell) {
+        if self.rows.len() <= row {
+            self.rows.resize_with(row + 1, Vec::new);
+        }
+        let cells = &mut self.rows[row];
+        if cells.len() <= column {
+            if cell.is_blank() {
+                return;
+            }
+            cells.resize_with(column + 1, Cell::default);
+        }
+        cells[column] = cell;
+    }
+
+    /// Appends rows below the last row that holds anything (contract §4.1).
+    /// On a sheet with no cells, the keys become the header row first.
+    pub fn insert(&mut self, request: InsertRows) -> Result<usize, Error> {
+        let existing = Header::of(self);
+        let header = existing
+            .clone()
+            .unwrap_or_else(|| Header::from_names(first_seen_keys(&request)));
+        let mut problems = Problems::new();
+        let count = request.rows.len();
+        let mut rows = Vec::with_capacity(count);
+        for row in request.rows {
+            let mut cells = Vec::with_capacity(row.cells.len());
+            for (name, cell) in row.cells {
+                match header.resolve(&name) {
+                    Ok(column) => cells.push((column, cell)),
+                    Err(rule) => problems.push(format!("data[{}].{name}", row.index), rule),
+                }
+            }
+            rows.push(cells);
+        }
+        let start = match self.last_non_blank_row() {
+            Some(last) => last + 1,
+            None => 1,
+        };
+        if start + count > MAX_ROWS {
+            problems.push(
+                "data",
+                format!("{count} rows would pass the sheet's last row ({MAX_ROWS})"),
+            );
+        }
+        if !problems.is_empty() {
+            return Err(problems.into());
+        }
+        if existing.is_none() && count > 0 {
+            for column in header.all() {
+                self.set(0, column.index, Cell::Text(column.name.clone()));
+            }
+        }
+        for (offset, cells) in rows.into_iter().enumerate() {
+            for (column, cell) in cells {
+                self.set(start + offset, column, cell);
+            }
+        }
+        Ok(count)
+    }
+
+    /// Sets the given cells of every selected row (contract §4.2).
+    pub fn update(&mut self, request: UpdateRows) -> Result<usize, Error> {
+        let header = Header::of(self);
+        let mut problems = Problems::new();
+        let mut cells = Vec::with_capacity(request.data.len());
+        for (name, cell) in request.data {
+            let column = match &header {
+                Some(header) => header.resolve(&name),
+                None => Err("is not a column of the sheet"),
+            };
+            match column {
+                Ok(column) => cells.push((column, cell)),
+                Err(rule) => problems.push(format!("data.{name}"), rule),
+            }
+        }
+        let rows = self.select(&request.selector, problems)?;
+        for &row in &rows {
+            for (column, cell) in &cells {
+                self.set(row, *column, cell.clone());
+            }
+        }
+        Ok(rows.len())
+    }
+
+    /// The rows matching the query, as JSON objects with `_row` (contract §4.3).
+    pub fn read(&self, query: &ReadQuery) -> Result<RowsPage, Error> {
+        let header = Header::of(self);
+        let mut problems = Problems::new();
+        let filters: Vec<_> = query
+            .filters
+            .iter()
+            .filter_map(|f| {
+                f.bind(header.as_ref())
+                    .map_err(|rule| problems.push(f.field.clone(), rule))
+                    .ok()
+            })
+            .collect();
+        if !problems.is_empty() {
+            return Err(problems.into());
+        }
+        let Some(header) = header else {
+            return Ok(RowsPage {
+                rows: Vec::new(),
+                total: 0,
+            });
+        };
+        let columns: Vec<_> = header.readable().collect();
+        let mut total = 0;
+        let mut rows = Vec::new();
+        for index in self.data_rows(&header) {
+            let cells = self.rows.get(index).map_or(&[][..], Vec::as_slice);
+            if !filters.iter().all(|f| f.matches(cells)) {
+                continue;
+            }
+            if total >= query.offset && rows.len() < query.limit {
+                let mut object = Map::with_capacity(columns.len() + 1);
+                object.insert("_row".into(), Value::from(index + 1));
+                for column in &columns {
+                    let cell = cells.get(column.index).unwrap_or(&Cell::Empty);
+                    object.insert(column.name.clone(), cell.to_json());
+                }
+                rows.push(Value::Object(object));
+            }
+            total += 1;
+        }
+        Ok(RowsPage { rows, total })
+    }
+
+    /// 0-based indexes of the data rows.
+    fn data_rows(&self, header: &Header) -> std::ops::Range<usize> {
+        let end = self.last_non_blank_row().map_or(0, |last| last + 1);
+        header.first_data_row()..end.max(header.first_data_row())
+    }
+
+    /// The 0-based indexes of the rows a selector addresses, in sheet order.
+    /// `problems` already found in the request are reported together with
+    /// the selector's own.
+    fn select(&self, selector: &Selector, mut problems: Problems) -> Result<Vec<usize>, Error> {
+        let header = Header::of(self);
+        match selector {
+            Selector::Filter(filters) => {
+                let bound: Vec<_> = filters
+                    .iter()
+                    .filter_map(|f| {
+                        f.bind(header.as_ref())
+                            .map_err(|rule| problems.push(f.field.clone(), rule))
+                            .ok()
+                    })
+                    .collect();
+                if !problems.is_empty() {
+                    return Err(problems.into());
+                }
+                let Some(header) = header else {
+                    return Ok(Vec::new());
+                };
+                Ok(self
+                    .data_rows(&header)
+                    .filter(|&i| {
+                        let cells = self.rows.get(i).map_or(&[][..], Vec::as_slice);
+                        bound.iter().all(|f| f.matches(cells))
+                    })
+                    .collect())
+            }
+            Selector::Row(number) => {
+                let index = usize::try_from(*number - 1).unwrap_or(usize::MAX);
+                if let Some(header) = &header
+                    && index <= header.row
+                {
+                    problems.push(
+                        "row",
+                        format!(
+                            "row {number} is the header row or above it; data starts at row {}",
+                            header.row + 2
+                        ),
+                    );
+                }
+                if !problems.is_empty() {
+                    return Err(problems.into());
+                }
+                match (header, self.last_non_blank_row()) {
+                    (Some(_), Some(last)) if index <= last => Ok(vec![index]),
+                    _ => Err(Error::NotFound(format!(
+                        "row {number} is below the last data row of sheet {:?}",
+                        self.name
+                    ))),
+                }
+            }
+        }
+    }
+
+    /// Removes the rows at the given sorted indexes; rows below move up.
+    fn remove_rows(&mut self, sorted: &[usize]) {
+        let mut doomed = sorted.iter().peekable();
+        let mut index = 0;
+        self.rows.retain(|_| {
+            let remove = doomed.next_if_eq(&&index).is_some();
+            index += 1;
+            !remove
+        });
+    }
+}
+
+/// The keys of all rows in first-seen order: the header a blank sheet gets.
+fn first_seen_keys(request: &InsertRows) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for row in &request.rows {
+        for (name, _) in &row.cells {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn text(s: &str) -> Cell {
+        Cell::Text(s.into())
+    }
+
+    fn people() -> Sheet {
+        Sheet::new(
+            "People",
+            vec![
+                vec![text("name"), text("age")],
+                vec![text("Alice"), Cell::Number(30.0)],
+                vec![text("Bob"), Cell::Number(25.0)],
+            ],
+        )
+    }
+
+    fn insert(sheet: &mut Sheet, body: Value) -> Result<usize, Error> {
+        sheet.insert(InsertRows::from_json(body).expect("valid body"))
+    }
+
+    fn update(sheet: &mut Sheet, body: Value) -> Result<usize, Error> {
+        sheet.update(UpdateRows::from_json(body).expect("valid body"))
+    }
+
+    #[test]
+    fn insert_appends_below_last_row() {
+        let mut sheet = people();
+        assert_eq!(
+            insert(&mut sheet, json!({"data": [{"name": "Carol"}]})).unwrap(),
+            1
+        );
+        assert_eq!(sheet.rows[3], vec![text("Carol")]);
+        assert_eq!(sheet.data_row_count(), 3);
+    }
+
+    #[test]
+    fn insert_rejects_unknown_column_and_changes_nothing() {
+        let mut sheet = people();
+        let err = insert(
+            &mut sheet,
+            json!({"data": [{"name": "C"}, {"nme": "D", "agee": 1}]}),
+        );
+        assert_eq!(
+            err.unwrap_err().to_string(),
+            "data[1].nme: is not a column of the sheet, data[1].agee: is not a column of the sheet"
+        );
+        assert_eq!(sheet, people());
+    }
+
+    #[test]
+    fn insert_into_blank_sheet_creates_header_from_keys() {
+        let mut sheet = Sheet::new("Blank", vec![]);
+        insert(&mut sheet, json!({"data": [{"b": 1}, {"a": 2, "b": 3}]})).unwrap();
+        assert_eq!(sheet.rows[0], vec![text("b"), text("a")]);
+        assert_eq!(sheet.rows[1], vec![Cell::Number(1.0)]);
+        assert_eq!(sheet.rows[2], vec![Cell::Number(3.0), Cell::Number(2.0)]);
+    }
+
+    #[test]
+    fn insert_past_last_row_is_rejected() {
+        let mut sheet = people();
+        sheet.rows.resize_with(MAX_ROWS, Vec::new);
+        sheet.rows[MAX_ROWS - 1] = vec![text("last")];
+        let err = insert(&mut sheet, json!({"data": [{"name": "x"}]})).unwrap_err();
+        assert!(
+            err.to_string().starts_with("data: 1 rows would pass"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn update_by_row_and_filter() {
+        let mut sheet = people();
+        assert_eq!(
+            update(
+                &mut sheet,
+                json!({"type": "row", "row": 3, "data": {"age": 26}})
+            )
+            .unwrap(),
+            1
+        );
+        assert_eq!(sheet.rows[2][1], Cell::Number(26.0));
+        let n = update(
+            &mut sheet,
+            json!({"type": "filter", "filter": "age:gte:26", "data": {"name": null}}),
+        );
+        assert_eq!(n.unwrap(), 2);
+        assert_eq!(sheet.rows[1][0], Cell::Empty);
+    }
+
+    #[test]
+    fn update_row_outside_data_rows() {
+        let mut sheet = people();
+        let header = update(
+            &mut sheet,
+            json!({"type": "row", "row": 1, "data": {"age": 1}}),
+        );
+        assert!(matches!(header, Err(Error::Invalid(_))));
+        let below = update(
+            &mut sheet,
+            json!({"type": "row", "row": 4, "data": {"age": 1}}),
+        );
+        assert!(matches!(below, Err(Error::NotFound(_))));
+    }
+
+    #[test]
+    fn read_pages_and_counts() {
+        let sheet = people();
+        let query =
+            ReadQuery::from_pairs(&[("limit".into(), "1".into()), ("offset".into(), "1".into())])
+                .unwrap();
+        let page = sheet.read(&query).unwrap();
+        assert_eq!(page.total, 2);
+        assert_eq!(
+            page.rows,
+            vec![json!({"_row": 3, "name": "Bob", "age": 25})]
+        );
+    }
+
+    #[test]
+    fn delete_moves_rows_up_and_refuses_with_formulas() {
+        let mut workbook = Workbook {
+            sheets: vec![people()],
+            unkept: vec![],
+        };
+        let request = DeleteRows::from_json(json!({"type": "row", "row": 2})).unwrap();
+        assert_eq!(workbook.delete_rows("people", &request).unwrap(), 1);
+        assert_eq!(
+            workbook.sheets[0].rows[1],
+            vec![text("Bob"), Cell::Number(25.0)]
+        );
+        workbook.sheets.push(Sheet::new(
+            "Sum",
+            vec![vec![Cell::Formula(Box::new(
+                super::super::value::Formula {
+                    expr: "SUM(People!B2:B3)".into(),
+                    cached: Cell::Number(25.0),
+                },
+            ))]],
+        ));
+        assert!(matches!(
+            workbook.delete_rows("People", &request),
+            Err(Error::Conflict(_))
+        ));
+    }
+}

@@ -1,0 +1,49 @@
+//! Replacing a file so that a crash leaves the old or the new one, never a
+//! torn one: temp file in the same directory, fsync, rename, fsync directory.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use super::StoreError;
+
+/// Every temp file starts with this, followed by the spreadsheet id and `-`,
+/// so start-up can find the leftovers of a crash and whose they were.
+pub const TEMP_PREFIX: &str = ".sheetd-tmp-";
+
+/// Writes a new version of `target` with `write` and swaps it in atomically.
+/// `owner` names the temp file (see [`TEMP_PREFIX`]).
+pub fn replace_atomically(
+    target: &Path,
+    owner: &str,
+    write: impl FnOnce(&mut BufWriter<&File>) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let dir = target.parent().expect("a data file lives in a directory");
+    let temp = tempfile::Builder::new()
+        .prefix(&format!("{TEMP_PREFIX}{owner}-"))
+        .suffix(".xlsx")
+        .tempfile_in(dir)?;
+    // tempfile creates files readable by the owner only; a workbook keeps
+    // the permissions it had, so people who could open it still can.
+    let permissions = match std::fs::metadata(target) {
+        Ok(meta) => meta.permissions(),
+        Err(_) => std::fs::Permissions::from_mode(0o644),
+    };
+    temp.as_file().set_permissions(permissions)?;
+    {
+        let mut out = BufWriter::new(temp.as_file());
+        write(&mut out)?;
+        out.flush()?;
+    }
+    temp.as_file().sync_all()?;
+    // tempfile's `persist` renames; it syncs neither the file nor the directory.
+    temp.persist(target).map_err(|e| StoreError::Io(e.error))?;
+    sync_dir(dir)
+}
+
+/// Makes a rename or removal in `dir` durable.
+pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
+    File::open(dir)?.sync_all()?;
+    Ok(())
+}

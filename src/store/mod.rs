@@ -1,0 +1,316 @@
+//! Files: one `<id>.xlsx` per spreadsheet in the data directory.
+//!
+//! The store hands out workbooks parsed into the model and takes edits back:
+//! [`Store::edit`] runs a model function under the spreadsheet's locks and
+//! persists the result atomically; [`Store::read`] serves a workbook without
+//! locking (a rename swaps files whole, so a reader sees the old or the new
+//! one). Parsed workbooks are cached and re-read when the file on disk
+//! changes (device, inode, length or modification time differ).
+//!
+//! calamine and rust_xlsxwriter are synchronous and CPU-heavy, so all file
+//! work runs in `spawn_blocking`; the async side only waits for locks.
+
+mod atomic;
+mod lock;
+pub mod read;
+pub mod write;
+
+use std::collections::HashMap;
+use std::fs::{self, File, Metadata};
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::model::{SpreadsheetId, Workbook};
+use atomic::{TEMP_PREFIX, replace_atomically, sync_dir};
+use lock::{LOCK_DIR, Locks, lock_exclusive, try_lock_exclusive};
+
+/// What went wrong in the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// No workbook has that id.
+    #[error("no such spreadsheet")]
+    NotFound,
+    /// The write would lose or corrupt workbook content; the text says why.
+    #[error("{0}")]
+    Conflict(String),
+    /// The stored (or uploaded) file is no readable workbook.
+    #[error("not a readable workbook: {0}")]
+    Unreadable(String),
+    #[error("file system: {0}")]
+    Io(#[from] std::io::Error),
+    /// A blocking job panicked or was cancelled.
+    #[error("background job failed: {0}")]
+    Job(String),
+}
+
+/// The result of an edit function: its answer, and whether it changed the
+/// workbook (an unchanged workbook is not rewritten).
+pub struct Edit<T> {
+    pub value: T,
+    pub changed: bool,
+}
+
+/// Handle to the data directory; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    dir: PathBuf,
+    locks: Locks,
+    cache: Mutex<HashMap<SpreadsheetId, Cached>>,
+}
+
+/// A parsed workbook and the identity of the file it came from.
+struct Cached {
+    identity: FileIdentity,
+    workbook: Arc<Workbook>,
+}
+
+/// Tells whether a file changed since it was parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileIdentity {
+    device: u64,
+    inode: u64,
+    len: u64,
+    modified_ns: i128,
+}
+
+impl FileIdentity {
+    fn of(meta: &Metadata) -> FileIdentity {
+        FileIdentity {
+            device: meta.dev(),
+            inode: meta.ino(),
+            len: meta.len(),
+            modified_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+        }
+    }
+}
+
+impl Store {
+    /// Opens (and creates) the data directory, and removes the temp files a
+    /// crash left behind.
+    pub fn open(dir: impl Into<PathBuf>) -> Result<Store, StoreError> {
+        let dir = dir.into();
+        fs::create_dir_all(dir.join(LOCK_DIR))?;
+        remove_leftover_temp_files(&dir)?;
+        Ok(Store {
+            inner: Arc::new(Inner {
+                dir,
+                locks: Locks::default(),
+                cache: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    fn path(&self, id: SpreadsheetId) -> PathBuf {
+        self.inner.dir.join(id.file_name())
+    }
+
+    /// Runs `f` on the current workbook, without taking any lock.
+    pub async fn read<T, F>(&self, id: SpreadsheetId, f: F) -> Result<T, StoreError>
+    where
+        F: FnOnce(&Workbook) -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let store = self.clone();
+        blocking(move || Ok(f(&store.load(id)?.1))).await
+    }
+
+    /// Runs `f` on the workbook under the spreadsheet's locks and, when it
+    /// reports a change, persists the new workbook before returning.
+    ///
+    /// `f` must leave the workbook untouched when it returns an error: the
+    /// cached copy is kept in that case.
+    pub async fn edit<T, E, F>(&self, id: SpreadsheetId, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut Workbook) -> Result<Edit<T>, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+    {
+        if !self.path(id).exists() {
+            return Err(StoreError::NotFound.into());
+        }
+        let mutex = self.inner.locks.of(id);
+        let _in_process = mutex.lock().await;
+        let store = self.clone();
+        let job = blocking(move || Ok(store.edit_locked(id, f)));
+        job.await?
+    }
+
+    fn edit_locked<T, E, F>(&self, id: SpreadsheetId, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut Workbook) -> Result<Edit<T>, E>,
+        E: From<StoreError>,
+    {
+        let _across_processes = lock_exclusive(&self.inner.dir, id).map_err(StoreError::from)?;
+        let (identity, shared) = self.load(id)?;
+        self.forget(id);
+        let mut workbook = Arc::unwrap_or_clone(shared);
+        let (value, changed) = match f(&mut workbook) {
+            Ok(Edit { value, changed }) => (value, changed),
+            Err(error) => {
+                self.remember(id, identity, workbook);
+                return Err(error);
+            }
+        };
+        if changed {
+            if !workbook.unkept.is_empty() {
+                let reason = format!(
+                    "the workbook has {}, which a rewrite would remove",
+                    workbook.unkept.join(" and ")
+                );
+                return Err(StoreError::Conflict(reason).into());
+            }
+            let path = self.path(id);
+            replace_atomically(&path, &id.to_string(), |out| {
+                write::write_workbook(&workbook, out)
+            })?;
+            let identity = FileIdentity::of(&fs::metadata(&path).map_err(StoreError::from)?);
+            self.remember(id, identity, workbook);
+        } else {
+            self.remember(id, identity, workbook);
+        }
+        Ok(value)
+    }
+
+    /// The workbook as it is on disk now, parsed once per file version.
+    fn load(&self, id: SpreadsheetId) -> Result<(FileIdentity, Arc<Workbook>), StoreError> {
+        let mut file = match File::open(self.path(id)) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(StoreError::NotFound),
+            Err(e) => return Err(e.into()),
+        };
+        let identity = FileIdentity::of(&file.metadata()?);
+        if let Some(cached) = self.cache().get(&id)
+            && cached.identity == identity
+        {
+            return Ok((identity, cached.workbook.clone()));
+        }
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        let workbook = Arc::new(read::parse_workbook(&bytes)?);
+        self.cache().insert(
+            id,
+            Cached {
+                identity,
+                workbook: workbook.clone(),
+            },
+        );
+        Ok((identity, workbook))
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<SpreadsheetId, Cached>> {
+        self.inner
+            .cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn remember(&self, id: SpreadsheetId, identity: FileIdentity, workbook: Workbook) {
+        let workbook = Arc::new(workbook);
+        self.cache().insert(id, Cached { identity, workbook });
+    }
+
+    fn forget(&self, id: SpreadsheetId) {
+        self.cache().remove(&id);
+    }
+
+    /// Stores a new workbook under a new id; `bytes` must parse.
+    pub async fn create(&self, bytes: Vec<u8>) -> Result<SpreadsheetId, StoreError> {
+        let store = self.clone();
+        blocking(move || {
+            read::parse_workbook(&bytes)?;
+            let id = SpreadsheetId::new_random();
+            replace_atomically(&store.path(id), &id.to_string(), |out| {
+                std::io::Write::write_all(out, &bytes).map_err(StoreError::from)
+            })?;
+            Ok(id)
+        })
+        .await
+    }
+
+    /// Writes `workbook` under `id` unless a file with that id exists.
+    pub fn create_from_model(
+        &self,
+        id: SpreadsheetId,
+        workbook: &Workbook,
+    ) -> Result<(), StoreError> {
+        let path = self.path(id);
+        if path.exists() {
+            return Ok(());
+        }
+        replace_atomically(&path, &id.to_string(), |out| {
+            write::write_workbook(workbook, out)
+        })
+    }
+
+    /// The workbook's bytes as they are on disk.
+    pub async fn download(&self, id: SpreadsheetId) -> Result<Vec<u8>, StoreError> {
+        let path = self.path(id);
+        blocking(move || match fs::read(path) {
+            Ok(bytes) => Ok(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::NotFound),
+            Err(e) => Err(e.into()),
+        })
+        .await
+    }
+
+    /// Removes the workbook, after any write in flight has finished.
+    pub async fn remove(&self, id: SpreadsheetId) -> Result<(), StoreError> {
+        let mutex = self.inner.locks.of(id);
+        let _in_process = mutex.lock().await;
+        let store = self.clone();
+        blocking(move || {
+            let _across_processes = lock_exclusive(&store.inner.dir, id)?;
+            match fs::remove_file(store.path(id)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(StoreError::NotFound);
+                }
+                Err(e) => return Err(e.into()),
+            }
+            store.forget(id);
+            sync_dir(&store.inner.dir)
+        })
+        .await
+    }
+}
+
+/// Runs blocking file work off the async runtime.
+async fn blocking<T: Send + 'static>(
+    job: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, StoreError> {
+    tokio::task::spawn_blocking(job)
+        .await
+        .map_err(|e| StoreError::Job(e.to_string()))?
+}
+
+/// Removes `.sheetd-tmp-<id>-*` files whose spreadsheet nobody is writing:
+/// a writer holds the spreadsheet's lock for as long as its temp file exists.
+fn remove_leftover_temp_files(dir: &Path) -> Result<(), StoreError> {
+    for entry in fs::read_dir(dir)? {
+        let name = entry?.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(TEMP_PREFIX)) else {
+            continue;
+        };
+        let Some(id) = rest.get(..36).and_then(|id| SpreadsheetId::parse(id).ok()) else {
+            continue;
+        };
+        if let Some(_lock) = try_lock_exclusive(dir, &id.to_string())? {
+            match fs::remove_file(dir.join(&name)) {
+                Ok(()) => tracing::info!(file = ?name, "removed a temp file left by a crash"),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Ok(())
+}
