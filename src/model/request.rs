@@ -73,7 +73,8 @@ impl InsertRows {
                         continue;
                     };
                     let cells = cells_from_json(map, &field, &mut problems);
-                    if cells.iter().all(|(_, cell)| cell.is_blank()) {
+                    let sets_nothing = map.values().all(|v| v.is_null() || v.as_str() == Some(""));
+                    if sets_nothing {
                         problems.push(field, "must set at least one non-null value");
                     }
                     rows.push(NewRow { index, cells });
@@ -297,8 +298,7 @@ mod tests {
             insert_error(json!({"data": [{"a": 1}, 5, {"a": null}, {"b": {"x": 1}}], "extra": 1})),
             "extra: is not a known field, data[1]: must be an object, \
              data[2]: must set at least one non-null value, \
-             data[3].b: must not be an object or array, \
-             data[3]: must set at least one non-null value"
+             data[3].b: must not be an object or array"
         );
         assert_eq!(insert_error(json!({})), "data: is required");
         assert_eq!(insert_error(json!([])), "body: must be a JSON object");

@@ -1,0 +1,271 @@
+//! Test helpers: a real server on an ephemeral port with its own data
+//! directory, requests that return status + JSON, workbooks made with
+//! rust_xlsxwriter, and sheets read back from disk with calamine.
+#![allow(dead_code)] // each test binary uses a different part of this file
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use calamine::{Data, Reader, Xlsx, open_workbook};
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use sheetd::store::Store;
+use sheetd::{AppState, Config};
+use tempfile::TempDir;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// The spreadsheet id tests use for their main workbook.
+pub const ID: &str = "0b1e3a5c-0000-4000-8000-00000000000a";
+
+/// A running server; stops when dropped.
+pub struct Server {
+    pub base: String,
+    pub dir: TempDir,
+    /// The directory the server serves: `dir`, unless it shares another's.
+    data_dir: PathBuf,
+    pub client: reqwest::Client,
+    shutdown: Option<oneshot::Sender<()>>,
+    _task: JoinHandle<std::io::Result<()>>,
+}
+
+impl Server {
+    pub async fn start() -> Server {
+        Server::start_with(|_| {}).await
+    }
+
+    /// Starts a server whose configuration `adjust` may change.
+    pub async fn start_with(adjust: impl FnOnce(&mut Config)) -> Server {
+        let dir = tempfile::tempdir().expect("temp dir");
+        Server::start_in(dir, adjust).await
+    }
+
+    /// Starts a server on an existing data directory.
+    pub async fn start_in(dir: TempDir, adjust: impl FnOnce(&mut Config)) -> Server {
+        let data_dir = dir.path().to_path_buf();
+        Server::launch(dir, data_dir, adjust).await
+    }
+
+    /// A second server (own store, cache and in-process locks) on the data
+    /// directory of another: like a second process sharing the directory.
+    pub async fn start_sharing(data_dir: &Path) -> Server {
+        let unused = tempfile::tempdir().expect("temp dir");
+        Server::launch(unused, data_dir.to_path_buf(), |_| {}).await
+    }
+
+    async fn launch(dir: TempDir, data_dir: PathBuf, adjust: impl FnOnce(&mut Config)) -> Server {
+        let mut config = Config::with_data_dir(&data_dir);
+        adjust(&mut config);
+        let store = Store::open(&data_dir).expect("open store");
+        let state = AppState {
+            config: Arc::new(config),
+            store,
+        };
+        // Bound before the server task starts: requests can be sent at once.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("address"));
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(sheetd::serve(listener, state, async {
+            let _ = rx.await;
+        }));
+        Server {
+            base,
+            dir,
+            data_dir,
+            client: reqwest::Client::new(),
+            shutdown: Some(tx),
+            _task: task,
+        }
+    }
+
+    /// The directory the server serves.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// The path of a spreadsheet's file.
+    pub fn file(&self, id: &str) -> PathBuf {
+        self.data_dir.join(format!("{id}.xlsx"))
+    }
+
+    /// Copies `fixtures/<name>` in as spreadsheet `id`.
+    pub fn add_fixture(&self, name: &str, id: &str) {
+        let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(name);
+        std::fs::copy(&from, self.file(id)).unwrap_or_else(|e| panic!("copy {from:?}: {e}"));
+    }
+
+    /// Sends a request with an optional JSON body; returns status and JSON body.
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut request = self.client.request(method, format!("{}{path}", self.base));
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.expect("request sent");
+        json_of(response).await
+    }
+
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.send(Method::GET, path, None).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.send(Method::POST, path, Some(body)).await
+    }
+
+    pub async fn patch(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.send(Method::PATCH, path, Some(body)).await
+    }
+
+    pub async fn delete(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.send(Method::DELETE, path, Some(body)).await
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// Status and body of a response whose body is JSON (or empty: `Null`).
+pub async fn json_of(response: reqwest::Response) -> (StatusCode, Value) {
+    let status = response.status();
+    let bytes = response.bytes().await.expect("body");
+    let body = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&bytes)))
+    };
+    (status, body)
+}
+
+/// `/v1/data/{ID}/{sheet}`.
+pub fn rows_path(sheet: &str) -> String {
+    format!("/v1/data/{ID}/{sheet}")
+}
+
+/// A sheet read back from disk: `grid[row][column]` with absolute positions
+/// (row 0 is the sheet's row 1), trailing empties trimmed.
+pub fn read_sheet(path: &Path, sheet: &str) -> Vec<Vec<Data>> {
+    let mut workbook: Xlsx<_> = open_workbook(path).expect("workbook opens");
+    let range = workbook.worksheet_range(sheet).expect("sheet exists");
+    let mut grid: Vec<Vec<Data>> = Vec::new();
+    if let Some((row0, col0)) = range.start() {
+        for (r, row) in range.rows().enumerate() {
+            let row_index = row0 as usize + r;
+            if grid.len() <= row_index {
+                grid.resize_with(row_index + 1, Vec::new);
+            }
+            let mut cells = vec![Data::Empty; col0 as usize];
+            cells.extend(row.iter().cloned());
+            while cells.last() == Some(&Data::Empty) {
+                cells.pop();
+            }
+            grid[row_index] = cells;
+        }
+    }
+    while grid.last().is_some_and(Vec::is_empty) {
+        grid.pop();
+    }
+    grid
+}
+
+/// The sheet names of a workbook on disk, in order.
+pub fn sheet_names(path: &Path) -> Vec<String> {
+    let workbook: Xlsx<_> = open_workbook(path).expect("workbook opens");
+    workbook.sheet_names()
+}
+
+/// Asserts two grids are equal, naming the first differing cell.
+pub fn assert_grid_eq(actual: &[Vec<Data>], expected: &[Vec<Data>]) {
+    let rows = actual.len().max(expected.len());
+    for r in 0..rows {
+        let (a, e) = (actual.get(r), expected.get(r));
+        let columns = a.map_or(0, Vec::len).max(e.map_or(0, Vec::len));
+        for c in 0..columns {
+            let av = a.and_then(|row| row.get(c)).unwrap_or(&Data::Empty);
+            let ev = e.and_then(|row| row.get(c)).unwrap_or(&Data::Empty);
+            assert_eq!(av, ev, "cell at row {} column {} differs", r + 1, c + 1);
+        }
+    }
+}
+
+/// A cell of a generated workbook.
+pub enum Spec {
+    S(&'static str),
+    N(f64),
+    B(bool),
+    /// A date given as an Excel serial, shown as `yyyy/mm/dd`.
+    D(f64),
+    /// A formula and its cached result.
+    F(&'static str, &'static str),
+    E,
+}
+
+/// Writes a workbook with rust_xlsxwriter: sheets in order, rows from row 1.
+pub fn make_workbook(path: &Path, sheets: &[(&str, Vec<Vec<Spec>>)]) {
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let date = rust_xlsxwriter::Format::new().set_num_format("yyyy/mm/dd");
+    for (name, rows) in sheets {
+        let sheet = book.add_worksheet();
+        sheet.set_name(*name).expect("sheet name");
+        for (r, row) in rows.iter().enumerate() {
+            for (c, cell) in row.iter().enumerate() {
+                let (r, c) = (r as u32, c as u16);
+                match cell {
+                    Spec::S(s) => sheet.write_string(r, c, *s).map(drop),
+                    Spec::N(n) => sheet.write_number(r, c, *n).map(drop),
+                    Spec::B(b) => sheet.write_boolean(r, c, *b).map(drop),
+                    Spec::D(d) => sheet.write_number_with_format(r, c, *d, &date).map(drop),
+                    Spec::F(f, v) => sheet
+                        .write_formula(r, c, rust_xlsxwriter::Formula::new(*f).set_result(*v))
+                        .map(drop),
+                    Spec::E => Ok(()),
+                }
+                .expect("cell written");
+            }
+        }
+    }
+    book.save(path).expect("workbook saved");
+}
+
+/// The "People" workbook most tests start from, as spreadsheet [`ID`]:
+/// sheet People (name, age, city, joined, active) with three rows, and a
+/// second sheet Other with a formula that must survive every write.
+pub fn people_workbook(server: &Server) {
+    use Spec::*;
+    make_workbook(
+        &server.file(ID),
+        &[
+            (
+                "People",
+                vec![
+                    vec![S("name"), S("age"), S("city"), S("joined"), S("active")],
+                    vec![S("Alice"), N(30.0), S("Berlin"), D(44259.0), B(true)],
+                    vec![S("Bob"), N(25.0), S("Paris"), D(44196.0), B(false)],
+                    vec![S("Carol"), N(41.0), E, D(43647.0), B(true)],
+                ],
+            ),
+            (
+                "Other",
+                vec![
+                    vec![S("k"), S("v")],
+                    vec![S("x"), N(1.5)],
+                    vec![S("sum"), F("=1+2", "3")],
+                ],
+            ),
+        ],
+    );
+}

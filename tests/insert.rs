@@ -1,0 +1,307 @@
+//! Contract §4.1 (insert rows) and §2 (values), checked over a real socket
+//! and on disk with calamine.
+
+mod common;
+
+use calamine::Data;
+use common::*;
+use serde_json::json;
+
+fn s(text: &str) -> Data {
+    Data::String(text.into())
+}
+
+#[tokio::test]
+async fn insert_appends_below_last_row_and_keeps_other_sheets() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let other_before = read_sheet(&server.file(ID), "Other");
+    let people_before = read_sheet(&server.file(ID), "People");
+
+    let (status, body) = server
+        .post(
+            &rows_path("People"),
+            json!({"data": [{"name": "Dan", "age": 52}, {"city": "Rome"}]}),
+        )
+        .await;
+
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body, json!({"inserted": 2}));
+    let people = read_sheet(&server.file(ID), "People");
+    assert_eq!(people.len(), 6);
+    assert_grid_eq(&people[..4], &people_before);
+    assert_eq!(people[4], vec![s("Dan"), Data::Float(52.0)]);
+    assert_eq!(people[5], vec![Data::Empty, Data::Empty, s("Rome")]);
+    assert_grid_eq(&read_sheet(&server.file(ID), "Other"), &other_before);
+    assert_eq!(sheet_names(&server.file(ID)), ["People", "Other"]);
+}
+
+#[tokio::test]
+async fn insert_stores_typed_values() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let row = json!({"name": "=SUM(A1:A2)", "age": 2.5, "city": "+49 30", "joined": "2024/02/29", "active": false});
+    let (status, body) = server
+        .post(&rows_path("People"), json!({"data": [row]}))
+        .await;
+    assert_eq!(status, 201, "{body}");
+
+    let people = read_sheet(&server.file(ID), "People");
+    let new = &people[4];
+    assert_eq!(new[0], s("=SUM(A1:A2)"), "a leading = stays text");
+    assert_eq!(new[1], Data::Float(2.5));
+    assert_eq!(new[2], s("+49 30"));
+    match &new[3] {
+        Data::DateTime(dt) => assert_eq!(dt.as_f64(), 45351.0),
+        other => panic!("joined should be a date cell, is {other:?}"),
+    }
+    assert_eq!(new[4], Data::Bool(false));
+
+    let (_, read) = server
+        .get(&format!("{}?filter=age:eq:2.5", rows_path("People")))
+        .await;
+    assert_eq!(
+        read["data"][0],
+        json!({"_row": 5, "name": "=SUM(A1:A2)", "age": 2.5, "city": "+49 30", "joined": "2024/02/29", "active": false})
+    );
+}
+
+#[tokio::test]
+async fn insert_stores_date_times_with_seconds() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let data = json!({"data": [{"name": "a", "joined": "2024/01/15 13:45"}, {"name": "b", "joined": "2024/01/15 13:45:30"}]});
+    let (status, _) = server.post(&rows_path("People"), data).await;
+    assert_eq!(status, 201);
+    let (_, read) = server
+        .get(&format!("{}?offset=3", rows_path("People")))
+        .await;
+    assert_eq!(read["data"][0]["joined"], "2024/01/15 13:45:00");
+    assert_eq!(read["data"][1]["joined"], "2024/01/15 13:45:30");
+}
+
+#[tokio::test]
+async fn insert_empty_string_and_null_leave_cells_empty() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let (status, _) = server
+        .post(
+            &rows_path("People"),
+            json!({"data": [{"name": "x", "city": "", "age": null}]}),
+        )
+        .await;
+    assert_eq!(status, 201);
+    assert_eq!(read_sheet(&server.file(ID), "People")[4], vec![s("x")]);
+}
+
+#[tokio::test]
+async fn insert_rejects_every_bad_row_and_writes_nothing() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let before = std::fs::read(server.file(ID)).unwrap();
+    let body = json!({"data": [
+        {"name": "ok"},
+        {"nme": "typo"},
+        {"age": {"nested": 1}},
+        {"joined": "2023/02/30"},
+        {"age": 9_007_199_254_740_993_u64},
+        {"name": "x".repeat(32_768)},
+        {"name": null},
+        "not an object",
+        {"joined": "2024/01/15 25:00"}
+    ]});
+
+    let (status, body) = server.post(&rows_path("People"), body).await;
+
+    assert_eq!(status, 400);
+    assert_eq!(body["success"], false);
+    assert_eq!(
+        body["error"],
+        "data[2].age: must not be an object or array, \
+         data[3].joined: is not a real date, \
+         data[4].age: is an integer beyond 2^53, which a cell cannot hold exactly, \
+         data[5].name: is longer than 32767 characters, \
+         data[6]: must set at least one non-null value, \
+         data[7]: must be an object, \
+         data[8].joined: is not a real time of day"
+    );
+    assert_eq!(
+        std::fs::read(server.file(ID)).unwrap(),
+        before,
+        "nothing written"
+    );
+
+    let (status, body) = server
+        .post(
+            &rows_path("People"),
+            json!({"data": [{"nme": "typo"}, {"name": "ok", "agee": 1}]}),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        body["error"],
+        "data[0].nme: is not a column of the sheet, data[1].agee: is not a column of the sheet"
+    );
+    assert_eq!(
+        std::fs::read(server.file(ID)).unwrap(),
+        before,
+        "nothing written"
+    );
+}
+
+#[tokio::test]
+async fn insert_of_no_rows_does_not_rewrite() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let before = std::fs::metadata(server.file(ID)).unwrap();
+    let (status, body) = server.post(&rows_path("People"), json!({"data": []})).await;
+    assert_eq!((status.as_u16(), body), (201, json!({"inserted": 0})));
+    let after = std::fs::metadata(server.file(ID)).unwrap();
+    assert_eq!(before.modified().unwrap(), after.modified().unwrap());
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(before.ino(), after.ino(), "the file was not replaced");
+}
+
+#[tokio::test]
+async fn insert_into_blank_sheet_makes_header_from_keys() {
+    let server = Server::start().await;
+    make_workbook(
+        &server.file(ID),
+        &[("Data", vec![vec![Spec::S("x")]]), ("Blank", vec![])],
+    );
+    let body = json!({"data": [{"b": 1, "a": "one"}, {"c": true, "a": "two"}]});
+
+    let (status, _) = server.post(&rows_path("Blank"), body).await;
+
+    assert_eq!(status, 201);
+    let grid = read_sheet(&server.file(ID), "Blank");
+    assert_grid_eq(
+        &grid,
+        &[
+            vec![s("b"), s("a"), s("c")],
+            vec![Data::Float(1.0), s("one")],
+            vec![Data::Empty, s("two"), Data::Bool(true)],
+        ],
+    );
+}
+
+#[tokio::test]
+async fn insert_follows_a_header_that_is_not_in_row_one() {
+    let server = Server::start().await;
+    server.add_fixture("openpyxl/offset_header.xlsx", ID);
+    let (status, _) = server
+        .post(
+            &rows_path("Data"),
+            json!({"data": [{"id": 4, "item": "fig", "qty": 1}]}),
+        )
+        .await;
+    assert_eq!(status, 201);
+    let grid = read_sheet(&server.file(ID), "Data");
+    assert_eq!(grid.len(), 7, "appended as row 7");
+    assert_eq!(
+        grid[6],
+        vec![Data::Empty, Data::Float(4.0), s("fig"), Data::Float(1.0)]
+    );
+    let (_, read) = server
+        .get(&format!("{}?filter=item:eq:fig", rows_path("Data")))
+        .await;
+    assert_eq!(
+        read["data"],
+        json!([{"_row": 7, "id": 4, "item": "fig", "qty": 1}])
+    );
+}
+
+#[tokio::test]
+async fn insert_addresses_numeric_headers_and_rejects_ambiguous_ones() {
+    let server = Server::start().await;
+    server.add_fixture("openpyxl/header_quirks.xlsx", ID);
+    let (status, body) = server
+        .post(&rows_path("Q"), json!({"data": [{"id": 3, "2024": 300}]}))
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = server
+        .post(&rows_path("Q"), json!({"data": [{"name": "z"}]}))
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("data[0].name: is ambiguous"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn sheet_names_match_exactly_then_ignoring_case() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let (status, _) = server
+        .post(&rows_path("people"), json!({"data": [{"name": "lower"}]}))
+        .await;
+    assert_eq!(status, 201);
+    let (status, body) = server
+        .post(&rows_path("Nobody"), json!({"data": [{"name": "x"}]}))
+        .await;
+    assert_eq!(status, 404);
+    assert_eq!(body["error"], "Not Found");
+}
+
+#[tokio::test]
+async fn sheet_names_are_percent_decoded() {
+    let server = Server::start().await;
+    make_workbook(
+        &server.file(ID),
+        &[("My Sheet é", vec![vec![Spec::S("k")]])],
+    );
+    let (status, body) = server
+        .post(
+            &rows_path("My%20Sheet%20%C3%A9"),
+            json!({"data": [{"k": "v"}]}),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(read_sheet(&server.file(ID), "My Sheet é")[1], vec![s("v")]);
+}
+
+#[tokio::test]
+async fn insert_keeps_libreoffice_workbooks_readable() {
+    let server = Server::start().await;
+    server.add_fixture("libreoffice/people.xlsx", ID);
+    let totals_before = read_sheet(&server.file(ID), "Totals");
+    let (status, body) = server
+        .post(
+            &rows_path("People"),
+            json!({"data": [{"name": "Eve", "age": 33, "joined": "2023/05/06"}]}),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    assert_grid_eq(&read_sheet(&server.file(ID), "Totals"), &totals_before);
+    assert_eq!(
+        sheet_names(&server.file(ID)),
+        ["People", "Totals", "Hidden"]
+    );
+    let (_, read) = server
+        .get(&format!("{}?filter=name:eq:Eve", rows_path("People")))
+        .await;
+    assert_eq!(read["data"][0]["joined"], "2023/05/06");
+    assert_eq!(read["data"][0]["_row"], 6);
+}
+
+#[tokio::test]
+async fn insert_past_the_last_row_of_the_format_is_rejected() {
+    let server = Server::start().await;
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let sheet = book.add_worksheet().set_name("S").unwrap();
+    sheet.write_string(0, 0, "k").unwrap();
+    sheet.write_string(1_048_575, 0, "last").unwrap();
+    book.save(server.file(ID)).unwrap();
+    let (status, body) = server
+        .post(&rows_path("S"), json!({"data": [{"k": "x"}]}))
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        body["error"],
+        "data: 1 rows would pass the sheet's last row (1048576)"
+    );
+}

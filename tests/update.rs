@@ -1,0 +1,284 @@
+//! Contract §4.2 (update rows) and §3 (filters), over a real socket.
+
+mod common;
+
+use calamine::Data;
+use common::*;
+use serde_json::{Value, json};
+
+async fn update(server: &Server, body: Value) -> (u16, Value) {
+    let (status, body) = server.patch(&rows_path("People"), body).await;
+    (status.as_u16(), body)
+}
+
+#[tokio::test]
+async fn update_by_row_changes_only_given_cells() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let before = read_sheet(&server.file(ID), "People");
+
+    let result = update(
+        &server,
+        json!({"type": "row", "row": 3, "data": {"age": 26, "city": null}}),
+    )
+    .await;
+
+    assert_eq!(result, (200, json!({"updated": 1})));
+    let mut expected = before.clone();
+    expected[2][1] = Data::Float(26.0);
+    expected[2][2] = Data::Empty;
+    assert_grid_eq(&read_sheet(&server.file(ID), "People"), &expected);
+}
+
+#[tokio::test]
+async fn update_by_filter_changes_every_match() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let result = update(
+        &server,
+        json!({"type": "filter", "filter": "active:is:true", "data": {"city": "Oslo"}}),
+    )
+    .await;
+    assert_eq!(result, (200, json!({"updated": 2})));
+    let grid = read_sheet(&server.file(ID), "People");
+    let cities: Vec<_> = grid[1..].iter().map(|row| row[2].clone()).collect();
+    assert_eq!(
+        cities,
+        [
+            Data::String("Oslo".into()),
+            Data::String("Paris".into()),
+            Data::String("Oslo".into())
+        ]
+    );
+}
+
+#[tokio::test]
+async fn update_filter_array_requires_all() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let body = json!({"type": "filter", "filter": ["age:gte:25", "joined:lt:2021-01-01"], "data": {"name": "match"}});
+    assert_eq!(update(&server, body).await, (200, json!({"updated": 2})));
+    let (_, read) = server
+        .get(&format!("{}?filter=name:eq:match", rows_path("People")))
+        .await;
+    let rows: Vec<_> = read["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["_row"].clone())
+        .collect();
+    assert_eq!(rows, [json!(3), json!(4)]);
+}
+
+#[tokio::test]
+async fn update_counts_matches_even_when_values_are_unchanged() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let body = json!({"type": "filter", "filter": "name:eq:Alice", "data": {"age": 30}});
+    assert_eq!(update(&server, body).await, (200, json!({"updated": 1})));
+}
+
+#[tokio::test]
+async fn update_without_match_does_not_rewrite() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let before = std::fs::read(server.file(ID)).unwrap();
+    let body = json!({"type": "filter", "filter": "name:eq:Nobody", "data": {"age": 1}});
+    assert_eq!(update(&server, body).await, (200, json!({"updated": 0})));
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
+}
+
+#[tokio::test]
+async fn update_row_numbers_outside_the_data_rows() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let (status, body) = update(
+        &server,
+        json!({"type": "row", "row": 1, "data": {"age": 1}}),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        body["error"],
+        "row: row 1 is the header row or above it; data starts at row 2"
+    );
+    let (status, body) = update(
+        &server,
+        json!({"type": "row", "row": 5, "data": {"age": 1}}),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_eq!(body["error"], "Not Found");
+    let (status, _) = update(
+        &server,
+        json!({"type": "row", "row": 4, "data": {"age": 1}}),
+    )
+    .await;
+    assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn update_validation_errors_name_every_problem() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let before = std::fs::read(server.file(ID)).unwrap();
+    let cases = [
+        (json!({}), "type: is required, data: is required"),
+        (
+            json!({"type": "all", "data": {"age": 1}}),
+            "type: must be one of filter or row",
+        ),
+        (
+            json!({"type": "filter", "fliter": "age:eq:1", "data": {"age": 1}}),
+            "fliter: is not a known field, filter: is required when type is filter",
+        ),
+        (
+            json!({"type": "row", "row": 2, "filter": "age:eq:1", "data": {"age": 1}}),
+            "filter: is not allowed when type is row",
+        ),
+        (
+            json!({"type": "filter", "filter": "age:eq:1", "row": 2, "data": {"age": 1}}),
+            "row: is not allowed when type is filter",
+        ),
+        (
+            json!({"type": "row", "row": "2", "data": {"age": 1}}),
+            "row: must be a row number (an integer of 1 or more)",
+        ),
+        (
+            json!({"type": "row", "row": 2, "data": {}}),
+            "data: must set at least one column",
+        ),
+        (
+            json!({"type": "row", "row": 2, "data": [1]}),
+            "data: must be an object of column names to values",
+        ),
+        (
+            json!({"type": "row", "row": 2, "data": {"age": [1]}}),
+            "data.age: must not be an object or array",
+        ),
+        (
+            json!({"type": "row", "row": 2, "data": {"joined": "2023/02/29"}}),
+            "data.joined: is not a real date",
+        ),
+        (
+            json!({"type": "row", "row": 2, "data": {"agee": 1}}),
+            "data.agee: is not a column of the sheet",
+        ),
+        (
+            json!({"type": "filter", "filter": "age:EQ:1", "data": {"age": 1}}),
+            "filter: unknown operator \"EQ\" (use eq|neq|gt|gte|lt|lte|like|ilike|in|is)",
+        ),
+        (
+            json!({"type": "filter", "filter": "age", "data": {"age": 1}}),
+            "filter: \"age\" is not a filter expression (column:operator:value)",
+        ),
+        (
+            json!({"type": "filter", "filter": "agee:eq:1", "data": {"nme": 1}}),
+            "data.nme: is not a column of the sheet, filter: column \"agee\" is not a column of the sheet",
+        ),
+        (
+            json!({"type": "filter", "filter": ["age:eq:1", "x:is:maybe"], "data": {"age": 1}}),
+            "filter[1]: operator is takes null|notnull|true|false, not \"maybe\"",
+        ),
+        (
+            json!({"type": "filter", "filter": [], "data": {"age": 1}}),
+            "filter: must not be an empty array",
+        ),
+        (
+            json!({"type": "filter", "filter": 5, "data": {"age": 1}}),
+            "filter: must be a filter expression or an array of them",
+        ),
+    ];
+    for (body, error) in cases {
+        let (status, answer) = update(&server, body.clone()).await;
+        assert_eq!(status, 400, "{body}");
+        assert_eq!(answer, json!({"success": false, "error": error}), "{body}");
+    }
+    assert_eq!(
+        std::fs::read(server.file(ID)).unwrap(),
+        before,
+        "nothing written"
+    );
+}
+
+/// One case per operator and typing rule of contract §3: the filter, and the
+/// rows (by number) of the People workbook it must match.
+#[tokio::test]
+async fn filters_match_as_the_contract_says() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let cases: &[(&str, &[u64])] = &[
+        ("age:eq:30", &[2]),
+        ("age:eq:30.0", &[2]),
+        ("age:neq:30", &[3, 4]),
+        ("age:gt:25", &[2, 4]),
+        ("age:gte:25", &[2, 3, 4]),
+        ("age:lt:30", &[3]),
+        ("age:lte:30", &[2, 3]),
+        ("name:like:*o*", &[3, 4]),
+        ("name:like:a*", &[]),
+        ("name:ilike:a*", &[2]),
+        ("name:in:Bob,Carol", &[3, 4]),
+        ("city:is:null", &[4]),
+        ("city:is:notnull", &[2, 3]),
+        ("city:eq:", &[4]),
+        ("city:neq:Paris", &[2, 4]),
+        ("city:gt:A", &[2, 3]),
+        ("active:is:true", &[2, 4]),
+        ("active:is:false", &[3]),
+        ("active:eq:TRUE", &[2, 4]),
+        ("joined:eq:2021/03/04", &[2]),
+        ("joined:gt:2020-12-31", &[2]),
+        ("joined:gte:2020/12/31 00:00", &[2, 3]),
+        ("joined:lt:2020/01/01", &[4]),
+        ("name:eq:alice", &[]),
+        ("name:lt:Bob", &[2]),
+    ];
+    for (filter, rows) in cases {
+        let (status, read) = server
+            .get(&format!(
+                "{}?filter={}",
+                rows_path("People"),
+                filter.replace(' ', "%20")
+            ))
+            .await;
+        assert_eq!(status, 200, "{filter}: {read}");
+        let got: Vec<u64> = read["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["_row"].as_u64().unwrap())
+            .collect();
+        assert_eq!(&got, rows, "filter {filter}");
+        assert_eq!(read["total"], rows.len(), "filter {filter}");
+    }
+}
+
+#[tokio::test]
+async fn filter_values_may_contain_colons() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let body = json!({"type": "row", "row": 2, "data": {"city": "12:30"}});
+    assert_eq!(update(&server, body).await.0, 200);
+    let body = json!({"type": "filter", "filter": "city:eq:12:30", "data": {"name": "colon"}});
+    assert_eq!(update(&server, body).await, (200, json!({"updated": 1})));
+}
+
+#[tokio::test]
+async fn update_a_formula_cell_replaces_the_formula_and_keeps_others() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let (status, _) = server
+        .patch(
+            &rows_path("Other"),
+            json!({"type": "row", "row": 2, "data": {"v": 9}}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let grid = read_sheet(&server.file(ID), "Other");
+    assert_eq!(grid[1][1], Data::Float(9.0));
+    assert_eq!(grid[2][1], Data::Float(3.0), "formula result kept");
+    let mut book: calamine::Xlsx<_> = calamine::open_workbook(server.file(ID)).unwrap();
+    let formulas = calamine::Reader::worksheet_formula(&mut book, "Other").unwrap();
+    assert_eq!(formulas.get_value((2, 1)).map(String::as_str), Some("1+2"));
+}
