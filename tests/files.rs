@@ -1,0 +1,175 @@
+//! What happens to the files: leftovers of a crash, edits made outside the
+//! service, permissions, sheet visibility, and content a rewrite would lose.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+
+use calamine::{Reader, SheetVisible, Xlsx, open_workbook};
+use common::*;
+use serde_json::json;
+
+#[tokio::test]
+async fn start_up_removes_temp_files_left_by_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let leftover = dir.path().join(format!(".sheetd-tmp-{ID}-abc123.xlsx"));
+    std::fs::write(&leftover, b"half a workbook").unwrap();
+    let unrelated = dir.path().join("notes.txt");
+    std::fs::write(&unrelated, b"mine").unwrap();
+
+    let server = Server::start_in(dir, |_| {}).await;
+
+    assert!(!leftover.exists(), "leftover temp file removed");
+    assert!(unrelated.exists(), "other files left alone");
+    people_workbook(&server);
+    let (status, _) = server
+        .post(&rows_path("People"), json!({"data": [{"name": "x"}]}))
+        .await;
+    assert_eq!(status, 201);
+    let names: Vec<_> = std::fs::read_dir(server.data_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(".sheetd-tmp"))
+        .collect();
+    assert!(names.is_empty(), "no temp file after a write: {names:?}");
+}
+
+#[tokio::test]
+async fn a_workbook_replaced_on_disk_is_read_again() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let (_, first) = server
+        .get(&format!("{}?limit=0", rows_path("People")))
+        .await;
+    assert_eq!(first["total"], 3);
+
+    // Someone saves another version of the file, as a spreadsheet app would.
+    make_workbook(
+        &server.file(ID),
+        &[("People", vec![vec![Spec::S("name")], vec![Spec::S("only")]])],
+    );
+    let (_, second) = server.get(&rows_path("People")).await;
+    assert_eq!(second["data"], json!([{"_row": 2, "name": "only"}]));
+
+    // And a write starts from the new version, not the cached old one.
+    let (status, _) = server
+        .post(&rows_path("People"), json!({"data": [{"name": "next"}]}))
+        .await;
+    assert_eq!(status, 201);
+    let grid = read_sheet(&server.file(ID), "People");
+    assert_eq!(grid.len(), 3);
+}
+
+#[tokio::test]
+async fn a_write_keeps_the_file_permissions() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    std::fs::set_permissions(server.file(ID), std::fs::Permissions::from_mode(0o640)).unwrap();
+    let (status, _) = server
+        .post(&rows_path("People"), json!({"data": [{"name": "x"}]}))
+        .await;
+    assert_eq!(status, 201);
+    let mode = std::fs::metadata(server.file(ID))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o640);
+}
+
+#[tokio::test]
+async fn hidden_sheets_stay_hidden_and_in_order() {
+    let server = Server::start().await;
+    server.add_fixture("openpyxl/many_sheets.xlsx", ID);
+    let (status, _) = server
+        .post(
+            &rows_path("Gamma"),
+            json!({"data": [{"k": 4, "v": "Gamma-4"}]}),
+        )
+        .await;
+    assert_eq!(status, 201);
+    let book: Xlsx<_> = open_workbook(server.file(ID)).unwrap();
+    let sheets: Vec<_> = book
+        .sheets_metadata()
+        .iter()
+        .map(|s| (s.name.clone(), s.visible))
+        .collect();
+    assert_eq!(
+        sheets,
+        [
+            ("Alpha".to_string(), SheetVisible::Visible),
+            ("Beta".to_string(), SheetVisible::Hidden),
+            ("Gamma".to_string(), SheetVisible::Visible),
+        ]
+    );
+    for (sheet, rows) in [("Alpha", 4), ("Beta", 4), ("Gamma", 5)] {
+        assert_eq!(read_sheet(&server.file(ID), sheet).len(), rows, "{sheet}");
+    }
+}
+
+/// Makes a workbook with one feature sheetd cannot carry over yet.
+fn workbook_with(path: &std::path::Path, add: impl FnOnce(&mut rust_xlsxwriter::Worksheet)) {
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let sheet = book.add_worksheet().set_name("People").unwrap();
+    sheet.write_string(0, 0, "name").unwrap();
+    sheet.write_string(1, 0, "a").unwrap();
+    add(sheet);
+    book.save(path).unwrap();
+}
+
+#[tokio::test]
+async fn writes_that_would_lose_content_are_refused_untouched() {
+    let cases: Vec<(&str, Box<dyn FnOnce(&mut rust_xlsxwriter::Worksheet)>)> = vec![
+        (
+            "merged cell range",
+            Box::new(|s| {
+                s.merge_range(5, 0, 5, 2, "title", &rust_xlsxwriter::Format::new())
+                    .unwrap();
+            }),
+        ),
+        (
+            "hyperlink",
+            Box::new(|s| {
+                s.write_url(6, 0, "https://example.com").unwrap();
+            }),
+        ),
+        (
+            "comment",
+            Box::new(|s| {
+                s.insert_note(1, 0, &rust_xlsxwriter::Note::new("a note"))
+                    .unwrap();
+            }),
+        ),
+        (
+            "data validation",
+            Box::new(|s| {
+                let rule = rust_xlsxwriter::DataValidation::new()
+                    .allow_list_strings(&["a", "b"])
+                    .unwrap();
+                s.add_data_validation(1, 1, 9, 1, &rule).unwrap();
+            }),
+        ),
+    ];
+    for (what, add) in cases {
+        let server = Server::start().await;
+        workbook_with(&server.file(ID), add);
+        let before = std::fs::read(server.file(ID)).unwrap();
+
+        let (status, body) = server
+            .post(&rows_path("People"), json!({"data": [{"name": "b"}]}))
+            .await;
+
+        assert_eq!(status, 409, "{what}: {body}");
+        assert_eq!(body["error"], "Conflict");
+        let detail = body["detail"].as_str().unwrap();
+        assert!(detail.contains(what), "{what}: {detail}");
+        assert_eq!(
+            std::fs::read(server.file(ID)).unwrap(),
+            before,
+            "{what}: file untouched"
+        );
+
+        // Reading still works.
+        let (status, _) = server.get(&rows_path("People")).await;
+        assert_eq!(status, 200, "{what}");
+    }
+}
