@@ -118,7 +118,8 @@ fn workbook_with(path: &std::path::Path, add: impl FnOnce(&mut rust_xlsxwriter::
 
 #[tokio::test]
 async fn writes_that_would_lose_content_are_refused_untouched() {
-    let cases: Vec<(&str, Box<dyn FnOnce(&mut rust_xlsxwriter::Worksheet)>)> = vec![
+    type AddFeature = Box<dyn FnOnce(&mut rust_xlsxwriter::Worksheet)>;
+    let cases: Vec<(&str, AddFeature)> = vec![
         (
             "merged cell range",
             Box::new(|s| {

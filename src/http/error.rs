@@ -4,8 +4,8 @@
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Map, Value};
 
+use super::openapi::ErrorBody;
 use crate::model::{self, Problems};
 use crate::store::StoreError;
 
@@ -91,13 +91,12 @@ impl IntoResponse for ApiError {
             // Runs inside the request's span, so the log line carries its id.
             tracing::error!(%cause, "request failed");
         }
-        let mut body = Map::new();
-        body.insert("success".into(), Value::Bool(false));
-        body.insert("error".into(), Value::String(self.to_string()));
-        if let Some(detail) = self.detail() {
-            body.insert("detail".into(), Value::String(detail.to_owned()));
-        }
-        let mut response = (self.status(), Json(Value::Object(body))).into_response();
+        let body = ErrorBody {
+            success: false,
+            error: self.to_string(),
+            detail: self.detail().map(str::to_owned),
+        };
+        let mut response = (self.status(), Json(body)).into_response();
         if let ApiError::Unauthorized = self {
             response
                 .headers_mut()

@@ -5,6 +5,7 @@
 mod auth;
 pub mod error;
 mod extract;
+mod openapi;
 mod rows;
 mod spreadsheets;
 
@@ -13,14 +14,14 @@ use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::HeaderName;
-use axum::routing::get;
 use axum::{Json, Router, middleware};
-use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::config::Config;
 use crate::store::Store;
@@ -53,14 +54,21 @@ pub fn app(state: AppState) -> Router {
         }))
         .layer(middleware::from_fn_with_state(state.clone(), auth::require_token))
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes));
-    Router::new()
-        .route("/healthz", get(healthz))
-        .merge(rows::router())
-        .merge(spreadsheets::router())
+    let (router, _) = routes().split_for_parts();
+    router
         .fallback(|| async { ApiError::NotFound(None) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .with_state(state)
         .layer(layers)
+}
+
+/// Every route, each registered with its OpenAPI description.
+fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::base())
+        .routes(routes!(healthz))
+        .routes(routes!(openapi::openapi_json))
+        .merge(rows::router())
+        .merge(spreadsheets::router())
 }
 
 /// Serves `state` on `listener` until `shutdown` resolves, then finishes the
@@ -76,6 +84,10 @@ pub async fn serve(
 }
 
 /// §4.6 `GET /healthz`: 200 `{"status": "ok"}`, never needs a token.
-async fn healthz() -> Json<Value> {
-    Json(json!({ "status": "ok" }))
+#[utoipa::path(get, path = "/healthz", tag = "service",
+    responses((status = 200, description = "The service is up", body = openapi::Health)))]
+async fn healthz() -> Json<openapi::Health> {
+    Json(openapi::Health {
+        status: "ok".into(),
+    })
 }

@@ -1,54 +1,61 @@
 //! Whole spreadsheets: list sheets, upload, download, remove (contract §4.5).
 
+use axum::Json;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::Response;
-use axum::routing::{get, post};
-use axum::{Json, Router};
-use serde_json::{Value, json};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::AppState;
 use super::error::{ApiError, Result};
 use super::extract::{SpreadsheetPath, XLSX_MIME, XlsxBody};
+use super::openapi::{Errors, SheetList, SheetSummary, SpreadsheetCreated};
 use crate::model::header::Header;
 use crate::store::StoreError;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/data/{spreadsheet_id}", get(sheets_list))
-        .route("/v1/spreadsheets", post(spreadsheets_upload))
-        .route(
-            "/v1/spreadsheets/{spreadsheet_id}",
-            get(spreadsheets_download).delete(spreadsheets_remove),
-        )
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(sheets_list))
+        .routes(routes!(spreadsheets_upload))
+        .routes(routes!(spreadsheets_download, spreadsheets_remove))
 }
 
 /// `GET /v1/data/{id}`: each sheet with its columns and data-row count.
-async fn sheets_list(State(state): State<AppState>, path: SpreadsheetPath) -> Result<Json<Value>> {
+#[utoipa::path(get, path = "/v1/data/{spreadsheet_id}", tag = "spreadsheets", params(("spreadsheet_id" = String, Path, description = "UUID, hyphenated")),
+    responses((status = 200, description = "The workbook's sheets", body = SheetList), Errors))]
+async fn sheets_list(
+    State(state): State<AppState>,
+    path: SpreadsheetPath,
+) -> Result<Json<SheetList>> {
     let sheets = state
         .store
         .read(path.id()?, |workbook| {
             workbook
                 .sheets
                 .iter()
-                .map(|sheet| {
-                    let columns: Vec<_> = Header::of(sheet)
+                .map(|sheet| SheetSummary {
+                    name: sheet.name.clone(),
+                    columns: Header::of(sheet)
                         .map(|h| h.all().iter().map(|c| c.name.clone()).collect())
-                        .unwrap_or_default();
-                    json!({ "name": sheet.name, "columns": columns, "rows": sheet.data_row_count() })
+                        .unwrap_or_default(),
+                    rows: sheet.data_row_count(),
                 })
-                .collect::<Vec<_>>()
+                .collect()
         })
         .await?;
-    Ok(Json(json!({ "sheets": sheets })))
+    Ok(Json(SheetList { sheets }))
 }
 
 /// `POST /v1/spreadsheets`: stores an uploaded workbook under a new id.
+#[utoipa::path(post, path = "/v1/spreadsheets", tag = "spreadsheets",
+    request_body(content = Vec<u8>, content_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+    responses((status = 201, description = "Stored under a new id", body = SpreadsheetCreated), Errors))]
 async fn spreadsheets_upload(
     State(state): State<AppState>,
     XlsxBody(bytes): XlsxBody,
-) -> Result<(StatusCode, Json<Value>)> {
+) -> Result<(StatusCode, Json<SpreadsheetCreated>)> {
     let id = state
         .store
         .create(bytes.to_vec())
@@ -61,11 +68,16 @@ async fn spreadsheets_upload(
         })?;
     Ok((
         StatusCode::CREATED,
-        Json(json!({ "spreadsheet_id": id.to_string() })),
+        Json(SpreadsheetCreated {
+            spreadsheet_id: id.to_string(),
+        }),
     ))
 }
 
 /// `GET /v1/spreadsheets/{id}`: the workbook as it is on disk.
+#[utoipa::path(get, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets", params(("spreadsheet_id" = String, Path, description = "UUID, hyphenated")),
+    responses((status = 200, description = "The xlsx file, as an attachment",
+        content_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", body = Vec<u8>), Errors))]
 async fn spreadsheets_download(
     State(state): State<AppState>,
     path: SpreadsheetPath,
@@ -83,6 +95,8 @@ async fn spreadsheets_download(
 }
 
 /// `DELETE /v1/spreadsheets/{id}`: removes the workbook (204).
+#[utoipa::path(delete, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets", params(("spreadsheet_id" = String, Path, description = "UUID, hyphenated")),
+    responses((status = 204, description = "Removed"), Errors))]
 async fn spreadsheets_remove(
     State(state): State<AppState>,
     path: SpreadsheetPath,
