@@ -7,7 +7,7 @@
 
 use std::io::{Cursor, Read, Seek};
 
-use calamine::{Data, Range, Reader, SheetType, SheetVisible, Xlsx};
+use calamine::{DataRef, Reader, SheetType, SheetVisible, Xlsx};
 
 use super::StoreError;
 use crate::model::value::{DateParse, DateSyntax, Formula, parse_date};
@@ -15,6 +15,18 @@ use crate::model::{Cell, Sheet, Visibility, Workbook};
 
 /// Days between the 1904 and the 1900 date systems' day zero.
 const DAYS_1900_TO_1904: f64 = 1462.0;
+
+/// The most bytes the parts of one package may unpack to. Counted while
+/// decompressing (a zip's declared sizes can lie), so a zip bomb is stopped
+/// after this much work instead of filling memory.
+pub const MAX_UNPACKED_BYTES: u64 = 1 << 30;
+/// The most parts one package may have.
+const MAX_PARTS: usize = 10_000;
+/// The most cell slots one workbook may take in memory: each row holds its
+/// cells up to its last used column, so a row with one cell in column XFD
+/// costs 16,384 slots. About 32 bytes each; the limit keeps a hostile or
+/// absurd file from exhausting memory.
+pub const MAX_CELL_SLOTS: usize = 20_000_000;
 
 /// Parses a whole workbook. Any failure means "no readable workbook".
 pub fn parse_workbook(bytes: &[u8]) -> Result<Workbook, StoreError> {
@@ -34,6 +46,7 @@ pub fn parse_workbook(bytes: &[u8]) -> Result<Workbook, StoreError> {
             .unkept
             .push(format!("{} defined name(s)", xlsx.defined_names().len()));
     }
+    let mut slots = 0;
     for meta in xlsx.sheets_metadata().to_vec() {
         if meta.typ != SheetType::WorkSheet {
             workbook
@@ -41,9 +54,8 @@ pub fn parse_workbook(bytes: &[u8]) -> Result<Workbook, StoreError> {
                 .push(format!("the {:?} sheet {:?}", meta.typ, meta.name));
             continue;
         }
-        let values = xlsx.worksheet_range(&meta.name).map_err(unreadable)?;
-        let formulas = xlsx.worksheet_formula(&meta.name).map_err(unreadable)?;
-        let mut sheet = Sheet::new(meta.name, cells_of(&values, &formulas, date_offset));
+        let rows = read_cells(&mut xlsx, &meta.name, date_offset, &mut slots)?;
+        let mut sheet = Sheet::new(meta.name, rows);
         sheet.visibility = match meta.visible {
             SheetVisible::Visible => Visibility::Visible,
             SheetVisible::Hidden => Visibility::Hidden,
@@ -58,70 +70,69 @@ fn unreadable(error: impl std::fmt::Display) -> StoreError {
     StoreError::Unreadable(error.to_string())
 }
 
-/// The grid of a sheet, rows and columns absolute, formulas with their results.
-fn cells_of(values: &Range<Data>, formulas: &Range<String>, date_offset: f64) -> Vec<Vec<Cell>> {
+/// The grid of one sheet, rows and columns absolute, formulas with their
+/// cached results, read cell by cell (never as one dense range: a sheet
+/// with cells at A1 and XFD1048576 would be 17 billion cells). `slots`
+/// counts the cell slots of the whole workbook against [`MAX_CELL_SLOTS`].
+fn read_cells<R: Read + Seek>(
+    xlsx: &mut Xlsx<R>,
+    sheet: &str,
+    date_offset: f64,
+    slots: &mut usize,
+) -> Result<Vec<Vec<Cell>>, StoreError> {
+    let mut reader = xlsx.worksheet_cells_reader(sheet).map_err(unreadable)?;
     let mut rows: Vec<Vec<Cell>> = Vec::new();
-    let mut put = |row: u32, column: u32, cell: Cell| {
-        let (row, column) = (row as usize, column as usize);
+    while let Some(record) = reader.next_cell_with_formula().map_err(unreadable)? {
+        let value = cell_of(&record.value, date_offset);
+        let cell = match record.formula {
+            Some(expr) if !expr.is_empty() => Cell::Formula(Box::new(Formula {
+                expr,
+                cached: value,
+            })),
+            _ => value,
+        };
+        if cell.is_blank() {
+            continue;
+        }
+        let (row, column) = (record.pos.0 as usize, record.pos.1 as usize);
         if rows.len() <= row {
+            *slots += row + 1 - rows.len();
             rows.resize_with(row + 1, Vec::new);
         }
         let cells = &mut rows[row];
         if cells.len() <= column {
+            *slots += column + 1 - cells.len();
             cells.resize_with(column + 1, Cell::default);
         }
+        if *slots > MAX_CELL_SLOTS {
+            return Err(StoreError::Unreadable(format!(
+                "the workbook is too large: it spans more than {MAX_CELL_SLOTS} cells"
+            )));
+        }
         cells[column] = cell;
-    };
-    if let Some((row0, col0)) = values.start() {
-        for (r, row) in values.rows().enumerate() {
-            for (c, data) in row.iter().enumerate() {
-                let cell = cell_of(data, date_offset);
-                if !cell.is_blank() {
-                    put(row0 + r as u32, col0 + c as u32, cell);
-                }
-            }
-        }
     }
-    if let Some((row0, col0)) = formulas.start() {
-        for (r, row) in formulas.rows().enumerate() {
-            for (c, expr) in row.iter().enumerate() {
-                if expr.is_empty() {
-                    continue;
-                }
-                let (row, column) = (row0 + r as u32, col0 + c as u32);
-                let cached = values
-                    .get_value((row, column))
-                    .map_or(Cell::Empty, |data| cell_of(data, date_offset));
-                let formula = Formula {
-                    expr: expr.clone(),
-                    cached,
-                };
-                put(row, column, Cell::Formula(Box::new(formula)));
-            }
-        }
-    }
-    rows
+    Ok(rows)
 }
 
-fn cell_of(data: &Data, date_offset: f64) -> Cell {
+fn cell_of(data: &DataRef<'_>, date_offset: f64) -> Cell {
     match data {
-        Data::Empty => Cell::Empty,
-        Data::Int(i) => Cell::Number(*i as f64),
-        Data::Float(f) => Cell::Number(*f),
-        Data::String(s) if s.is_empty() => Cell::Empty,
-        Data::String(s) => Cell::Text(s.clone()),
-        Data::Bool(b) => Cell::Bool(*b),
-        Data::DateTime(dt) if dt.is_duration() => Cell::Duration(dt.as_f64()),
-        Data::DateTime(dt) => Cell::DateTime(dt.as_f64() + date_offset),
+        DataRef::Empty => Cell::Empty,
+        DataRef::Int(i) => Cell::Number(*i as f64),
+        DataRef::Float(f) => Cell::Number(*f),
+        DataRef::String(s) => Cell::Text(s.clone()),
+        DataRef::SharedString(s) => Cell::Text((*s).to_owned()),
+        DataRef::Bool(b) => Cell::Bool(*b),
+        DataRef::DateTime(dt) if dt.is_duration() => Cell::Duration(dt.as_f64()),
+        DataRef::DateTime(dt) => Cell::DateTime(dt.as_f64() + date_offset),
         // `t="d"` cells hold ISO 8601 text; keep them as dates when they are.
-        Data::DateTimeIso(iso) => {
+        DataRef::DateTimeIso(iso) => {
             match parse_date(iso.get(..19).unwrap_or(iso), DateSyntax::Filter) {
                 DateParse::Valid(serial, _) => Cell::DateTime(serial),
                 _ => Cell::Text(iso.clone()),
             }
         }
-        Data::DurationIso(iso) => Cell::Text(iso.clone()),
-        Data::Error(error) => Cell::Error(error.to_string()),
+        DataRef::DurationIso(iso) => Cell::Text(iso.clone()),
+        DataRef::Error(error) => Cell::Error(error.to_string()),
     }
 }
 
@@ -152,21 +163,43 @@ const UNKEPT_ELEMENTS: &[(&str, &str)] = &[
     ("sparklineGroup ", "sparkline group(s)"),
 ];
 
-/// Describes every part of the package that a rewrite would not keep.
+/// Checks the package's size by unpacking every part once, and describes
+/// every part of it that a rewrite would not keep.
 fn unkept_parts<R: Read + Seek>(reader: R) -> Result<Vec<String>, StoreError> {
     let mut archive = zip::ZipArchive::new(reader).map_err(unreadable)?;
+    if archive.len() > MAX_PARTS {
+        return Err(StoreError::Unreadable(format!(
+            "the package has more than {MAX_PARTS} parts"
+        )));
+    }
     let mut part_counts = vec![0usize; UNKEPT_PARTS.len()];
     let mut element_counts = vec![0usize; UNKEPT_ELEMENTS.len()];
+    let mut unpacked = 0u64;
     for i in 0..archive.len() {
-        let mut entry = archive.by_index(i).map_err(unreadable)?;
+        let entry = archive.by_index(i).map_err(unreadable)?;
         let name = entry.name().map_err(unreadable)?.into_owned();
         for (count, (prefix, _)) in part_counts.iter_mut().zip(UNKEPT_PARTS) {
             if name.starts_with(prefix) && !name.ends_with(".rels") {
                 *count += 1;
             }
         }
+        // Never read more than the budget left, whatever the headers say.
+        let budget = MAX_UNPACKED_BYTES - unpacked;
+        let mut part = CountingReader {
+            inner: entry.take(budget + 1),
+            count: 0,
+        };
         if name.starts_with("xl/worksheets/") && name.ends_with(".xml") {
-            count_elements(&mut entry, &mut element_counts).map_err(unreadable)?;
+            count_elements(&mut part, &mut element_counts).map_err(unreadable)?;
+        } else {
+            std::io::copy(&mut part, &mut std::io::sink()).map_err(unreadable)?;
+        }
+        unpacked += part.count;
+        if unpacked > MAX_UNPACKED_BYTES {
+            return Err(StoreError::Unreadable(format!(
+                "the package unpacks to more than {} MiB",
+                MAX_UNPACKED_BYTES >> 20
+            )));
         }
     }
     let parts = part_counts.iter().zip(UNKEPT_PARTS);
@@ -176,6 +209,20 @@ fn unkept_parts<R: Read + Seek>(reader: R) -> Result<Vec<String>, StoreError> {
         .filter(|(count, _)| **count > 0)
         .map(|(count, (_, what))| format!("{count} {what}"))
         .collect())
+}
+
+/// Counts the bytes read through it.
+struct CountingReader<R> {
+    inner: R,
+    count: u64,
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
 }
 
 /// Counts `<name` and `<prefix:name` openings of each element in an XML

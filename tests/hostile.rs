@@ -1,0 +1,131 @@
+//! Hostile and broken files, uploaded or dropped into the data directory:
+//! the service answers with an error for that spreadsheet and keeps serving.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+
+const XLSX: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+
+async fn upload(server: &Server, bytes: Vec<u8>) -> (u16, serde_json::Value) {
+    let response = server
+        .client
+        .post(format!("{}/v1/spreadsheets", server.base))
+        .header("content-type", XLSX)
+        .body(bytes)
+        .send()
+        .await
+        .expect("request sent");
+    let (status, body) = json_of(response).await;
+    (status.as_u16(), body)
+}
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(name),
+    )
+    .expect("fixture exists")
+}
+
+/// Every hostile fixture: refused on upload (nothing stored), and a 500 for
+/// that spreadsheet only when dropped into the directory.
+#[tokio::test]
+async fn hostile_workbooks_are_refused_and_others_keep_working() {
+    let server = Server::start_with(|c| c.max_body_bytes = 64 << 20).await;
+    people_workbook(&server);
+    for name in [
+        "hostile/zip_bomb.xlsx",
+        "hostile/lying_bomb.xlsx",
+        "hostile/billion_laughs.xlsx",
+        "hostile/truncated.xlsx",
+    ] {
+        let (status, body) = upload(&server, fixture(name)).await;
+        assert_eq!(status, 400, "{name}: {body}");
+        assert!(
+            body["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("body: is not a readable xlsx workbook"),
+            "{name}: {body}"
+        );
+
+        let dropped = "0b1e3a5c-0000-4000-8000-0000000000cc";
+        server.add_fixture(name, dropped);
+        let (status, body) = server.get(&format!("/v1/data/{dropped}/People")).await;
+        assert_eq!(status, 500, "{name}: {body}");
+        let (status, body) = server
+            .post(
+                &format!("/v1/data/{dropped}/People"),
+                json!({"data": [{"name": "x"}]}),
+            )
+            .await;
+        assert_eq!(status, 500, "{name}: {body}");
+        assert_eq!(
+            std::fs::read(server.file(dropped)).unwrap(),
+            fixture(name),
+            "{name}: left as it was"
+        );
+
+        let (status, _) = server.get(&rows_path("People")).await;
+        assert_eq!(status, 200, "{name}: the other spreadsheet still works");
+    }
+    let stored: Vec<_> = std::fs::read_dir(server.data_dir())
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().into_string().ok())
+        .filter(|n| n.ends_with(".xlsx"))
+        .collect();
+    assert_eq!(stored.len(), 2, "no upload was stored: {stored:?}");
+}
+
+#[tokio::test]
+async fn non_workbook_bodies_are_refused() {
+    let server = Server::start().await;
+    for body in [
+        b"".to_vec(),
+        b"hello".to_vec(),
+        b"PK\x03\x04garbage".to_vec(),
+    ] {
+        let (status, answer) = upload(&server, body).await;
+        assert_eq!(status, 400, "{answer}");
+    }
+}
+
+#[tokio::test]
+async fn a_sheet_spanning_the_whole_grid_is_served() {
+    let server = Server::start().await;
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let sheet = book.add_worksheet().set_name("Wide").unwrap();
+    sheet.write_string(0, 0, "k").unwrap();
+    sheet.write_string(0, 16_383, "last column").unwrap();
+    sheet.write_string(1_048_575, 16_383, "far corner").unwrap();
+    book.save(server.file(ID)).unwrap();
+
+    let (status, body) = server.get(&format!("{}?limit=1", rows_path("Wide"))).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["total"], 1_048_575);
+    assert_eq!(
+        body["data"][0],
+        json!({"_row": 2, "k": null, "last column": null})
+    );
+}
+
+#[tokio::test]
+async fn a_workbook_over_the_cell_budget_is_refused() {
+    let server = Server::start().await;
+    // 1,300 rows that each reach column XFD: 21 million cell slots.
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let sheet = book.add_worksheet();
+    for row in 0..1300 {
+        sheet.write_string(row, 16_383, "x").unwrap();
+    }
+    let bytes = book.save_to_buffer().unwrap();
+    let (status, body) = upload(&server, bytes).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("too large"),
+        "{body}"
+    );
+}
