@@ -113,7 +113,10 @@ impl Workbook {
         Ok(rows.len())
     }
 
-    /// Why formulas may refer to cells of sheet `index`, if they may.
+    /// Why formulas may refer to cells of sheet `index`, if they may: any
+    /// formula on that sheet, and any formula elsewhere that names it or
+    /// spans sheets with a 3D reference (`Alpha:Gamma!A2` covers the sheets
+    /// between, which it does not name).
     fn formulas_referring_to(&self, index: usize) -> Option<String> {
         let name = &self.sheets[index].name;
         let lower = name.to_lowercase();
@@ -125,7 +128,10 @@ impl Workbook {
             let found = if i == index {
                 formulas.next().is_some()
             } else {
-                formulas.any(|f| f.expr.to_lowercase().contains(&lower))
+                formulas.any(|f| {
+                    f.expr.to_lowercase().contains(&lower)
+                        || sheet_prefixes(&f.expr).any(|prefix| prefix.contains(':'))
+                })
             };
             if found {
                 return Some(format!(
@@ -137,6 +143,24 @@ impl Workbook {
         }
         None
     }
+}
+
+/// The sheet part of each sheet-qualified reference in a formula: `Data`
+/// in `Data!A1`, `My Sheet` in `'My Sheet'!A1`, `Alpha:Gamma` in a 3D
+/// reference.
+fn sheet_prefixes(formula: &str) -> impl Iterator<Item = &str> {
+    formula.match_indices('!').filter_map(move |(at, _)| {
+        let before = &formula[..at];
+        if let Some(quoted) = before.strip_suffix('\'') {
+            // A quoted name runs back to the quote that opens it ('' is a quote inside).
+            let open = quoted.rfind('\'')?;
+            return Some(&quoted[open + 1..]);
+        }
+        let start = before
+            .rfind(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | ':' | '$')))
+            .map_or(0, |i| i + 1);
+        Some(&before[start..])
+    })
 }
 
 impl Sheet {
@@ -539,5 +563,12 @@ mod tests {
             workbook.delete_rows("People", &request),
             Err(Error::Conflict(_))
         ));
+    }
+
+    #[test]
+    fn sheet_prefixes_of_references() {
+        let formula = "SUM(Alpha:Gamma!A2)+'My Sheet'!B1+Data!$C$3";
+        let prefixes: Vec<_> = sheet_prefixes(formula).collect();
+        assert_eq!(prefixes, ["Alpha:Gamma", "My Sheet", "Data"]);
     }
 }
