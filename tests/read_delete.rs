@@ -1359,3 +1359,35 @@ async fn delete_without_json_content_type_is_unsupported() {
     assert_eq!(body["error"], "Unsupported Media Type");
     assert_untouched(&server.file(ID), &before);
 }
+
+/// LibreOffice stores booleans as `TRUE()` formulas; formulas that refer to
+/// no cell (`TRUE()`, `=2+3`) cannot point at moved data, so they do not
+/// block a delete, and they move up with their rows.
+#[tokio::test]
+async fn delete_is_allowed_when_formulas_refer_to_no_cell() {
+    let server = Server::start().await;
+    server.add_fixture("libreoffice/types.xlsx", ID);
+    let (status, body) = server
+        .delete(
+            &rows_path("Types"),
+            json!({"type": "filter", "filter": "kind:in:int,float"}),
+        )
+        .await;
+    assert_eq!((status.as_u16(), body), (200, json!({"deleted": 2})));
+    let (_, read) = server
+        .get(&format!(
+            "{}?filter=kind:in:bool_true,formula_num",
+            rows_path("Types")
+        ))
+        .await;
+    assert_eq!(
+        read["data"],
+        json!([
+            {"_row": 6, "kind": "bool_true", "value": true},
+            {"_row": 13, "kind": "formula_num", "value": 5}
+        ])
+    );
+    let mut book: calamine::Xlsx<_> = calamine::open_workbook(server.file(ID)).unwrap();
+    let formulas = calamine::Reader::worksheet_formula(&mut book, "Types").unwrap();
+    assert_eq!(formulas.get_value((12, 1)).map(String::as_str), Some("2+3"));
+}

@@ -3,6 +3,8 @@
 
 /// The `column:operator:value` filter language.
 pub mod filter;
+/// What a formula may refer to.
+pub mod formula;
 /// Finding and naming columns in the header row.
 pub mod header;
 /// Spreadsheet identifiers.

@@ -7,6 +7,7 @@
 
 use serde_json::{Map, Value};
 
+use super::formula::{may_refer_to_cells, sheet_prefixes};
 use super::header::Header;
 use super::problems::Problems;
 use super::request::{DeleteRows, InsertRows, ReadQuery, Selector, UpdateRows};
@@ -114,7 +115,7 @@ impl Workbook {
     }
 
     /// Why formulas may refer to cells of sheet `index`, if they may: any
-    /// formula on that sheet, and any formula elsewhere that names it or
+    /// formula with a reference on that sheet, and any formula elsewhere that names it or
     /// spans sheets with a 3D reference (`Alpha:Gamma!A2` covers the sheets
     /// between, which it does not name).
     fn formulas_referring_to(&self, index: usize) -> Option<String> {
@@ -122,7 +123,7 @@ impl Workbook {
         let lower = name.to_lowercase();
         for (i, sheet) in self.sheets.iter().enumerate() {
             let mut formulas = sheet.cells().filter_map(|cell| match cell {
-                Cell::Formula(f) => Some(f),
+                Cell::Formula(f) if may_refer_to_cells(&f.expr) => Some(f),
                 _ => None,
             });
             let found = if i == index {
@@ -143,24 +144,6 @@ impl Workbook {
         }
         None
     }
-}
-
-/// The sheet part of each sheet-qualified reference in a formula: `Data`
-/// in `Data!A1`, `My Sheet` in `'My Sheet'!A1`, `Alpha:Gamma` in a 3D
-/// reference.
-fn sheet_prefixes(formula: &str) -> impl Iterator<Item = &str> {
-    formula.match_indices('!').filter_map(move |(at, _)| {
-        let before = &formula[..at];
-        if let Some(quoted) = before.strip_suffix('\'') {
-            // A quoted name runs back to the quote that opens it ('' is a quote inside).
-            let open = quoted.rfind('\'')?;
-            return Some(&quoted[open + 1..]);
-        }
-        let start = before
-            .rfind(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | ':' | '$')))
-            .map_or(0, |i| i + 1);
-        Some(&before[start..])
-    })
 }
 
 impl Sheet {
@@ -563,12 +546,5 @@ mod tests {
             workbook.delete_rows("People", &request),
             Err(Error::Conflict(_))
         ));
-    }
-
-    #[test]
-    fn sheet_prefixes_of_references() {
-        let formula = "SUM(Alpha:Gamma!A2)+'My Sheet'!B1+Data!$C$3";
-        let prefixes: Vec<_> = sheet_prefixes(formula).collect();
-        assert_eq!(prefixes, ["Alpha:Gamma", "My Sheet", "Data"]);
     }
 }
