@@ -4,7 +4,11 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use std::time::Duration;
+
 use clap::Parser;
+
+use crate::store::Limits;
 
 /// sheetd serves the sheets of the .xlsx workbooks in a directory as a JSON data API.
 #[derive(Clone, Parser)]
@@ -30,6 +34,25 @@ pub struct Config {
     /// Largest request body accepted, in bytes.
     #[arg(long, env = "SHEETD_MAX_BODY_BYTES", default_value_t = 16 * 1024 * 1024)]
     pub max_body_bytes: usize,
+
+    /// Most rows one insert may carry.
+    #[arg(long, env = "SHEETD_MAX_ROWS_PER_REQUEST", default_value_t = 10_000)]
+    pub max_rows_per_request: usize,
+
+    /// Most cells a workbook may span (each row counts up to its last used
+    /// column); larger files are not served and writes may not grow past it.
+    #[arg(long, env = "SHEETD_MAX_CELLS", default_value_t = 20_000_000)]
+    pub max_cells: usize,
+
+    /// Most write requests in flight for one spreadsheet (running or
+    /// queued); more get 503 with Retry-After.
+    #[arg(long, env = "SHEETD_QUEUE_LIMIT", default_value_t = 64)]
+    pub queue_limit: usize,
+
+    /// Longest a write waits for its spreadsheet's turn, in milliseconds;
+    /// past it the request gets 503 with Retry-After and nothing is written.
+    #[arg(long, env = "SHEETD_QUEUE_TIMEOUT_MS", default_value_t = 30_000)]
+    pub queue_timeout_ms: u64,
 }
 
 impl Config {
@@ -38,6 +61,15 @@ impl Config {
         let mut config = Config::parse_from(["sheetd"]);
         config.data_dir = data_dir.into();
         config
+    }
+
+    /// The store's share of the configuration.
+    pub fn store_limits(&self) -> Limits {
+        Limits {
+            max_cells: self.max_cells,
+            queue_limit: self.queue_limit,
+            queue_timeout: Duration::from_millis(self.queue_timeout_ms),
+        }
     }
 
     /// True when requests must carry a token.
@@ -58,6 +90,10 @@ impl fmt::Debug for Config {
                 &format_args!("[{} redacted]", self.read_tokens.len()),
             )
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_rows_per_request", &self.max_rows_per_request)
+            .field("max_cells", &self.max_cells)
+            .field("queue_limit", &self.queue_limit)
+            .field("queue_timeout_ms", &self.queue_timeout_ms)
             .finish()
     }
 }

@@ -19,7 +19,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .init();
 
     let new_dir = !config.data_dir.exists();
-    let store = Store::open(&config.data_dir)?;
+    let store = Store::open(&config.data_dir, config.store_limits())?;
     if new_dir {
         store.create_from_model(sample::SAMPLE_ID, &sample::workbook())?;
         tracing::info!(dir = %config.data_dir.display(), "created the data directory with a sample workbook");

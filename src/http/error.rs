@@ -36,6 +36,10 @@ pub enum ApiError {
     /// 415: the body is not of the content type the route takes.
     #[error("Unsupported Media Type")]
     UnsupportedMediaType,
+    /// 503: too many requests queued for one spreadsheet, or the wait for
+    /// its turn ran out; the client may retry after `Retry-After` seconds.
+    #[error("Service Unavailable")]
+    Unavailable,
     /// 500: something failed inside the service. The cause is logged with
     /// the request id; the client gets only the detail, if one is safe to give.
     #[error("Internal Server Error")]
@@ -72,6 +76,7 @@ impl ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal { .. } => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -97,10 +102,15 @@ impl IntoResponse for ApiError {
             detail: self.detail().map(str::to_owned),
         };
         let mut response = (self.status(), Json(body)).into_response();
-        if let ApiError::Unauthorized = self {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        let headers = response.headers_mut();
+        match self {
+            ApiError::Unauthorized => {
+                headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            ApiError::Unavailable => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            _ => {}
         }
         response
     }
@@ -127,6 +137,7 @@ impl From<StoreError> for ApiError {
         match error {
             StoreError::NotFound => ApiError::NotFound(Some("no spreadsheet has that id".into())),
             StoreError::Conflict(detail) => ApiError::Conflict(detail),
+            StoreError::Busy => ApiError::Unavailable,
             StoreError::Unreadable(cause) => ApiError::Internal {
                 cause: format!("stored workbook unreadable: {cause}"),
                 detail: Some("the spreadsheet's file is not a readable xlsx workbook".into()),

@@ -53,6 +53,9 @@ pub enum Errors {
     /// The body has another content type than the route takes.
     #[response(status = 415)]
     UnsupportedMediaType(ErrorBody),
+    /// Too many requests queued for the spreadsheet; retry after `Retry-After`.
+    #[response(status = 503)]
+    Unavailable(ErrorBody),
     /// A failure inside the service, or a stored file that is no workbook.
     #[response(status = 500)]
     Internal(ErrorBody),

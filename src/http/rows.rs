@@ -37,7 +37,9 @@ async fn rows_insert(
     path: SheetPath,
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<Inserted>)> {
-    let (id, request) = path.validate(InsertRows::from_json(body))?;
+    let max_rows = state.config.max_rows_per_request;
+    let request = InsertRows::from_json(body).and_then(|r| r.at_most(max_rows));
+    let (id, request) = path.validate(request)?;
     let sheet = path.sheet;
     let inserted = state
         .store

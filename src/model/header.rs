@@ -4,6 +4,8 @@
 //! exact and case-sensitive. Cells with an empty header are kept but cannot be
 //! addressed, and a name that appears twice is ambiguous (contract §1).
 
+use std::collections::HashMap;
+
 use super::sheet::Sheet;
 
 /// One addressable column: its name and its 0-based column index.
@@ -20,6 +22,8 @@ pub struct Header {
     pub row: usize,
     /// The named columns, left to right (duplicates included).
     columns: Vec<Column>,
+    /// Name → column index, or `None` when the name appears more than once.
+    index: HashMap<String, Option<usize>>,
 }
 
 impl Header {
@@ -35,7 +39,18 @@ impl Header {
                 index,
             })
             .collect();
-        Some(Header { row, columns })
+        Some(Header::new(row, columns))
+    }
+
+    fn new(row: usize, columns: Vec<Column>) -> Header {
+        let mut index = HashMap::with_capacity(columns.len());
+        for column in &columns {
+            index
+                .entry(column.name.clone())
+                .and_modify(|found| *found = None)
+                .or_insert(Some(column.index));
+        }
+        Header { row, columns, index }
     }
 
     /// Builds the header a blank sheet gets from the keys of its first insert.
@@ -45,16 +60,15 @@ impl Header {
             .enumerate()
             .map(|(index, name)| Column { name, index })
             .collect();
-        Header { row: 0, columns }
+        Header::new(0, columns)
     }
 
     /// The column a name addresses; `Err` holds the rule a bad name breaks.
     pub fn resolve(&self, name: &str) -> Result<usize, &'static str> {
-        let mut matches = self.columns.iter().filter(|c| c.name == name);
-        match (matches.next(), matches.next()) {
-            (Some(column), None) => Ok(column.index),
-            (Some(_), Some(_)) => Err("is ambiguous: the header names more than one column so"),
-            (None, _) => Err("is not a column of the sheet"),
+        match self.index.get(name) {
+            Some(Some(column)) => Ok(*column),
+            Some(None) => Err("is ambiguous: the header names more than one column so"),
+            None => Err("is not a column of the sheet"),
         }
     }
 
@@ -65,11 +79,8 @@ impl Header {
 
     /// The columns a read returns: each name once, at its first place.
     pub fn readable(&self) -> impl Iterator<Item = &Column> {
-        self.columns
-            .iter()
-            .enumerate()
-            .filter(|(i, c)| !self.columns[..*i].iter().any(|d| d.name == c.name))
-            .map(|(_, c)| c)
+        let mut seen = std::collections::HashSet::new();
+        self.columns.iter().filter(move |c| seen.insert(c.name.as_str()))
     }
 
     /// 0-based index of the first data row.

@@ -86,6 +86,20 @@ impl InsertRows {
     }
 }
 
+impl InsertRows {
+    /// Refuses a batch of more than `max` rows.
+    pub fn at_most(self, max: usize) -> Result<InsertRows, Problems> {
+        if self.rows.len() > max {
+            let rule = format!(
+                "holds {} rows; one request may insert at most {max}",
+                self.rows.len()
+            );
+            return Err(Problems::one("data", rule));
+        }
+        Ok(self)
+    }
+}
+
 impl UpdateRows {
     pub fn from_json(body: Value) -> Result<UpdateRows, Problems> {
         let mut problems = Problems::new();

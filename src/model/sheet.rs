@@ -87,6 +87,15 @@ impl Workbook {
         }
     }
 
+    /// The cell slots the workbook takes in memory: each row up to its last
+    /// used column.
+    pub fn cell_slots(&self) -> usize {
+        self.sheets
+            .iter()
+            .flat_map(|sheet| sheet.rows.iter().map(|row| row.len().max(1)))
+            .sum()
+    }
+
     pub fn sheet(&self, name: &str) -> Result<&Sheet, Error> {
         Ok(&self.sheets[self.sheet_index(name)?])
     }
@@ -216,6 +225,15 @@ impl Sheet {
                 }
             }
             rows.push(cells);
+        }
+        if existing.is_none() && header.all().len() > MAX_COLUMNS {
+            problems.push(
+                "data",
+                format!(
+                    "names {} columns; a sheet has at most {MAX_COLUMNS}",
+                    header.all().len()
+                ),
+            );
         }
         let start = match self.last_non_blank_row() {
             Some(last) => last + 1,
@@ -387,10 +405,11 @@ impl Sheet {
 
 /// The keys of all rows in first-seen order: the header a blank sheet gets.
 fn first_seen_keys(request: &InsertRows) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut names = Vec::new();
     for row in &request.rows {
         for (name, _) in &row.cells {
-            if !names.contains(name) {
+            if seen.insert(name.as_str()) {
                 names.push(name.clone());
             }
         }

@@ -21,10 +21,11 @@ use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::model::{SpreadsheetId, Workbook};
 use atomic::{TEMP_PREFIX, replace_atomically, sync_dir};
-use lock::{LOCK_DIR, Locks, lock_exclusive, try_lock_exclusive};
+use lock::{LOCK_DIR, Locks, Turn, lock_exclusive_until, try_lock_exclusive};
 
 /// What went wrong in the store.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +44,17 @@ pub enum StoreError {
     /// A blocking job panicked or was cancelled.
     #[error("background job failed: {0}")]
     Job(String),
+    /// The spreadsheet's queue is full, or the wait for its turn ran out.
+    #[error("too many requests for this spreadsheet")]
+    Busy,
+}
+
+/// What the store allows; `Config` documents each.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_cells: usize,
+    pub queue_limit: usize,
+    pub queue_timeout: Duration,
 }
 
 /// The result of an edit function: its answer, and whether it changed the
@@ -60,6 +72,7 @@ pub struct Store {
 
 struct Inner {
     dir: PathBuf,
+    limits: Limits,
     locks: Locks,
     cache: Mutex<HashMap<SpreadsheetId, Cached>>,
 }
@@ -93,13 +106,14 @@ impl FileIdentity {
 impl Store {
     /// Opens (and creates) the data directory, and removes the temp files a
     /// crash left behind.
-    pub fn open(dir: impl Into<PathBuf>) -> Result<Store, StoreError> {
+    pub fn open(dir: impl Into<PathBuf>, limits: Limits) -> Result<Store, StoreError> {
         let dir = dir.into();
         fs::create_dir_all(dir.join(LOCK_DIR))?;
         remove_leftover_temp_files(&dir)?;
         Ok(Store {
             inner: Arc::new(Inner {
                 dir,
+                limits,
                 locks: Locks::default(),
                 cache: Mutex::new(HashMap::new()),
             }),
@@ -138,19 +152,42 @@ impl Store {
         if !self.path(id).exists() {
             return Err(StoreError::NotFound.into());
         }
-        let mutex = self.inner.locks.of(id);
-        let _in_process = mutex.lock().await;
+        let (turn, deadline) = self.wait_for_turn(id).await?;
         let store = self.clone();
-        let job = blocking(move || Ok(store.edit_locked(id, f)));
-        job.await?
+        let result = blocking(move || Ok(store.edit_locked(id, deadline, f))).await?;
+        drop(turn);
+        result
     }
 
-    fn edit_locked<T, E, F>(&self, id: SpreadsheetId, f: F) -> Result<T, E>
+    /// Joins the spreadsheet's queue and waits for its in-process lock.
+    /// Returns the turn and the deadline for the cross-process lock.
+    async fn wait_for_turn(&self, id: SpreadsheetId) -> Result<(Turn, Instant), StoreError> {
+        let limits = self.inner.limits;
+        let deadline = Instant::now() + limits.queue_timeout;
+        let place = self
+            .inner
+            .locks
+            .join(id, limits.queue_limit)
+            .ok_or(StoreError::Busy)?;
+        let turn = place.turn_until(deadline).await.ok_or(StoreError::Busy)?;
+        Ok((turn, deadline))
+    }
+
+    /// The cross-process lock of the spreadsheet, waiting until `deadline`.
+    fn lock_across_processes(
+        &self,
+        id: SpreadsheetId,
+        deadline: Instant,
+    ) -> Result<File, StoreError> {
+        lock_exclusive_until(&self.inner.dir, id, deadline)?.ok_or(StoreError::Busy)
+    }
+
+    fn edit_locked<T, E, F>(&self, id: SpreadsheetId, deadline: Instant, f: F) -> Result<T, E>
     where
         F: FnOnce(&mut Workbook) -> Result<Edit<T>, E>,
         E: From<StoreError>,
     {
-        let _across_processes = lock_exclusive(&self.inner.dir, id).map_err(StoreError::from)?;
+        let _across_processes = self.lock_across_processes(id, deadline)?;
         let (identity, shared) = self.load(id)?;
         self.forget(id);
         let mut workbook = Arc::unwrap_or_clone(shared);
@@ -162,6 +199,13 @@ impl Store {
             }
         };
         if changed {
+            let max_cells = self.inner.limits.max_cells;
+            if workbook.cell_slots() > max_cells {
+                return Err(StoreError::Conflict(format!(
+                    "the write would grow the workbook past {max_cells} cells, the configured limit"
+                ))
+                .into());
+            }
             if !workbook.unkept.is_empty() {
                 let reason = format!(
                     "the workbook has {}, which a rewrite would remove",
@@ -196,7 +240,7 @@ impl Store {
         }
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
-        let workbook = Arc::new(read::parse_workbook(&bytes)?);
+        let workbook = Arc::new(read::parse_workbook(&bytes, self.inner.limits.max_cells)?);
         self.cache().insert(
             id,
             Cached {
@@ -227,7 +271,7 @@ impl Store {
     pub async fn create(&self, bytes: Vec<u8>) -> Result<SpreadsheetId, StoreError> {
         let store = self.clone();
         blocking(move || {
-            read::parse_workbook(&bytes)?;
+            read::parse_workbook(&bytes, store.inner.limits.max_cells)?;
             let id = SpreadsheetId::new_random();
             replace_atomically(&store.path(id), &id.to_string(), |out| {
                 std::io::Write::write_all(out, &bytes).map_err(StoreError::from)
@@ -265,11 +309,10 @@ impl Store {
 
     /// Removes the workbook, after any write in flight has finished.
     pub async fn remove(&self, id: SpreadsheetId) -> Result<(), StoreError> {
-        let mutex = self.inner.locks.of(id);
-        let _in_process = mutex.lock().await;
+        let (turn, deadline) = self.wait_for_turn(id).await?;
         let store = self.clone();
-        blocking(move || {
-            let _across_processes = lock_exclusive(&store.inner.dir, id)?;
+        let result = blocking(move || {
+            let _across_processes = store.lock_across_processes(id, deadline)?;
             match fs::remove_file(store.path(id)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -280,7 +323,9 @@ impl Store {
             store.forget(id);
             sync_dir(&store.inner.dir)
         })
-        .await
+        .await;
+        drop(turn);
+        result
     }
 }
 

@@ -22,14 +22,13 @@ const DAYS_1900_TO_1904: f64 = 1462.0;
 pub const MAX_UNPACKED_BYTES: u64 = 1 << 30;
 /// The most parts one package may have.
 const MAX_PARTS: usize = 10_000;
-/// The most cell slots one workbook may take in memory: each row holds its
-/// cells up to its last used column, so a row with one cell in column XFD
-/// costs 16,384 slots. About 32 bytes each; the limit keeps a hostile or
-/// absurd file from exhausting memory.
-pub const MAX_CELL_SLOTS: usize = 20_000_000;
 
 /// Parses a whole workbook. Any failure means "no readable workbook".
-pub fn parse_workbook(bytes: &[u8]) -> Result<Workbook, StoreError> {
+/// `max_cells` bounds the cell slots the workbook may take in memory: each
+/// row holds its cells up to its last used column, so a row with one cell in
+/// column XFD costs 16,384 slots (about 32 bytes each). The bound keeps a
+/// hostile or absurd file from exhausting memory.
+pub fn parse_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, StoreError> {
     let unkept = unkept_parts(Cursor::new(bytes))?;
     let mut xlsx = Xlsx::new(Cursor::new(bytes)).map_err(unreadable)?;
     let date_offset = if xlsx.has_1904_epoch() {
@@ -54,7 +53,7 @@ pub fn parse_workbook(bytes: &[u8]) -> Result<Workbook, StoreError> {
                 .push(format!("the {:?} sheet {:?}", meta.typ, meta.name));
             continue;
         }
-        let rows = read_cells(&mut xlsx, &meta.name, date_offset, &mut slots)?;
+        let rows = read_cells(&mut xlsx, &meta.name, date_offset, &mut slots, max_cells)?;
         let mut sheet = Sheet::new(meta.name, rows);
         sheet.visibility = match meta.visible {
             SheetVisible::Visible => Visibility::Visible,
@@ -73,12 +72,13 @@ fn unreadable(error: impl std::fmt::Display) -> StoreError {
 /// The grid of one sheet, rows and columns absolute, formulas with their
 /// cached results, read cell by cell (never as one dense range: a sheet
 /// with cells at A1 and XFD1048576 would be 17 billion cells). `slots`
-/// counts the cell slots of the whole workbook against [`MAX_CELL_SLOTS`].
+/// counts the cell slots of the whole workbook against `max_cells`.
 fn read_cells<R: Read + Seek>(
     xlsx: &mut Xlsx<R>,
     sheet: &str,
     date_offset: f64,
     slots: &mut usize,
+    max_cells: usize,
 ) -> Result<Vec<Vec<Cell>>, StoreError> {
     let mut reader = xlsx.worksheet_cells_reader(sheet).map_err(unreadable)?;
     let mut rows: Vec<Vec<Cell>> = Vec::new();
@@ -101,12 +101,13 @@ fn read_cells<R: Read + Seek>(
         }
         let cells = &mut rows[row];
         if cells.len() <= column {
-            *slots += column + 1 - cells.len();
+            // A row counts its length, at least 1 (as `Workbook::cell_slots`).
+            *slots += column + 1 - cells.len().max(1);
             cells.resize_with(column + 1, Cell::default);
         }
-        if *slots > MAX_CELL_SLOTS {
+        if *slots > max_cells {
             return Err(StoreError::Unreadable(format!(
-                "the workbook is too large: it spans more than {MAX_CELL_SLOTS} cells"
+                "the workbook is too large: it spans more than {max_cells} cells"
             )));
         }
         cells[column] = cell;

@@ -56,7 +56,7 @@ impl Server {
     async fn launch(dir: TempDir, data_dir: PathBuf, adjust: impl FnOnce(&mut Config)) -> Server {
         let mut config = Config::with_data_dir(&data_dir);
         adjust(&mut config);
-        let store = Store::open(&data_dir).expect("open store");
+        let store = Store::open(&data_dir, config.store_limits()).expect("open store");
         let state = AppState {
             config: Arc::new(config),
             store,
