@@ -1,6 +1,7 @@
 //! `sheetd`: parse the configuration, start logging, open the data
 //! directory, serve until SIGINT or SIGTERM.
 
+use std::io::IsTerminal;
 use std::sync::Arc;
 
 use clap::Parser;
@@ -12,6 +13,7 @@ use tracing_subscriber::EnvFilter;
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::parse();
     tracing_subscriber::fmt()
+        .with_ansi(std::io::stdout().is_terminal())
         .with_env_filter(
             EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| EnvFilter::new("sheetd=info,tower_http=info")),
