@@ -50,7 +50,11 @@ impl Header {
                 .and_modify(|found| *found = None)
                 .or_insert(Some(column.index));
         }
-        Header { row, columns, index }
+        Header {
+            row,
+            columns,
+            index,
+        }
     }
 
     /// Builds the header a blank sheet gets from the keys of its first insert.
@@ -80,7 +84,9 @@ impl Header {
     /// The columns a read returns: each name once, at its first place.
     pub fn readable(&self) -> impl Iterator<Item = &Column> {
         let mut seen = std::collections::HashSet::new();
-        self.columns.iter().filter(move |c| seen.insert(c.name.as_str()))
+        self.columns
+            .iter()
+            .filter(move |c| seen.insert(c.name.as_str()))
     }
 
     /// 0-based index of the first data row.

@@ -1,87 +1,17 @@
-//! Locks that serialize the writes of one spreadsheet.
-//!
-//! Inside one process each spreadsheet has a queue: an async mutex that
-//! writers take in turn without blocking a runtime thread, and a count of
-//! the requests in it, so that a full queue can be refused (503) instead of
-//! growing without bound. Between processes sharing a data directory an
-//! advisory lock on a sibling lock file does the same; the lock cannot sit
-//! on the workbook itself, because every write renames a new file (a new
-//! inode) over it.
+//! The advisory file locks that serialize the writes of one spreadsheet
+//! between processes sharing a data directory (inside one process, the
+//! spreadsheet's queue does it; see `queue`). The lock cannot sit on the
+//! workbook itself, because every write renames a new file (a new inode)
+//! over it, so each spreadsheet has a sibling lock file.
 
-use std::collections::HashMap;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-use tokio::sync::OwnedMutexGuard;
 
 use crate::model::SpreadsheetId;
 
 /// The directory, inside the data directory, that holds the lock files.
 pub const LOCK_DIR: &str = ".sheetd-locks";
-
-/// One queue per spreadsheet, made on first use.
-#[derive(Default)]
-pub struct Locks {
-    map: Mutex<HashMap<SpreadsheetId, Arc<Queue>>>,
-}
-
-/// The writers of one spreadsheet.
-#[derive(Default)]
-struct Queue {
-    mutex: Arc<tokio::sync::Mutex<()>>,
-    /// Requests holding or waiting for `mutex`.
-    in_flight: AtomicUsize,
-}
-
-/// A request's place in a queue; dropping it makes room for another.
-pub struct Place(Arc<Queue>);
-
-impl Drop for Place {
-    fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// The in-process turn of a request: its place, and the queue's lock.
-pub struct Turn {
-    _guard: OwnedMutexGuard<()>,
-    _place: Place,
-}
-
-impl Locks {
-    /// A place in the spreadsheet's queue, unless `limit` requests are in it.
-    pub fn join(&self, id: SpreadsheetId, limit: usize) -> Option<Place> {
-        let queue = {
-            let mut map = self
-                .map
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            map.entry(id).or_default().clone()
-        };
-        if queue.in_flight.fetch_add(1, Ordering::SeqCst) >= limit {
-            queue.in_flight.fetch_sub(1, Ordering::SeqCst);
-            return None;
-        }
-        Some(Place(queue))
-    }
-}
-
-impl Place {
-    /// Waits for the queue's lock until `deadline`; `None` when it passed.
-    pub async fn turn_until(self, deadline: Instant) -> Option<Turn> {
-        let mutex = self.0.mutex.clone();
-        let guard = tokio::time::timeout_at(deadline.into(), mutex.lock_owned())
-            .await
-            .ok()?;
-        Some(Turn {
-            _guard: guard,
-            _place: self,
-        })
-    }
-}
 
 fn lock_path(data_dir: &Path, id: &str) -> PathBuf {
     data_dir.join(LOCK_DIR).join(format!("{id}.lock"))

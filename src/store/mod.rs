@@ -11,7 +11,9 @@
 //! work runs in `spawn_blocking`; the async side only waits for locks.
 
 mod atomic;
+mod commit;
 mod lock;
+mod queue;
 pub mod read;
 pub mod write;
 
@@ -25,7 +27,10 @@ use std::time::{Duration, Instant};
 
 use crate::model::{SpreadsheetId, Workbook};
 use atomic::{TEMP_PREFIX, replace_atomically, sync_dir};
-use lock::{LOCK_DIR, Locks, Turn, lock_exclusive_until, try_lock_exclusive};
+use commit::EditRequest;
+use lock::{LOCK_DIR, lock_exclusive_until, try_lock_exclusive};
+use queue::Queues;
+use tokio::sync::oneshot;
 
 /// What went wrong in the store.
 #[derive(Debug, thiserror::Error)]
@@ -73,7 +78,7 @@ pub struct Store {
 struct Inner {
     dir: PathBuf,
     limits: Limits,
-    locks: Locks,
+    queues: Queues,
     cache: Mutex<HashMap<SpreadsheetId, Cached>>,
 }
 
@@ -114,7 +119,7 @@ impl Store {
             inner: Arc::new(Inner {
                 dir,
                 limits,
-                locks: Locks::default(),
+                queues: Queues::default(),
                 cache: Mutex::new(HashMap::new()),
             }),
         })
@@ -139,10 +144,11 @@ impl Store {
     }
 
     /// Runs `f` on the workbook under the spreadsheet's locks and, when it
-    /// reports a change, persists the new workbook before returning.
+    /// reports a change, persists the new workbook before returning. Edits
+    /// that queue up while another is being written are committed together
+    /// with one rewrite (see `commit`).
     ///
-    /// `f` must leave the workbook untouched when it returns an error: the
-    /// cached copy is kept in that case.
+    /// `f` must leave the workbook untouched when it returns an error.
     pub async fn edit<T, E, F>(&self, id: SpreadsheetId, f: F) -> Result<T, E>
     where
         F: FnOnce(&mut Workbook) -> Result<Edit<T>, E> + Send + 'static,
@@ -152,25 +158,42 @@ impl Store {
         if !self.path(id).exists() {
             return Err(StoreError::NotFound.into());
         }
-        let (turn, deadline) = self.wait_for_turn(id).await?;
-        let store = self.clone();
-        let result = blocking(move || Ok(store.edit_locked(id, deadline, f))).await?;
-        drop(turn);
-        result
-    }
-
-    /// Joins the spreadsheet's queue and waits for its in-process lock.
-    /// Returns the turn and the deadline for the cross-process lock.
-    async fn wait_for_turn(&self, id: SpreadsheetId) -> Result<(Turn, Instant), StoreError> {
         let limits = self.inner.limits;
         let deadline = Instant::now() + limits.queue_timeout;
         let place = self
             .inner
-            .locks
+            .queues
             .join(id, limits.queue_limit)
             .ok_or(StoreError::Busy)?;
-        let turn = place.turn_until(deadline).await.ok_or(StoreError::Busy)?;
-        Ok((turn, deadline))
+        let (reply, answer) = oneshot::channel();
+        let ticket = place.push(Box::new(EditRequest { f, reply }));
+        match tokio::time::timeout_at(deadline.into(), place.committer().lock_owned()).await {
+            Ok(turn) => {
+                // Whatever waits now, this request's edit included unless an
+                // earlier committer took it (and, holding the lock, finished).
+                let batch = place.take_all();
+                if !batch.is_empty() {
+                    let store = self.clone();
+                    // A blocking task runs to its end even if this request is
+                    // dropped, so the batch is never abandoned half-way.
+                    tokio::task::spawn_blocking(move || {
+                        store.commit(id, deadline, batch);
+                        drop(turn);
+                    })
+                    .await
+                    .map_err(|e| StoreError::Job(e.to_string()))?;
+                }
+            }
+            Err(_) => {
+                if place.withdraw(ticket).is_some() {
+                    return Err(StoreError::Busy.into());
+                }
+                // A committer has the edit already: wait for its answer.
+            }
+        }
+        answer
+            .await
+            .map_err(|_| StoreError::Job("the commit ended without an answer".into()))?
     }
 
     /// The cross-process lock of the spreadsheet, waiting until `deadline`.
@@ -180,49 +203,6 @@ impl Store {
         deadline: Instant,
     ) -> Result<File, StoreError> {
         lock_exclusive_until(&self.inner.dir, id, deadline)?.ok_or(StoreError::Busy)
-    }
-
-    fn edit_locked<T, E, F>(&self, id: SpreadsheetId, deadline: Instant, f: F) -> Result<T, E>
-    where
-        F: FnOnce(&mut Workbook) -> Result<Edit<T>, E>,
-        E: From<StoreError>,
-    {
-        let _across_processes = self.lock_across_processes(id, deadline)?;
-        let (identity, shared) = self.load(id)?;
-        self.forget(id);
-        let mut workbook = Arc::unwrap_or_clone(shared);
-        let (value, changed) = match f(&mut workbook) {
-            Ok(Edit { value, changed }) => (value, changed),
-            Err(error) => {
-                self.remember(id, identity, workbook);
-                return Err(error);
-            }
-        };
-        if changed {
-            let max_cells = self.inner.limits.max_cells;
-            if workbook.cell_slots() > max_cells {
-                return Err(StoreError::Conflict(format!(
-                    "the write would grow the workbook past {max_cells} cells, the configured limit"
-                ))
-                .into());
-            }
-            if !workbook.unkept.is_empty() {
-                let reason = format!(
-                    "the workbook has {}, which a rewrite would remove",
-                    workbook.unkept.join(" and ")
-                );
-                return Err(StoreError::Conflict(reason).into());
-            }
-            let path = self.path(id);
-            replace_atomically(&path, &id.to_string(), |out| {
-                write::write_workbook(&workbook, out)
-            })?;
-            let identity = FileIdentity::of(&fs::metadata(&path).map_err(StoreError::from)?);
-            self.remember(id, identity, workbook);
-        } else {
-            self.remember(id, identity, workbook);
-        }
-        Ok(value)
     }
 
     /// The workbook as it is on disk now, parsed once per file version.
@@ -307,11 +287,22 @@ impl Store {
         .await
     }
 
-    /// Removes the workbook, after any write in flight has finished.
+    /// Removes the workbook, after any write in flight has finished; writes
+    /// queued behind it then find no spreadsheet (404).
     pub async fn remove(&self, id: SpreadsheetId) -> Result<(), StoreError> {
-        let (turn, deadline) = self.wait_for_turn(id).await?;
+        let limits = self.inner.limits;
+        let deadline = Instant::now() + limits.queue_timeout;
+        let place = self
+            .inner
+            .queues
+            .join(id, limits.queue_limit)
+            .ok_or(StoreError::Busy)?;
+        let turn = tokio::time::timeout_at(deadline.into(), place.committer().lock_owned())
+            .await
+            .map_err(|_| StoreError::Busy)?;
         let store = self.clone();
-        let result = blocking(move || {
+        blocking(move || {
+            let _turn = turn;
             let _across_processes = store.lock_across_processes(id, deadline)?;
             match fs::remove_file(store.path(id)) {
                 Ok(()) => {}
@@ -323,9 +314,7 @@ impl Store {
             store.forget(id);
             sync_dir(&store.inner.dir)
         })
-        .await;
-        drop(turn);
-        result
+        .await
     }
 }
 

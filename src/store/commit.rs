@@ -1,0 +1,169 @@
+//! Group commit: the edits waiting for one spreadsheet are applied to its
+//! workbook in arrival order and written with a single rewrite; each request
+//! is answered only once the rewrite that holds its edit is durable.
+//!
+//! An edit whose request is invalid answers at once and changes nothing, so
+//! it never fails the others. When the batch cannot be written (a refusal,
+//! an I/O error), every edit that succeeded in memory gets that error and
+//! nothing of the batch is kept.
+
+use std::fs;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::oneshot;
+
+use super::atomic::replace_atomically;
+use super::{Edit, FileIdentity, Store, StoreError, write};
+use crate::model::{SpreadsheetId, Workbook};
+
+/// An edit waiting in a queue, its result type erased.
+pub trait PendingEdit: Send {
+    /// Applies the edit. An invalid request answers here and reports no
+    /// change; a valid one answers later, through [`Applied::answer`].
+    fn apply(self: Box<Self>, workbook: &mut Workbook) -> Applied;
+    /// Answers without applying (the commit could not even start).
+    fn reject(self: Box<Self>, error: StoreError);
+}
+
+/// What applying an edit did, and how to answer once the commit is done.
+pub struct Applied {
+    changed: bool,
+    answer: Box<dyn FnOnce(Result<(), StoreError>) + Send>,
+}
+
+/// A request's edit function and the channel its answer goes back on.
+pub struct EditRequest<F, T, E> {
+    pub f: F,
+    pub reply: oneshot::Sender<Result<T, E>>,
+}
+
+impl<F, T, E> PendingEdit for EditRequest<F, T, E>
+where
+    F: FnOnce(&mut Workbook) -> Result<Edit<T>, E> + Send + 'static,
+    T: Send + 'static,
+    E: From<StoreError> + Send + 'static,
+{
+    fn apply(self: Box<Self>, workbook: &mut Workbook) -> Applied {
+        let EditRequest { f, reply } = *self;
+        match f(workbook) {
+            Err(error) => {
+                let _ = reply.send(Err(error));
+                Applied {
+                    changed: false,
+                    answer: Box::new(|_| {}),
+                }
+            }
+            Ok(Edit { value, changed }) => Applied {
+                changed,
+                answer: Box::new(move |committed| {
+                    let _ = reply.send(committed.map(|()| value).map_err(E::from));
+                }),
+            },
+        }
+    }
+
+    fn reject(self: Box<Self>, error: StoreError) {
+        let _ = self.reply.send(Err(error.into()));
+    }
+}
+
+impl StoreError {
+    /// The same error again, for answering every request of a batch.
+    fn duplicate(&self) -> StoreError {
+        match self {
+            StoreError::NotFound => StoreError::NotFound,
+            StoreError::Conflict(why) => StoreError::Conflict(why.clone()),
+            StoreError::Unreadable(why) => StoreError::Unreadable(why.clone()),
+            StoreError::Io(e) => StoreError::Io(std::io::Error::new(e.kind(), e.to_string())),
+            StoreError::Job(why) => StoreError::Job(why.clone()),
+            StoreError::Busy => StoreError::Busy,
+        }
+    }
+}
+
+impl Store {
+    /// Commits a batch: takes the cross-process lock (until `deadline`),
+    /// applies every edit, writes once if any changed, answers all.
+    pub(super) fn commit(
+        &self,
+        id: SpreadsheetId,
+        deadline: Instant,
+        batch: Vec<Box<dyn PendingEdit>>,
+    ) {
+        let prepared = self
+            .lock_across_processes(id, deadline)
+            .and_then(|lock| Ok((lock, self.load(id)?)));
+        let (_across_processes, (identity, shared)) = match prepared {
+            Ok(prepared) => prepared,
+            Err(error) => {
+                for edit in batch {
+                    edit.reject(error.duplicate());
+                }
+                return;
+            }
+        };
+        if !shared.unkept.is_empty() {
+            return self.commit_refusing_changes(&shared, batch);
+        }
+        self.forget(id);
+        let mut workbook = Arc::unwrap_or_clone(shared);
+        let mut changed = false;
+        let mut answers = Vec::with_capacity(batch.len());
+        for edit in batch {
+            let applied = edit.apply(&mut workbook);
+            changed |= applied.changed;
+            answers.push(applied.answer);
+        }
+        let outcome = if changed {
+            self.persist(id, &workbook)
+        } else {
+            Ok(identity)
+        };
+        let result = match outcome {
+            Ok(identity) => {
+                self.remember(id, identity, workbook);
+                Ok(())
+            }
+            Err(error) => Err(error),
+        };
+        for answer in answers {
+            answer(match &result {
+                Ok(()) => Ok(()),
+                Err(error) => Err(error.duplicate()),
+            });
+        }
+    }
+
+    /// A workbook with parts a rewrite would lose accepts no change: each
+    /// edit runs on its own copy, and those that would change it are refused.
+    fn commit_refusing_changes(&self, workbook: &Workbook, batch: Vec<Box<dyn PendingEdit>>) {
+        let reason = format!(
+            "the workbook has {}, which a rewrite would remove",
+            workbook.unkept.join(" and ")
+        );
+        for edit in batch {
+            let applied = edit.apply(&mut workbook.clone());
+            (applied.answer)(if applied.changed {
+                Err(StoreError::Conflict(reason.clone()))
+            } else {
+                Ok(())
+            });
+        }
+    }
+
+    /// Writes the workbook atomically; returns the new file's identity.
+    fn persist(&self, id: SpreadsheetId, workbook: &Workbook) -> Result<FileIdentity, StoreError> {
+        let max_cells = self.inner.limits.max_cells;
+        if workbook.cell_slots() > max_cells {
+            return Err(StoreError::Conflict(format!(
+                "the write would grow the workbook past {max_cells} cells, the configured limit"
+            )));
+        }
+        let path = self.path(id);
+        replace_atomically(&path, &id.to_string(), |out| {
+            write::write_workbook(workbook, out)
+        })?;
+        Ok(FileIdentity::of(&fs::metadata(&path)?))
+    }
+}
