@@ -44,6 +44,11 @@ pub struct Config {
     #[arg(long, env = "SHEETD_MAX_CELLS", default_value_t = 20_000_000)]
     pub max_cells: usize,
 
+    /// Memory for parsed workbooks, in bytes (estimated); past it the least
+    /// recently used workbooks are dropped and parsed again when needed.
+    #[arg(long, env = "SHEETD_CACHE_BYTES", default_value_t = 512 * 1024 * 1024)]
+    pub cache_bytes: usize,
+
     /// Most write requests in flight for one spreadsheet (running or
     /// queued); more get 503 with Retry-After.
     #[arg(long, env = "SHEETD_QUEUE_LIMIT", default_value_t = 64)]
@@ -67,6 +72,7 @@ impl Config {
     pub fn store_limits(&self) -> Limits {
         Limits {
             max_cells: self.max_cells,
+            cache_bytes: self.cache_bytes,
             queue_limit: self.queue_limit,
             queue_timeout: Duration::from_millis(self.queue_timeout_ms),
         }
@@ -92,6 +98,7 @@ impl fmt::Debug for Config {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_rows_per_request", &self.max_rows_per_request)
             .field("max_cells", &self.max_cells)
+            .field("cache_bytes", &self.cache_bytes)
             .field("queue_limit", &self.queue_limit)
             .field("queue_timeout_ms", &self.queue_timeout_ms)
             .finish()

@@ -14,7 +14,8 @@ use std::time::Instant;
 use tokio::sync::oneshot;
 
 use super::atomic::replace_atomically;
-use super::{Edit, FileIdentity, Store, StoreError, write};
+use super::cache::FileIdentity;
+use super::{Edit, Store, StoreError, write};
 use crate::model::{SpreadsheetId, Workbook};
 
 /// An edit waiting in a queue, its result type erased.

@@ -11,22 +11,22 @@
 //! work runs in `spawn_blocking`; the async side only waits for locks.
 
 mod atomic;
+mod cache;
 mod commit;
 mod lock;
 mod queue;
 pub mod read;
 pub mod write;
 
-use std::collections::HashMap;
-use std::fs::{self, File, Metadata};
+use std::fs::{self, File};
 use std::io::Read;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::model::{SpreadsheetId, Workbook};
 use atomic::{TEMP_PREFIX, replace_atomically, sync_dir};
+use cache::{Cache, FileIdentity};
 use commit::EditRequest;
 use lock::{LOCK_DIR, lock_exclusive_until, try_lock_exclusive};
 use queue::Queues;
@@ -58,6 +58,7 @@ pub enum StoreError {
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub max_cells: usize,
+    pub cache_bytes: usize,
     pub queue_limit: usize,
     pub queue_timeout: Duration,
 }
@@ -79,33 +80,7 @@ struct Inner {
     dir: PathBuf,
     limits: Limits,
     queues: Queues,
-    cache: Mutex<HashMap<SpreadsheetId, Cached>>,
-}
-
-/// A parsed workbook and the identity of the file it came from.
-struct Cached {
-    identity: FileIdentity,
-    workbook: Arc<Workbook>,
-}
-
-/// Tells whether a file changed since it was parsed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct FileIdentity {
-    device: u64,
-    inode: u64,
-    len: u64,
-    modified_ns: i128,
-}
-
-impl FileIdentity {
-    fn of(meta: &Metadata) -> FileIdentity {
-        FileIdentity {
-            device: meta.dev(),
-            inode: meta.ino(),
-            len: meta.len(),
-            modified_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-        }
-    }
+    cache: Mutex<Cache>,
 }
 
 impl Store {
@@ -120,7 +95,7 @@ impl Store {
                 dir,
                 limits,
                 queues: Queues::default(),
-                cache: Mutex::new(HashMap::new()),
+                cache: Mutex::new(Cache::new(limits.cache_bytes)),
             }),
         })
     }
@@ -213,25 +188,17 @@ impl Store {
             Err(e) => return Err(e.into()),
         };
         let identity = FileIdentity::of(&file.metadata()?);
-        if let Some(cached) = self.cache().get(&id)
-            && cached.identity == identity
-        {
-            return Ok((identity, cached.workbook.clone()));
+        if let Some(workbook) = self.cache().get(id, identity) {
+            return Ok((identity, workbook));
         }
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
         let workbook = Arc::new(read::parse_workbook(&bytes, self.inner.limits.max_cells)?);
-        self.cache().insert(
-            id,
-            Cached {
-                identity,
-                workbook: workbook.clone(),
-            },
-        );
+        self.cache().insert(id, identity, workbook.clone());
         Ok((identity, workbook))
     }
 
-    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<SpreadsheetId, Cached>> {
+    fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
         self.inner
             .cache
             .lock()
@@ -239,12 +206,11 @@ impl Store {
     }
 
     fn remember(&self, id: SpreadsheetId, identity: FileIdentity, workbook: Workbook) {
-        let workbook = Arc::new(workbook);
-        self.cache().insert(id, Cached { identity, workbook });
+        self.cache().insert(id, identity, Arc::new(workbook));
     }
 
     fn forget(&self, id: SpreadsheetId) {
-        self.cache().remove(&id);
+        self.cache().remove(id);
     }
 
     /// Stores a new workbook under a new id; `bytes` must parse.

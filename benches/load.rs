@@ -1,0 +1,299 @@
+//! Load benchmark: starts the release server on 127.0.0.1, makes workbooks
+//! of 1k / 10k / 100k rows x 10 columns, and measures single-row insert,
+//! 100-row insert, update by filter (one match) and filtered read (one
+//! match) at 1, 8 and 64 concurrent clients. Beside each result it reports
+//! the floor: the time rust_xlsxwriter alone takes to write the same
+//! workbook in the same run, and the ratio of the p50 to it.
+//!
+//! `cargo bench --bench load` (about 4 minutes on 2 cores). Options after
+//! `--`: `--sizes 1000,10000`, `--clients 1,8`, `--seconds 3` (per cell),
+//! `--out FILE` (the Markdown table).
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const ID: &str = "be4c0000-0000-4000-8000-000000000001";
+const COLUMNS: [&str; 10] = [
+    "id", "name", "city", "amount", "joined", "active", "qty", "note", "code", "score",
+];
+
+struct Options {
+    sizes: Vec<usize>,
+    clients: Vec<usize>,
+    seconds: f64,
+    out: Option<String>,
+}
+
+fn options() -> Options {
+    let mut o = Options {
+        sizes: vec![1_000, 10_000, 100_000],
+        clients: vec![1, 8, 64],
+        seconds: 3.0,
+        out: None,
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let list = |v: &str| v.split(',').map(|n| n.parse().expect("a number")).collect();
+    let mut i = 0;
+    while i < args.len() {
+        let value = args.get(i + 1).cloned().unwrap_or_default();
+        match args[i].as_str() {
+            "--sizes" => o.sizes = list(&value),
+            "--clients" => o.clients = list(&value),
+            "--seconds" => o.seconds = value.parse().expect("seconds"),
+            "--out" => o.out = Some(value),
+            _ => {
+                i += 1; // cargo passes --bench; ignore what we do not know
+                continue;
+            }
+        }
+        i += 2;
+    }
+    o
+}
+
+/// Writes an `rows` x 10 workbook with rust_xlsxwriter: the benchmark's
+/// data, and (timed) the floor.
+fn write_workbook(rows: usize) -> Vec<u8> {
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let date = rust_xlsxwriter::Format::new().set_num_format("yyyy/mm/dd");
+    let sheet = book.add_worksheet().set_name("Data").unwrap();
+    for (c, name) in COLUMNS.iter().enumerate() {
+        sheet.write_string(0, c as u16, *name).unwrap();
+    }
+    for i in 0..rows {
+        let r = i as u32 + 1;
+        sheet.write_number(r, 0, i as f64).unwrap();
+        sheet.write_string(r, 1, format!("name {i}")).unwrap();
+        sheet
+            .write_string(r, 2, ["Berlin", "Paris", "Lima", "Oslo"][i % 4])
+            .unwrap();
+        sheet.write_number(r, 3, i as f64 * 1.25).unwrap();
+        sheet
+            .write_number_with_format(r, 4, 45000.0 + (i % 1000) as f64, &date)
+            .unwrap();
+        sheet.write_boolean(r, 5, i % 2 == 0).unwrap();
+        sheet.write_number(r, 6, (i % 97) as f64).unwrap();
+        sheet
+            .write_string(r, 7, "some free text in a note")
+            .unwrap();
+        sheet.write_string(r, 8, format!("C-{i:06}")).unwrap();
+        sheet.write_number(r, 9, (i % 1000) as f64 / 10.0).unwrap();
+    }
+    book.save_to_buffer().unwrap()
+}
+
+/// Median time rust_xlsxwriter takes to write the workbook (3 runs).
+fn floor(rows: usize) -> Duration {
+    let mut times: Vec<Duration> = (0..3)
+        .map(|_| {
+            let start = Instant::now();
+            std::hint::black_box(write_workbook(rows));
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[1]
+}
+
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Server {
+    fn start(dir: &Path) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sheetd"))
+            .args([
+                "--data-dir",
+                dir.to_str().unwrap(),
+                "--listen",
+                "127.0.0.1:0",
+                "--queue-limit",
+                "1000",
+            ])
+            .env("RUST_LOG", "sheetd=warn,sheetd::main=info")
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("sheetd starts");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let base = loop {
+            let line = lines.next().expect("address line").unwrap();
+            if let Some(at) = line.find("listening on http://") {
+                break line[at + 13..]
+                    .split_whitespace()
+                    .next()
+                    .unwrap()
+                    .to_owned();
+            }
+        };
+        std::thread::spawn(move || lines.for_each(drop));
+        Server { child, base }
+    }
+
+    /// Peak resident memory so far (VmHWM), in MiB.
+    fn peak_rss_mib(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let kib: f64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0);
+        kib / 1024.0
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Op {
+    Insert1,
+    Insert100,
+    UpdateOne,
+    ReadOne,
+}
+
+impl Op {
+    fn name(self) -> &'static str {
+        match self {
+            Op::Insert1 => "insert 1 row",
+            Op::Insert100 => "insert 100 rows",
+            Op::UpdateOne => "update by filter (1 match)",
+            Op::ReadOne => "filtered read (1 match)",
+        }
+    }
+    fn rows(self) -> u64 {
+        if self == Op::Insert100 { 100 } else { 1 }
+    }
+}
+
+fn new_row(n: u64) -> Value {
+    json!({"id": 1_000_000 + n, "name": format!("new {n}"), "city": "Rome", "amount": 1.5, "joined": "2024/01/15",
+           "active": true, "qty": 3, "note": "added by the benchmark", "code": format!("N-{n}"), "score": 9.5})
+}
+
+/// Runs `op` from `clients` clients for `seconds`; returns latencies and elapsed time.
+async fn run(
+    base: &str,
+    op: Op,
+    clients: usize,
+    seconds: f64,
+    rows: usize,
+) -> (Vec<Duration>, Duration) {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(clients)
+        .build()
+        .unwrap();
+    let url = format!("{base}/v1/data/{ID}/Data");
+    let counter = Arc::new(AtomicU64::new(0));
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(seconds);
+    let tasks: Vec<_> = (0..clients)
+        .map(|_| {
+            let (client, url, counter) = (client.clone(), url.clone(), counter.clone());
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                // At least one request each, then until the deadline.
+                while latencies.is_empty() || Instant::now() < deadline {
+                    let n = counter.fetch_add(1, Ordering::Relaxed);
+                    let target = (n * 7919) % rows as u64;
+                    let request = match op {
+                        Op::Insert1 => client.post(&url).json(&json!({"data": [new_row(n)]})),
+                        Op::Insert100 => {
+                            let data: Vec<Value> = (0..100).map(|k| new_row(n * 100 + k)).collect();
+                            client.post(&url).json(&json!({ "data": data }))
+                        }
+                        Op::UpdateOne => client.patch(&url).json(&json!({
+                            "type": "filter", "filter": format!("id:eq:{target}"), "data": {"score": n}
+                        })),
+                        Op::ReadOne => client.get(format!("{url}?filter=id:eq:{target}")),
+                    };
+                    let sent = Instant::now();
+                    let response = request.send().await.expect("request sent");
+                    let status = response.status();
+                    let _ = response.bytes().await;
+                    assert!(status.is_success(), "{} answered {status}", op.name());
+                    latencies.push(sent.elapsed());
+                }
+                latencies
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.unwrap());
+    }
+    (all, start.elapsed())
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1000.0)
+}
+
+#[tokio::main]
+async fn main() {
+    let options = options();
+    let mut table = String::from(
+        "| rows | operation | clients | requests/s | rows/s | p50 ms | p95 ms | p99 ms | floor ms | p50 / floor | server peak RSS MiB |\n\
+         |---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for &size in &options.sizes {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(format!("{ID}.xlsx")), write_workbook(size)).unwrap();
+        let floor = floor(size);
+        eprintln!(
+            "{size} rows: rust_xlsxwriter alone writes the workbook in {} ms",
+            ms(floor)
+        );
+        for op in [Op::ReadOne, Op::UpdateOne, Op::Insert1, Op::Insert100] {
+            for &clients in &options.clients {
+                // A fresh copy for each cell, so inserts do not pile up across cells.
+                std::fs::write(dir.path().join(format!("{ID}.xlsx")), write_workbook(size))
+                    .unwrap();
+                let server = Server::start(dir.path());
+                // Warm the cache: the first request parses the workbook.
+                reqwest::get(format!("{}/v1/data/{ID}/Data?limit=0", server.base))
+                    .await
+                    .unwrap();
+                let (mut latencies, elapsed) =
+                    run(&server.base, op, clients, options.seconds, size).await;
+                latencies.sort();
+                let rps = latencies.len() as f64 / elapsed.as_secs_f64();
+                let p50 = percentile(&latencies, 0.5);
+                let line = format!(
+                    "| {size} | {} | {clients} | {rps:.1} | {:.1} | {} | {} | {} | {} | {:.2} | {:.0} |\n",
+                    op.name(),
+                    rps * op.rows() as f64,
+                    ms(p50),
+                    ms(percentile(&latencies, 0.95)),
+                    ms(percentile(&latencies, 0.99)),
+                    ms(floor),
+                    p50.as_secs_f64() / floor.as_secs_f64(),
+                    server.peak_rss_mib(),
+                );
+                eprint!("{line}");
+                table.push_str(&line);
+            }
+        }
+    }
+    println!("\n{table}");
+    if let Some(path) = options.out {
+        std::fs::write(path, table).unwrap();
+    }
+}
