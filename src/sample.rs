@@ -38,6 +38,6 @@ pub fn workbook() -> Workbook {
     ];
     Workbook {
         sheets: vec![Sheet::new("People", rows)],
-        unkept: Vec::new(),
+        ..Workbook::default()
     }
 }

@@ -3,12 +3,16 @@
 
 /// The `column:operator:value` filter language.
 pub mod filter;
+/// How a cell looks: number format, font, fill, borders, alignment.
+pub mod format;
 /// What a formula may refer to.
 pub mod formula;
 /// Finding and naming columns in the header row.
 pub mod header;
 /// Spreadsheet identifiers.
 pub mod id;
+/// A sheet's layout around its values: formats, sizes, merges, links, tables.
+pub mod layout;
 /// Validation problems with field paths.
 pub mod problems;
 /// Request bodies and queries, checked and typed.

@@ -7,8 +7,10 @@
 
 use serde_json::{Map, Value};
 
+use super::format::CellFormat;
 use super::formula::{may_refer_to_cells, sheet_prefixes};
 use super::header::Header;
+use super::layout::Layout;
 use super::problems::Problems;
 use super::request::{DeleteRows, InsertRows, ReadQuery, Selector, UpdateRows};
 use super::value::Cell;
@@ -39,6 +41,24 @@ pub struct Workbook {
     /// Parts of the file a rewrite would not keep, described for a user
     /// ("2 charts on sheet 'Summary'"). Writes are refused while any exist.
     pub unkept: Vec<String>,
+    /// The cell formats that `Layout::formats` ids point into; id 0 is the
+    /// default format (present whether or not this holds it).
+    pub formats: Vec<CellFormat>,
+    /// Defined names ("named ranges"), in the workbook's order.
+    pub names: Vec<DefinedName>,
+    /// The index of the sheet shown when the workbook opens.
+    pub active_sheet: usize,
+}
+
+/// A defined name: a name for a range, a constant or a formula.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DefinedName {
+    pub name: String,
+    /// The sheet (by index) the name belongs to; `None` is the whole workbook.
+    pub scope: Option<usize>,
+    /// What it stands for, as a formula without `=`: `Data!$B$2:$B$5`, `0.2`.
+    pub refers_to: String,
+    pub hidden: bool,
 }
 
 /// Whether a sheet shows in the spreadsheet app's tab bar.
@@ -57,6 +77,7 @@ pub struct Sheet {
     pub name: String,
     pub visibility: Visibility,
     pub rows: Vec<Vec<Cell>>,
+    pub layout: Layout,
 }
 
 /// One page of a read: the rows as JSON objects and the number that matched.
@@ -161,6 +182,7 @@ impl Sheet {
             name: name.into(),
             visibility: Visibility::Visible,
             rows,
+            layout: Layout::default(),
         }
     }
 
@@ -258,6 +280,7 @@ impl Sheet {
                 self.set(start + offset, column, cell);
             }
         }
+        self.layout.rows_appended(start, count);
         Ok(count)
     }
 
@@ -400,6 +423,7 @@ impl Sheet {
             index += 1;
             !remove
         });
+        self.layout.rows_removed(sorted);
     }
 }
 
@@ -544,7 +568,7 @@ mod tests {
     fn delete_moves_rows_up_and_refuses_with_formulas() {
         let mut workbook = Workbook {
             sheets: vec![people()],
-            unkept: vec![],
+            ..Workbook::default()
         };
         let request = DeleteRows::from_json(json!({"type": "row", "row": 2})).unwrap();
         assert_eq!(workbook.delete_rows("people", &request).unwrap(), 1);

@@ -123,7 +123,7 @@ mod tests {
         let sheet = Sheet::new("S", vec![vec![Cell::Number(1.0)]; rows]);
         Arc::new(Workbook {
             sheets: vec![sheet],
-            unkept: vec![],
+            ..Workbook::default()
         })
     }
 

@@ -39,6 +39,7 @@ pub fn parse_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, StoreE
     let mut workbook = Workbook {
         sheets: Vec::new(),
         unkept,
+        ..Workbook::default()
     };
     if !xlsx.defined_names().is_empty() {
         workbook

@@ -1,0 +1,145 @@
+//! How a cell looks: number format, font, fill, borders and alignment, as
+//! plain data. The store reads these from a package's `styles.xml` and
+//! writes them back; the model only carries them along with the cells.
+//!
+//! Enumerated settings (border styles, alignments, underline kinds) keep
+//! the names the xlsx format gives them (`"thin"`, `"center"`, `"single"`),
+//! so a reader needs no translation and the writer maps them in one place.
+
+/// A colour as a workbook names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Color {
+    /// `0xRRGGBB`.
+    Rgb(u32),
+    /// An index into the workbook theme's palette.
+    Theme(u8),
+}
+
+/// Everything one cell format holds. The default is the workbook's
+/// default format: General, the default font, no fill, no borders.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CellFormat {
+    /// The number format code (`"#,##0.00"`, `"yyyy-mm-dd"`); `None` is General.
+    pub num_format: Option<String>,
+    pub font: Font,
+    pub fill: Fill,
+    pub borders: Borders,
+    pub alignment: Alignment,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Font {
+    pub name: Option<String>,
+    /// In points.
+    pub size: Option<f64>,
+    pub bold: bool,
+    pub italic: bool,
+    /// `"single"`, `"double"`, `"singleAccounting"`, `"doubleAccounting"`.
+    pub underline: Option<String>,
+    pub strikethrough: bool,
+    pub color: Option<Color>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Fill {
+    /// `"solid"`, `"gray125"`, `"lightGrid"`…; `None` is no fill.
+    pub pattern: Option<String>,
+    pub foreground: Option<Color>,
+    pub background: Option<Color>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Borders {
+    pub left: Border,
+    pub right: Border,
+    pub top: Border,
+    pub bottom: Border,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Border {
+    /// `"thin"`, `"medium"`, `"dashed"`, `"double"`…; `None` is no border.
+    pub style: Option<String>,
+    pub color: Option<Color>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Alignment {
+    /// `"left"`, `"center"`, `"right"`, `"fill"`, `"justify"`…
+    pub horizontal: Option<String>,
+    /// `"top"`, `"center"`, `"bottom"`, `"justify"`, `"distributed"`.
+    pub vertical: Option<String>,
+    pub wrap: bool,
+    pub shrink: bool,
+    pub indent: u8,
+    /// Degrees, as the xlsx format counts them: 0–90 up, 91–180 down, 255
+    /// stacked.
+    pub rotation: u16,
+}
+
+impl CellFormat {
+    /// Whether the format's number format shows a date or a time.
+    pub fn shows_date(&self) -> bool {
+        self.num_format.as_deref().is_some_and(is_date_format)
+    }
+}
+
+/// Whether a number format code shows a date or time: it has a date or time
+/// token outside quoted text, escapes and `[colour]`/`[$-locale]` brackets.
+/// (`[h]` and `[mm]` elapsed-time brackets count as time.)
+pub fn is_date_format(code: &str) -> bool {
+    let mut chars = code.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                for c in chars.by_ref() {
+                    if c == '"' {
+                        break;
+                    }
+                }
+            }
+            '\\' | '_' | '*' => {
+                chars.next();
+            }
+            '[' => {
+                let inner: String = chars.by_ref().take_while(|&c| c != ']').collect();
+                let lower = inner.to_ascii_lowercase();
+                if !lower.is_empty() && lower.chars().all(|c| matches!(c, 'h' | 'm' | 's')) {
+                    return true;
+                }
+            }
+            'y' | 'Y' | 'd' | 'D' | 'h' | 'H' | 's' | 'S' | 'm' | 'M' => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_date_formats() {
+        for code in [
+            "yyyy-mm-dd",
+            "dd/mm/yyyy hh:mm",
+            "[h]:mm:ss",
+            "mmm d",
+            "h:mm AM/PM",
+        ] {
+            assert!(is_date_format(code), "{code}");
+        }
+        for code in [
+            "General",
+            "#,##0.00",
+            "\"€\"#,##0.00",
+            "0.0%",
+            "[Red]0.00",
+            "[$-409]#,##0",
+            "0.00\\h",
+        ] {
+            assert!(!is_date_format(code), "{code}");
+        }
+    }
+}

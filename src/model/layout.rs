@@ -1,0 +1,299 @@
+//! How a sheet is laid out around its values: cell formats, row and column
+//! sizes, merged ranges, hyperlinks, tables, panes. Plain data that follows
+//! the rows when rows are added or removed, so a rewrite puts it back where
+//! the user left it.
+//!
+//! Rows and columns are 0-based, as everywhere in the model.
+
+use std::collections::BTreeMap;
+
+use super::format::Color;
+
+/// A rectangle of cells, both corners included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    pub first_row: u32,
+    pub first_column: u16,
+    pub last_row: u32,
+    pub last_column: u16,
+}
+
+/// A row's own settings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RowProps {
+    /// In points, when set by hand.
+    pub height: Option<f64>,
+    pub hidden: bool,
+    /// The format of the row's empty cells (an id into `Workbook::formats`).
+    pub format: u32,
+}
+
+/// Settings of a run of columns.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ColumnProps {
+    pub first: u16,
+    pub last: u16,
+    /// In character widths, as the xlsx format stores it.
+    pub width: Option<f64>,
+    pub hidden: bool,
+    pub format: u32,
+}
+
+/// Where a hyperlink leads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LinkTarget {
+    /// An address outside the workbook: `https://…`, `mailto:…`, a file.
+    Url(String),
+    /// A place inside the workbook: `Report!A1`, a defined name.
+    Location(String),
+}
+
+/// A hyperlink on a cell. Its display text is the cell's value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Link {
+    pub row: u32,
+    pub column: u16,
+    pub target: LinkTarget,
+    pub tooltip: Option<String>,
+}
+
+/// A table ("format as table", a ListObject).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub name: String,
+    /// The whole table: header row, data and totals row.
+    pub range: Range,
+    pub header_row: bool,
+    pub totals_row: bool,
+    /// `"TableStyleMedium9"`; `None` is no style.
+    pub style: Option<String>,
+    pub banded_rows: bool,
+    pub banded_columns: bool,
+    pub first_column: bool,
+    pub last_column: bool,
+    pub autofilter: bool,
+    pub columns: Vec<TableColumn>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TableColumn {
+    pub name: String,
+    /// The totals row's function: `"sum"`, `"average"`, `"count"`…
+    pub total_function: Option<String>,
+    /// The totals row's text in this column.
+    pub total_label: Option<String>,
+}
+
+/// Everything about a sheet's layout that a rewrite keeps.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Layout {
+    /// The format id of each cell, `formats[row][column]`; 0 (and any cell
+    /// past a row's end) is the default format.
+    pub formats: Vec<Vec<u32>>,
+    pub rows: BTreeMap<u32, RowProps>,
+    pub columns: Vec<ColumnProps>,
+    pub merges: Vec<Range>,
+    pub links: Vec<Link>,
+    pub tables: Vec<Table>,
+    pub autofilter: Option<Range>,
+    /// The first row and column that do not scroll.
+    pub freeze: Option<(u32, u16)>,
+    pub tab_color: Option<Color>,
+}
+
+impl Range {
+    pub fn cell(row: u32, column: u16) -> Range {
+        Range {
+            first_row: row,
+            first_column: column,
+            last_row: row,
+            last_column: column,
+        }
+    }
+
+    /// The range once the rows at `removed` (sorted, 0-based) are gone: it
+    /// shrinks by the removed rows inside it and moves up by those above
+    /// it. `None` when all its rows are removed.
+    fn without_rows(self, removed: &[usize]) -> Option<Range> {
+        let before = |row: u32| removed.partition_point(|&r| r < row as usize) as u32;
+        let up_to = |row: u32| removed.partition_point(|&r| r <= row as usize) as u32;
+        let first_row = self.first_row - before(self.first_row);
+        let kept =
+            (self.last_row - self.first_row + 1) - (up_to(self.last_row) - before(self.first_row));
+        (kept > 0).then(|| Range {
+            first_row,
+            last_row: first_row + kept - 1,
+            ..self
+        })
+    }
+}
+
+impl Layout {
+    /// Whether the sheet has any layout at all (a bare grid has none).
+    pub fn is_empty(&self) -> bool {
+        *self == Layout::default()
+    }
+
+    /// The format id of a cell.
+    pub fn format(&self, row: usize, column: usize) -> u32 {
+        self.formats
+            .get(row)
+            .and_then(|cells| cells.get(column))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Gives the rows `first..first + count`, new below the sheet's last
+    /// row, the cell formats of the row above them, as a spreadsheet app
+    /// does when someone types under a table; and grows the tables and the
+    /// autofilter that end on that row so they take the new rows in.
+    pub fn rows_appended(&mut self, first: usize, count: usize) {
+        if first == 0 || count == 0 {
+            return;
+        }
+        let above = self.formats.get(first - 1).cloned().unwrap_or_default();
+        if above.iter().any(|&f| f != 0) {
+            if self.formats.len() < first + count {
+                self.formats.resize_with(first + count, Vec::new);
+            }
+            for row in &mut self.formats[first..first + count] {
+                row.clone_from(&above);
+            }
+        }
+        let last = (first - 1) as u32;
+        let grow = |range: &mut Range| {
+            if range.last_row == last {
+                range.last_row += count as u32;
+            }
+        };
+        for table in self.tables.iter_mut().filter(|t| !t.totals_row) {
+            grow(&mut table.range);
+        }
+        if let Some(range) = &mut self.autofilter {
+            grow(range);
+        }
+    }
+
+    /// Removes the rows at `removed` (sorted, 0-based) from everything
+    /// anchored to rows: rows below move up, ranges shrink, and what lay
+    /// only on removed rows goes with them.
+    pub fn rows_removed(&mut self, removed: &[usize]) {
+        if removed.is_empty() || self.is_empty() {
+            return;
+        }
+        let gone = |row: usize| removed.binary_search(&row).is_ok();
+        let mut index = 0;
+        self.formats.retain(|_| {
+            index += 1;
+            !gone(index - 1)
+        });
+        let moved = |row: u32| row - removed.partition_point(|&r| r < row as usize) as u32;
+        self.rows = std::mem::take(&mut self.rows)
+            .into_iter()
+            .filter(|(row, _)| !gone(*row as usize))
+            .map(|(row, props)| (moved(row), props))
+            .collect();
+        self.merges = std::mem::take(&mut self.merges)
+            .into_iter()
+            .filter_map(|range| range.without_rows(removed))
+            .filter(|range| {
+                range.first_row != range.last_row || range.first_column != range.last_column
+            })
+            .collect();
+        self.links.retain(|link| !gone(link.row as usize));
+        for link in &mut self.links {
+            link.row = moved(link.row);
+        }
+        self.tables
+            .retain_mut(|table| match table.range.without_rows(removed) {
+                // A table keeps at least its header row and one more.
+                Some(range) if range.last_row > range.first_row => {
+                    table.range = range;
+                    true
+                }
+                _ => false,
+            });
+        self.autofilter = self
+            .autofilter
+            .and_then(|range| range.without_rows(removed));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(first_row: u32, last_row: u32) -> Range {
+        Range {
+            first_row,
+            first_column: 0,
+            last_row,
+            last_column: 3,
+        }
+    }
+
+    #[test]
+    fn ranges_shrink_and_move_with_removed_rows() {
+        assert_eq!(rows(4, 6).without_rows(&[1, 2]), Some(rows(2, 4)));
+        assert_eq!(rows(4, 6).without_rows(&[5]), Some(rows(4, 5)));
+        assert_eq!(rows(4, 6).without_rows(&[4, 5, 6]), None);
+        assert_eq!(rows(4, 6).without_rows(&[0, 4, 9]), Some(rows(3, 4)));
+        assert_eq!(rows(4, 6).without_rows(&[7, 8]), Some(rows(4, 6)));
+    }
+
+    #[test]
+    fn appended_rows_take_formats_and_grow_tables() {
+        let mut layout = Layout {
+            formats: vec![vec![1, 1], vec![0, 2]],
+            autofilter: Some(rows(0, 1)),
+            ..Layout::default()
+        };
+        layout.rows_appended(2, 2);
+        assert_eq!(
+            layout.formats,
+            vec![vec![1, 1], vec![0, 2], vec![0, 2], vec![0, 2]]
+        );
+        assert_eq!(layout.autofilter, Some(rows(0, 3)));
+    }
+
+    #[test]
+    fn removed_rows_take_their_layout_along() {
+        let mut layout = Layout {
+            formats: vec![vec![1], vec![2], vec![3]],
+            rows: BTreeMap::from([
+                (1, RowProps::default()),
+                (
+                    2,
+                    RowProps {
+                        hidden: true,
+                        ..RowProps::default()
+                    },
+                ),
+            ]),
+            merges: vec![
+                rows(1, 2),
+                Range {
+                    last_column: 0,
+                    ..rows(1, 2)
+                },
+            ],
+            links: vec![Link {
+                row: 2,
+                column: 0,
+                target: LinkTarget::Url("https://example.com".into()),
+                tooltip: None,
+            }],
+            ..Layout::default()
+        };
+        layout.rows_removed(&[1]);
+        assert_eq!(layout.formats, vec![vec![1], vec![3]]);
+        assert_eq!(layout.rows.keys().copied().collect::<Vec<_>>(), vec![1]);
+        assert!(layout.rows[&1].hidden);
+        assert_eq!(
+            layout.merges,
+            vec![rows(1, 1)],
+            "A2:D3 is A2:D2, A2:A3 is gone"
+        );
+        assert_eq!(layout.links[0].row, 1);
+    }
+}
