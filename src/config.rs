@@ -58,6 +58,11 @@ pub struct Config {
     /// past it the request gets 503 with Retry-After and nothing is written.
     #[arg(long, env = "SHEETD_QUEUE_TIMEOUT_MS", default_value_t = 30_000)]
     pub queue_timeout_ms: u64,
+
+    /// Write to workbooks even when the rewrite loses parts of them that
+    /// sheetd cannot carry over (charts, images, notes, validations…).
+    #[arg(long, env = "SHEETD_ALLOW_LOSSY_WRITES")]
+    pub allow_lossy_writes: bool,
 }
 
 impl Config {
@@ -71,6 +76,7 @@ impl Config {
     /// The store's share of the configuration.
     pub fn store_limits(&self) -> Limits {
         Limits {
+            allow_lossy_writes: self.allow_lossy_writes,
             max_cells: self.max_cells,
             cache_bytes: self.cache_bytes,
             queue_limit: self.queue_limit,

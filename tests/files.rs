@@ -106,7 +106,8 @@ async fn hidden_sheets_stay_hidden_and_in_order() {
     }
 }
 
-/// Makes a workbook with one feature sheetd cannot carry over yet.
+/// Makes a workbook (written by rust_xlsxwriter) with one feature sheetd
+/// cannot carry over; `tests/fidelity.rs` has the same from other producers.
 fn workbook_with(path: &std::path::Path, add: impl FnOnce(&mut rust_xlsxwriter::Worksheet)) {
     let mut book = rust_xlsxwriter::Workbook::new();
     let sheet = book.add_worksheet().set_name("People").unwrap();
@@ -121,16 +122,12 @@ async fn writes_that_would_lose_content_are_refused_untouched() {
     type AddFeature = Box<dyn FnOnce(&mut rust_xlsxwriter::Worksheet)>;
     let cases: Vec<(&str, AddFeature)> = vec![
         (
-            "merged cell range",
+            "conditional format",
             Box::new(|s| {
-                s.merge_range(5, 0, 5, 2, "title", &rust_xlsxwriter::Format::new())
-                    .unwrap();
-            }),
-        ),
-        (
-            "hyperlink",
-            Box::new(|s| {
-                s.write_url(6, 0, "https://example.com").unwrap();
+                let rule = rust_xlsxwriter::ConditionalFormatCell::new()
+                    .set_rule(rust_xlsxwriter::ConditionalFormatCellRule::GreaterThan(5))
+                    .set_format(rust_xlsxwriter::Format::new().set_bold());
+                s.add_conditional_format(1, 0, 9, 0, &rule).unwrap();
             }),
         ),
         (

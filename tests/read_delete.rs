@@ -1190,7 +1190,7 @@ async fn delete_is_refused_when_a_3d_reference_spans_the_sheet() {
 }
 
 #[tokio::test]
-async fn delete_is_refused_when_a_table_covers_the_sheet() {
+async fn delete_shrinks_a_table_that_covers_the_rows() {
     let server = Server::start().await;
     let mut book = rust_xlsxwriter::Workbook::new();
     let sheet = book.add_worksheet();
@@ -1209,12 +1209,19 @@ async fn delete_is_refused_when_a_table_covers_the_sheet() {
         .delete(&rows_path("Data"), json!({"type": "row", "row": 2}))
         .await;
 
-    assert_conflict(&server, status, &body);
-    assert_untouched(&server.file(ID), &before);
+    assert_eq!((status, body), (StatusCode::OK, json!({"deleted": 1})));
+    assert_ne!(std::fs::read(server.file(ID)).unwrap(), before.bytes);
+    let after = parse_file(&server.file(ID));
+    let table = &after.sheet("Data").unwrap().layout.tables[0];
+    assert_eq!(
+        (table.range.first_row, table.range.last_row),
+        (0, 2),
+        "A1:A4 became A1:A3"
+    );
 }
 
 #[tokio::test]
-async fn delete_is_refused_when_merged_cells_would_move() {
+async fn delete_moves_merged_cells_below_up() {
     let server = Server::start().await;
     let mut book = rust_xlsxwriter::Workbook::new();
     let sheet = book.add_worksheet();
@@ -1233,8 +1240,15 @@ async fn delete_is_refused_when_merged_cells_would_move() {
         .delete(&rows_path("Data"), json!({"type": "row", "row": 2}))
         .await;
 
-    assert_conflict(&server, status, &body);
-    assert_untouched(&server.file(ID), &before);
+    assert_eq!((status, body), (StatusCode::OK, json!({"deleted": 1})));
+    assert_ne!(std::fs::read(server.file(ID)).unwrap(), before.bytes);
+    let after = parse_file(&server.file(ID));
+    let merge = after.sheet("Data").unwrap().layout.merges[0];
+    assert_eq!(
+        (merge.first_row, merge.last_row, merge.last_column),
+        (2, 2, 1),
+        "A4:B4 became A3:B3"
+    );
 }
 
 #[tokio::test]
@@ -1390,4 +1404,10 @@ async fn delete_is_allowed_when_formulas_refer_to_no_cell() {
     let mut book: calamine::Xlsx<_> = calamine::open_workbook(server.file(ID)).unwrap();
     let formulas = calamine::Reader::worksheet_formula(&mut book, "Types").unwrap();
     assert_eq!(formulas.get_value((12, 1)).map(String::as_str), Some("2+3"));
+}
+
+/// The workbook on disk, read with sheetd's reader (layout included).
+fn parse_file(path: &std::path::Path) -> sheetd::model::Workbook {
+    let bytes = std::fs::read(path).unwrap();
+    sheetd::store::read::parse_workbook(&bytes, 1_000_000).unwrap()
 }

@@ -93,6 +93,8 @@ pub struct Layout {
     pub rows: BTreeMap<u32, RowProps>,
     pub columns: Vec<ColumnProps>,
     pub merges: Vec<Range>,
+    /// Array formulas: the formula sits in the range's first cell.
+    pub array_formulas: Vec<Range>,
     pub links: Vec<Link>,
     pub tables: Vec<Table>,
     pub autofilter: Option<Range>,
@@ -199,6 +201,10 @@ impl Layout {
             .filter(|range| {
                 range.first_row != range.last_row || range.first_column != range.last_column
             })
+            .collect();
+        self.array_formulas = std::mem::take(&mut self.array_formulas)
+            .into_iter()
+            .filter_map(|range| range.without_rows(removed))
             .collect();
         self.links.retain(|link| !gone(link.row as usize));
         for link in &mut self.links {

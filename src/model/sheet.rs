@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use super::format::CellFormat;
+use super::format::{CellFormat, Font};
 use super::formula::{may_refer_to_cells, sheet_prefixes};
 use super::header::Header;
 use super::layout::Layout;
@@ -44,6 +44,9 @@ pub struct Workbook {
     /// The cell formats that `Layout::formats` ids point into; id 0 is the
     /// default format (present whether or not this holds it).
     pub formats: Vec<CellFormat>,
+    /// The font of cells with no font of their own; `Font::default()` is
+    /// the writer's own default (Calibri 11).
+    pub default_font: Font,
     /// Defined names ("named ranges"), in the workbook's order.
     pub names: Vec<DefinedName>,
     /// The index of the sheet shown when the workbook opens.
@@ -144,7 +147,8 @@ impl Workbook {
         Ok(rows.len())
     }
 
-    /// Why formulas may refer to cells of sheet `index`, if they may: any
+    /// Why formulas or defined names may refer to cells of sheet `index`, if
+    /// they may: any
     /// formula with a reference on that sheet, and any formula elsewhere that names it or
     /// spans sheets with a 3D reference (`Alpha:Gamma!A2` covers the sheets
     /// between, which it does not name).
@@ -172,7 +176,19 @@ impl Workbook {
                 ));
             }
         }
-        None
+        let named = self.names.iter().find(|n| {
+            may_refer_to_cells(&n.refers_to)
+                && (n.refers_to.to_lowercase().contains(&lower)
+                    || n.scope == Some(index)
+                    || sheet_prefixes(&n.refers_to).any(|prefix| prefix.contains(':')))
+        });
+        named.map(|n| {
+            format!(
+                "the defined name {:?} may refer to rows of sheet {name:?}; \
+                 deleting rows would move those cells and the service does not rewrite references",
+                n.name
+            )
+        })
     }
 }
 

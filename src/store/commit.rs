@@ -105,7 +105,14 @@ impl Store {
             }
         };
         if !shared.unkept.is_empty() {
-            return self.commit_refusing_changes(&shared, batch);
+            if !self.inner.limits.allow_lossy_writes {
+                return self.commit_refusing_changes(&shared, batch);
+            }
+            tracing::warn!(
+                spreadsheet = %id,
+                lost = %shared.unkept.join(", "),
+                "rewriting a workbook that loses parts (--allow-lossy-writes)"
+            );
         }
         self.forget(id);
         let mut workbook = Arc::unwrap_or_clone(shared);
@@ -117,6 +124,8 @@ impl Store {
             answers.push(applied.answer);
         }
         let outcome = if changed {
+            // Once rewritten, the file no longer holds what the rewrite lost.
+            workbook.unkept.clear();
             self.persist(id, &workbook)
         } else {
             Ok(identity)
@@ -140,7 +149,8 @@ impl Store {
     /// edit runs on its own copy, and those that would change it are refused.
     fn commit_refusing_changes(&self, workbook: &Workbook, batch: Vec<Box<dyn PendingEdit>>) {
         let reason = format!(
-            "the workbook has {}, which a rewrite would remove",
+            "the workbook has {}, which a rewrite would remove \
+             (an operator may allow it with --allow-lossy-writes)",
             workbook.unkept.join(" and ")
         );
         for edit in batch {

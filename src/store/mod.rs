@@ -14,8 +14,10 @@ mod atomic;
 mod cache;
 mod commit;
 mod lock;
+pub mod package;
 mod queue;
 pub mod read;
+pub mod styles;
 pub mod write;
 
 use std::fs::{self, File};
@@ -57,6 +59,8 @@ pub enum StoreError {
 /// What the store allows; `Config` documents each.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
+    /// Rewrite workbooks with parts a rewrite would lose (they are lost).
+    pub allow_lossy_writes: bool,
     pub max_cells: usize,
     pub cache_bytes: usize,
     pub queue_limit: usize,

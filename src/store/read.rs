@@ -2,26 +2,20 @@
 //!
 //! This is the one place that knows calamine's ranges are offset: cells get
 //! their absolute sheet position here, so nobody else does that arithmetic.
-//! It also lists the parts of the package that a rewrite would not carry over
-//! (see [`Workbook::unkept`]), so that a write can refuse instead of losing them.
+//! What calamine does not expose (formats, layout, defined names, and the
+//! parts a rewrite would not carry) comes from [`super::package`].
 
 use std::io::{Cursor, Read, Seek};
 
 use calamine::{DataRef, Reader, SheetType, SheetVisible, Xlsx};
 
 use super::StoreError;
+use super::package::read_package;
 use crate::model::value::{DateParse, DateSyntax, Formula, parse_date};
 use crate::model::{Cell, Sheet, Visibility, Workbook};
 
 /// Days between the 1904 and the 1900 date systems' day zero.
 const DAYS_1900_TO_1904: f64 = 1462.0;
-
-/// The most bytes the parts of one package may unpack to. Counted while
-/// decompressing (a zip's declared sizes can lie), so a zip bomb is stopped
-/// after this much work instead of filling memory.
-pub const MAX_UNPACKED_BYTES: u64 = 1 << 30;
-/// The most parts one package may have.
-const MAX_PARTS: usize = 10_000;
 
 /// Parses a whole workbook. Any failure means "no readable workbook".
 /// `max_cells` bounds the cell slots the workbook may take in memory: each
@@ -29,7 +23,7 @@ const MAX_PARTS: usize = 10_000;
 /// column XFD costs 16,384 slots (about 32 bytes each). The bound keeps a
 /// hostile or absurd file from exhausting memory.
 pub fn parse_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, StoreError> {
-    let unkept = unkept_parts(Cursor::new(bytes))?;
+    let mut package = read_package(Cursor::new(bytes), max_cells)?;
     let mut xlsx = Xlsx::new(Cursor::new(bytes)).map_err(unreadable)?;
     let date_offset = if xlsx.has_1904_epoch() {
         DAYS_1900_TO_1904
@@ -38,16 +32,17 @@ pub fn parse_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, StoreE
     };
     let mut workbook = Workbook {
         sheets: Vec::new(),
-        unkept,
-        ..Workbook::default()
+        unkept: package.unkept,
+        formats: package.formats,
+        default_font: package.default_font,
+        names: Vec::new(),
+        active_sheet: 0,
     };
-    if !xlsx.defined_names().is_empty() {
-        workbook
-            .unkept
-            .push(format!("{} defined name(s)", xlsx.defined_names().len()));
-    }
     let mut slots = 0;
+    // Sheet indexes in the file (chart sheets included) → in the model.
+    let mut kept_index = Vec::new();
     for meta in xlsx.sheets_metadata().to_vec() {
+        kept_index.push((meta.typ == SheetType::WorkSheet).then_some(workbook.sheets.len()));
         if meta.typ != SheetType::WorkSheet {
             workbook
                 .unkept
@@ -61,7 +56,24 @@ pub fn parse_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, StoreE
             SheetVisible::Hidden => Visibility::Hidden,
             SheetVisible::VeryHidden => Visibility::VeryHidden,
         };
+        sheet.layout = package.layouts.remove(&sheet.name).unwrap_or_default();
         workbook.sheets.push(sheet);
+    }
+    workbook.active_sheet = kept_index
+        .get(package.active_tab)
+        .copied()
+        .flatten()
+        .unwrap_or(0);
+    for mut name in package.names {
+        match name.scope.map(|i| kept_index.get(i).copied().flatten()) {
+            Some(None) => workbook
+                .unkept
+                .push(format!("the defined name {:?} of a chart sheet", name.name)),
+            scope => {
+                name.scope = scope.flatten();
+                workbook.names.push(name);
+            }
+        }
     }
     Ok(workbook)
 }
@@ -88,7 +100,12 @@ fn read_cells<R: Read + Seek>(
         let cell = match record.formula {
             Some(expr) if !expr.is_empty() => Cell::Formula(Box::new(Formula {
                 expr,
-                cached: value,
+                // No cached result is written as an empty one (see `write`).
+                cached: if value == Cell::Text(String::new()) {
+                    Cell::Empty
+                } else {
+                    value
+                },
             })),
             _ => value,
         };
@@ -135,151 +152,5 @@ fn cell_of(data: &DataRef<'_>, date_offset: f64) -> Cell {
         }
         DataRef::DurationIso(iso) => Cell::Text(iso.clone()),
         DataRef::Error(error) => Cell::Error(error.to_string()),
-    }
-}
-
-/// Package parts that a rewrite does not reproduce, by where they live.
-const UNKEPT_PARTS: &[(&str, &str)] = &[
-    ("xl/charts/chart", "chart(s)"),
-    ("xl/drawings/drawing", "drawing(s) (shapes or images)"),
-    ("xl/comments", "comment part(s)"),
-    ("xl/threadedComments/", "threaded comment part(s)"),
-    ("xl/vbaProject.bin", "VBA macro project(s)"),
-    ("xl/pivotTables/", "pivot table(s)"),
-    ("xl/externalLinks/", "external link(s)"),
-    ("xl/slicers/", "slicer(s)"),
-    ("xl/embeddings/", "embedded object(s)"),
-    ("xl/tables/", "table(s)"),
-    ("xl/ctrlProps/", "form control(s)"),
-    ("customXml/item", "custom XML part(s)"),
-];
-
-/// Elements of a worksheet's XML that a rewrite does not reproduce.
-const UNKEPT_ELEMENTS: &[(&str, &str)] = &[
-    ("mergeCell ", "merged cell range(s)"),
-    ("hyperlink ", "hyperlink(s)"),
-    ("dataValidation ", "data validation rule(s)"),
-    ("conditionalFormatting", "conditional format(s)"),
-    ("sheetProtection", "sheet protection setting(s)"),
-    ("autoFilter", "autofilter(s)"),
-    ("sparklineGroup ", "sparkline group(s)"),
-];
-
-/// Checks the package's size by unpacking every part once, and describes
-/// every part of it that a rewrite would not keep.
-fn unkept_parts<R: Read + Seek>(reader: R) -> Result<Vec<String>, StoreError> {
-    let mut archive = zip::ZipArchive::new(reader).map_err(unreadable)?;
-    if archive.len() > MAX_PARTS {
-        return Err(StoreError::Unreadable(format!(
-            "the package has more than {MAX_PARTS} parts"
-        )));
-    }
-    let mut part_counts = vec![0usize; UNKEPT_PARTS.len()];
-    let mut element_counts = vec![0usize; UNKEPT_ELEMENTS.len()];
-    let mut unpacked = 0u64;
-    for i in 0..archive.len() {
-        let entry = archive.by_index(i).map_err(unreadable)?;
-        let name = entry.name().map_err(unreadable)?.into_owned();
-        for (count, (prefix, _)) in part_counts.iter_mut().zip(UNKEPT_PARTS) {
-            if name.starts_with(prefix) && !name.ends_with(".rels") {
-                *count += 1;
-            }
-        }
-        // Never read more than the budget left, whatever the headers say.
-        let budget = MAX_UNPACKED_BYTES - unpacked;
-        let mut part = CountingReader {
-            inner: entry.take(budget + 1),
-            count: 0,
-        };
-        if name.starts_with("xl/worksheets/") && name.ends_with(".xml") {
-            count_elements(&mut part, &mut element_counts).map_err(unreadable)?;
-        } else {
-            std::io::copy(&mut part, &mut std::io::sink()).map_err(unreadable)?;
-        }
-        unpacked += part.count;
-        if unpacked > MAX_UNPACKED_BYTES {
-            return Err(StoreError::Unreadable(format!(
-                "the package unpacks to more than {} MiB",
-                MAX_UNPACKED_BYTES >> 20
-            )));
-        }
-    }
-    let parts = part_counts.iter().zip(UNKEPT_PARTS);
-    let elements = element_counts.iter().zip(UNKEPT_ELEMENTS);
-    Ok(parts
-        .chain(elements)
-        .filter(|(count, _)| **count > 0)
-        .map(|(count, (_, what))| format!("{count} {what}"))
-        .collect())
-}
-
-/// Counts the bytes read through it.
-struct CountingReader<R> {
-    inner: R,
-    count: u64,
-}
-
-impl<R: Read> Read for CountingReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.count += n as u64;
-        Ok(n)
-    }
-}
-
-/// Counts `<name` and `<prefix:name` openings of each element in an XML
-/// stream, reading it in chunks so a large sheet never sits in memory whole.
-fn count_elements(xml: &mut impl Read, counts: &mut [usize]) -> std::io::Result<()> {
-    const CHUNK: usize = 64 * 1024;
-    let longest = UNKEPT_ELEMENTS
-        .iter()
-        .map(|(tag, _)| tag.len() + 1)
-        .max()
-        .unwrap_or(0);
-    let mut buffer = Vec::with_capacity(CHUNK + longest);
-    let mut chunk = vec![0u8; CHUNK];
-    loop {
-        let n = xml.read(&mut chunk)?;
-        buffer.extend_from_slice(&chunk[..n]);
-        // Only count matches that start before the tail kept for the next round.
-        let keep = if n == 0 { 0 } else { longest.min(buffer.len()) };
-        let limit = buffer.len() - keep;
-        for (count, (tag, _)) in counts.iter_mut().zip(UNKEPT_ELEMENTS) {
-            *count += find_all(&buffer, tag.as_bytes())
-                .filter(|&at| at <= limit && at > 0 && matches!(buffer[at - 1], b'<' | b':'))
-                .filter(|&at| at - 1 < limit)
-                .count();
-        }
-        if n == 0 {
-            return Ok(());
-        }
-        buffer.drain(..limit);
-    }
-}
-
-fn find_all<'a>(haystack: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
-    haystack
-        .windows(needle.len())
-        .enumerate()
-        .filter(move |(_, window)| *window == needle)
-        .map(|(at, _)| at)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts_elements_across_chunk_borders() {
-        let mut xml = String::from("<worksheet>");
-        xml.push_str(&" ".repeat(64 * 1024 - 15));
-        xml.push_str(
-            "<mergeCells><mergeCell ref=\"A1:B1\"/><x:mergeCell ref=\"A2:B2\"/></mergeCells>",
-        );
-        xml.push_str("<hyperlinks><hyperlink ref=\"A1\"/></hyperlinks>");
-        let mut counts = vec![0; UNKEPT_ELEMENTS.len()];
-        count_elements(&mut xml.as_bytes(), &mut counts).unwrap();
-        assert_eq!(counts[0], 2, "merged ranges");
-        assert_eq!(counts[1], 1, "hyperlinks");
     }
 }

@@ -2,45 +2,84 @@
 //!
 //! rust_xlsxwriter cannot edit a file, so every write rebuilds the whole
 //! workbook from the model: every sheet with its name, order, visibility,
-//! values, types and formulas (with their cached results).
+//! values, types and formulas (with their cached results), its cell formats
+//! and its layout, and the workbook's defined names.
 
 use std::io::{Seek, Write};
 
-use rust_xlsxwriter::{Format, Formula as XlsxFormula, Worksheet, XlsxError};
+use std::collections::HashMap;
+
+use rust_xlsxwriter::{
+    Format, Formula as XlsxFormula, Table, TableColumn, TableFunction, TableStyle, Url, Worksheet,
+    XlsxError,
+};
 
 use super::StoreError;
+use super::styles::{to_format, xlsx_color};
+use crate::model::format::{CellFormat, Font};
+use crate::model::layout::{Layout, LinkTarget};
 use crate::model::value::{DateKind, date_kind, format_number};
-use crate::model::{Cell, Visibility, Workbook};
+use crate::model::{Cell, Sheet, Visibility, Workbook};
 
-/// Number formats of the date-like cells (contract §2).
-struct Formats {
-    date: Format,
-    date_time: Format,
-    time_of_day: Format,
-    duration: Format,
+/// The number format codes the service gives date-like values (contract §2)
+/// when their cell's own format does not show a date.
+fn date_code(cell: &Cell) -> Option<&'static str> {
+    let serial = match cell {
+        Cell::DateTime(serial) => *serial,
+        Cell::Duration(_) => return Some("[h]:mm:ss"),
+        Cell::Formula(f) => return date_code(&f.cached),
+        _ => return None,
+    };
+    Some(match date_kind(serial) {
+        DateKind::Date => "yyyy/mm/dd",
+        DateKind::DateTime => "yyyy/mm/dd hh:mm:ss",
+        DateKind::TimeOfDay => "hh:mm:ss",
+    })
 }
 
-impl Formats {
-    fn new() -> Formats {
+/// rust_xlsxwriter formats for the workbook's cell formats, built once each.
+struct Formats<'a> {
+    cell_formats: &'a [CellFormat],
+    /// Whether each cell format is the default one (needs no format).
+    plain: Vec<bool>,
+    /// Whether each cell format shows numbers as dates.
+    dated: Vec<bool>,
+    built: HashMap<(u32, Option<&'static str>), Format>,
+}
+
+impl Formats<'_> {
+    fn new(cell_formats: &[CellFormat]) -> Formats<'_> {
+        let default = CellFormat::default();
         Formats {
-            date: Format::new().set_num_format("yyyy/mm/dd"),
-            date_time: Format::new().set_num_format("yyyy/mm/dd hh:mm:ss"),
-            time_of_day: Format::new().set_num_format("hh:mm:ss"),
-            duration: Format::new().set_num_format("[h]:mm:ss"),
+            cell_formats,
+            plain: cell_formats.iter().map(|f| *f == default).collect(),
+            dated: cell_formats.iter().map(CellFormat::shows_date).collect(),
+            built: HashMap::new(),
         }
     }
 
-    /// The format a cell needs to show as what it is, if any.
-    fn of(&self, cell: &Cell) -> Option<&Format> {
-        match cell {
-            Cell::DateTime(serial) => Some(match date_kind(*serial) {
-                DateKind::Date => &self.date,
-                DateKind::DateTime => &self.date_time,
-                DateKind::TimeOfDay => &self.time_of_day,
-            }),
-            Cell::Duration(_) => Some(&self.duration),
-            _ => None,
+    /// The format to write `cell` with, when it needs one: its cell format,
+    /// with a date format added when the value is a date the cell format
+    /// would not show as one.
+    fn of(&mut self, id: u32, cell: &Cell) -> Option<&Format> {
+        let index = id as usize;
+        let date = date_code(cell).filter(|_| !self.dated.get(index).copied().unwrap_or(false));
+        let id = if self.plain.get(index).copied().unwrap_or(true) {
+            0
+        } else {
+            id
+        };
+        if id == 0 && date.is_none() {
+            return None;
         }
+        let base = self.cell_formats.get(id as usize);
+        Some(self.built.entry((id, date)).or_insert_with(|| {
+            let mut format = base.cloned().unwrap_or_default();
+            if let Some(code) = date {
+                format.num_format = Some(code.to_owned());
+            }
+            to_format(&format)
+        }))
     }
 }
 
@@ -50,14 +89,20 @@ pub fn write_workbook<W: Write + Seek + Send>(
     out: W,
 ) -> Result<(), StoreError> {
     let mut book = rust_xlsxwriter::Workbook::new();
-    let formats = Formats::new();
-    let first_visible = workbook
-        .sheets
-        .iter()
-        .position(|s| s.visibility == Visibility::Visible);
+    set_default_font(&mut book, &workbook.default_font);
+    let mut formats = Formats::new(&workbook.formats);
+    let active = match workbook.sheets.get(workbook.active_sheet) {
+        Some(sheet) if sheet.visibility == Visibility::Visible => Some(workbook.active_sheet),
+        _ => workbook
+            .sheets
+            .iter()
+            .position(|s| s.visibility == Visibility::Visible),
+    };
     for (index, sheet) in workbook.sheets.iter().enumerate() {
         let worksheet = book.add_worksheet();
         worksheet.set_name(&sheet.name).map_err(unwritable)?;
+        // A formula with no cached result keeps none (rather than 0).
+        worksheet.set_formula_result_default("");
         match sheet.visibility {
             Visibility::Visible => {}
             Visibility::Hidden => {
@@ -67,20 +112,179 @@ pub fn write_workbook<W: Write + Seek + Send>(
                 worksheet.set_very_hidden(true);
             }
         }
-        if Some(index) == first_visible {
+        if Some(index) == active {
             worksheet.set_active(true);
         }
-        for (row, cells) in sheet.rows.iter().enumerate() {
-            for (column, cell) in cells.iter().enumerate() {
-                write_cell(worksheet, row as u32, column as u16, cell, &formats)
-                    .map_err(unwritable)?;
-            }
-        }
+        write_layout(worksheet, &sheet.layout, &mut formats).map_err(unwritable)?;
+        write_cells(worksheet, sheet, &mut formats).map_err(unwritable)?;
+    }
+    for name in &workbook.names {
+        let scoped = match name.scope.and_then(|i| workbook.sheets.get(i)) {
+            Some(sheet) => format!("'{}'!{}", sheet.name.replace('\'', "''"), name.name),
+            None => name.name.clone(),
+        };
+        book.define_name(scoped, &format!("={}", name.refers_to))
+            .map_err(unwritable)?;
     }
     book.save_to_writer(out).map_err(|e| match e {
         XlsxError::IoError(io) => StoreError::Io(io),
         other => unwritable(other),
     })
+}
+
+/// Makes `font` the workbook's default, the font of every cell without one
+/// of its own. rust_xlsxwriter wants the default row height and column width
+/// in pixels with it; they follow from the font size as in Excel (a 10 pt
+/// font gives 17 px rows; columns of 8.43 characters are 64 px for the
+/// common fonts). Fonts it cannot size keep its default, Calibri 11.
+fn set_default_font(book: &mut rust_xlsxwriter::Workbook, font: &Font) {
+    let (Some(name), Some(size)) = (&font.name, font.size) else {
+        return;
+    };
+    if name == "Calibri" && size == 11.0 {
+        return;
+    }
+    let row_pixels = (size * 4.0 / 3.0 * 1.275).round() as u32;
+    let format = Format::new().set_font_name(name).set_font_size(size);
+    if let Err(error) = book.set_default_format(&format, row_pixels, 64) {
+        tracing::debug!(%error, font = %name, size, "default font not kept");
+    }
+}
+
+/// Every cell with a value or a format of its own.
+fn write_cells(
+    worksheet: &mut Worksheet,
+    sheet: &Sheet,
+    formats: &mut Formats<'_>,
+) -> Result<(), XlsxError> {
+    let layout = &sheet.layout;
+    let row_count = sheet.rows.len().max(layout.formats.len());
+    for row in 0..row_count {
+        let cells = sheet.rows.get(row).map_or(&[][..], Vec::as_slice);
+        let ids = layout.formats.get(row).map_or(&[][..], Vec::as_slice);
+        for column in 0..cells.len().max(ids.len()) {
+            let cell = cells.get(column).unwrap_or(&Cell::Empty);
+            let id = ids.get(column).copied().unwrap_or(0);
+            let format = formats.of(id, cell);
+            write_cell(worksheet, row as u32, column as u16, cell, format)?;
+        }
+    }
+    for range in &layout.array_formulas {
+        let (row, column) = (range.first_row as usize, range.first_column as usize);
+        let Some(Cell::Formula(f)) = sheet.rows.get(row).and_then(|cells| cells.get(column)) else {
+            continue;
+        };
+        let formula = XlsxFormula::new(&f.expr).set_result(cached_result(&f.cached));
+        let format = formats
+            .of(layout.format(row, column), &f.cached)
+            .cloned()
+            .unwrap_or_default();
+        worksheet.write_array_formula_with_format(
+            range.first_row,
+            range.first_column,
+            range.last_row,
+            range.last_column,
+            formula,
+            &format,
+        )?;
+    }
+    Ok(())
+}
+
+/// What surrounds the cells: columns, rows, merges, links, tables, panes.
+/// Written before the cells, so the cells' own values and formats win where
+/// the writer would fill cells in (merged ranges, table headers and totals).
+fn write_layout(
+    worksheet: &mut Worksheet,
+    layout: &Layout,
+    formats: &mut Formats<'_>,
+) -> Result<(), XlsxError> {
+    for column in &layout.columns {
+        let (first, last) = (column.first, column.last);
+        if let Some(width) = column.width {
+            // The pixel width that rust_xlsxwriter turns back into this
+            // stored width (it stores pixels × 256 / 7, rounded down).
+            worksheet.set_column_range_width_pixels(first, last, (width * 7.0).round() as u32)?;
+        }
+        if let Some(format) = formats.of(column.format, &Cell::Empty) {
+            worksheet.set_column_range_format(first, last, format)?;
+        }
+        if column.hidden {
+            worksheet.set_column_range_hidden(first, last)?;
+        }
+    }
+    for (&row, props) in &layout.rows {
+        if let Some(height) = props.height {
+            worksheet.set_row_height(row, height)?;
+        }
+        if let Some(format) = formats.of(props.format, &Cell::Empty) {
+            worksheet.set_row_format(row, format)?;
+        }
+        if props.hidden {
+            worksheet.set_row_hidden(row)?;
+        }
+    }
+    for table in &layout.tables {
+        let range = table.range;
+        worksheet.add_table(
+            range.first_row,
+            range.first_column,
+            range.last_row,
+            range.last_column,
+            &to_table(table),
+        )?;
+    }
+    for range in &layout.merges {
+        let format = formats
+            .of(
+                layout.format(range.first_row as usize, range.first_column as usize),
+                &Cell::Empty,
+            )
+            .cloned()
+            .unwrap_or_default();
+        worksheet.merge_range(
+            range.first_row,
+            range.first_column,
+            range.last_row,
+            range.last_column,
+            "",
+            &format,
+        )?;
+    }
+    for link in &layout.links {
+        let url = match &link.target {
+            LinkTarget::Url(url) => Url::new(url),
+            LinkTarget::Location(place) => Url::new(format!("internal:{place}")),
+        };
+        let url = match &link.tooltip {
+            Some(tip) => url.set_tip(tip),
+            None => url,
+        };
+        // The cell written afterwards sets the text; the link stays.
+        let format = formats
+            .of(
+                layout.format(link.row as usize, link.column as usize),
+                &Cell::Empty,
+            )
+            .cloned()
+            .unwrap_or_default();
+        worksheet.write_url_with_format(link.row, link.column, url.set_text(" "), &format)?;
+    }
+    if let Some(range) = layout.autofilter {
+        worksheet.autofilter(
+            range.first_row,
+            range.first_column,
+            range.last_row,
+            range.last_column,
+        )?;
+    }
+    if let Some((rows, columns)) = layout.freeze {
+        worksheet.set_freeze_panes(rows, columns)?;
+    }
+    if let Some(color) = layout.tab_color.and_then(xlsx_color) {
+        worksheet.set_tab_color(color);
+    }
+    Ok(())
 }
 
 fn unwritable(error: XlsxError) -> StoreError {
@@ -92,41 +296,113 @@ fn write_cell(
     row: u32,
     column: u16,
     cell: &Cell,
-    formats: &Formats,
+    format: Option<&Format>,
 ) -> Result<(), XlsxError> {
-    match cell {
-        Cell::Empty => {}
-        Cell::Text(text) if text.is_empty() => {}
-        Cell::Number(n) => {
-            worksheet.write_number(row, column, *n)?;
-        }
-        Cell::Text(text) => {
-            worksheet.write_string(row, column, text)?;
-        }
-        Cell::Bool(b) => {
-            worksheet.write_boolean(row, column, *b)?;
-        }
-        Cell::DateTime(serial) | Cell::Duration(serial) => {
-            let format = formats.of(cell).expect("date-like cells have a format");
-            worksheet.write_number_with_format(row, column, *serial, format)?;
-        }
-        // An error constant has no cell type of its own in the writer; the
-        // formula made of the error literal evaluates to the same error.
-        Cell::Error(text) => {
-            let formula = XlsxFormula::new(text).set_result(text);
-            worksheet.write_formula(row, column, formula)?;
-        }
-        Cell::Formula(f) => {
-            let formula = XlsxFormula::new(&f.expr).set_result(cached_result(&f.cached));
-            match formats.of(&f.cached) {
+    // An error constant has no cell type of its own in the writer; the
+    // formula made of the error literal evaluates to the same error.
+    let formula = match cell {
+        Cell::Error(text) => Some(XlsxFormula::new(text).set_result(text)),
+        Cell::Formula(f) => Some(XlsxFormula::new(&f.expr).set_result(cached_result(&f.cached))),
+        _ => None,
+    };
+    match (cell, format) {
+        (_, _) if formula.is_some() => {
+            let formula = formula.unwrap_or_else(|| XlsxFormula::new(""));
+            match format {
                 Some(format) => {
                     worksheet.write_formula_with_format(row, column, formula, format)?
                 }
                 None => worksheet.write_formula(row, column, formula)?,
             };
         }
+        (Cell::Number(n) | Cell::DateTime(n) | Cell::Duration(n), Some(format)) => {
+            worksheet.write_number_with_format(row, column, *n, format)?;
+        }
+        (Cell::Number(n) | Cell::DateTime(n) | Cell::Duration(n), None) => {
+            worksheet.write_number(row, column, *n)?;
+        }
+        (Cell::Text(text), Some(format)) if !text.is_empty() => {
+            worksheet.write_string_with_format(row, column, text, format)?;
+        }
+        (Cell::Text(text), None) if !text.is_empty() => {
+            worksheet.write_string(row, column, text)?;
+        }
+        (Cell::Bool(b), Some(format)) => {
+            worksheet.write_boolean_with_format(row, column, *b, format)?;
+        }
+        (Cell::Bool(b), None) => {
+            worksheet.write_boolean(row, column, *b)?;
+        }
+        // Empty, or empty text: only a format of its own is written.
+        (_, Some(format)) => {
+            worksheet.write_blank(row, column, format)?;
+        }
+        (_, None) => {}
     }
     Ok(())
+}
+
+/// A table as the writer takes it.
+fn to_table(table: &crate::model::layout::Table) -> Table {
+    let columns: Vec<TableColumn> = table
+        .columns
+        .iter()
+        .map(|column| {
+            let mut out = TableColumn::new().set_header(&column.name);
+            if let Some(function) = column.total_function.as_deref().and_then(table_function) {
+                out = out.set_total_function(function);
+            }
+            if let Some(label) = &column.total_label {
+                out = out.set_total_label(label);
+            }
+            out
+        })
+        .collect();
+    let style = table
+        .style
+        .as_deref()
+        .and_then(table_style)
+        .unwrap_or(TableStyle::None);
+    Table::new()
+        .set_name(&table.name)
+        .set_header_row(table.header_row)
+        .set_total_row(table.totals_row)
+        .set_style(style)
+        .set_banded_rows(table.banded_rows)
+        .set_banded_columns(table.banded_columns)
+        .set_first_column(table.first_column)
+        .set_last_column(table.last_column)
+        .set_autofilter(table.autofilter)
+        .set_columns(&columns)
+}
+
+/// A totals-row function by its xlsx name.
+fn table_function(name: &str) -> Option<TableFunction> {
+    Some(match name {
+        "sum" => TableFunction::Sum,
+        "average" => TableFunction::Average,
+        "count" => TableFunction::Count,
+        "countNums" => TableFunction::CountNumbers,
+        "max" => TableFunction::Max,
+        "min" => TableFunction::Min,
+        "stdDev" => TableFunction::StdDev,
+        "var" => TableFunction::Var,
+        _ => return None,
+    })
+}
+
+/// A table style by its xlsx name (`TableStyleMedium9`).
+fn table_style(name: &str) -> Option<TableStyle> {
+    use TableStyle::*;
+    let all = [
+        None, Light1, Light2, Light3, Light4, Light5, Light6, Light7, Light8, Light9, Light10,
+        Light11, Light12, Light13, Light14, Light15, Light16, Light17, Light18, Light19, Light20,
+        Light21, Medium1, Medium2, Medium3, Medium4, Medium5, Medium6, Medium7, Medium8, Medium9,
+        Medium10, Medium11, Medium12, Medium13, Medium14, Medium15, Medium16, Medium17, Medium18,
+        Medium19, Medium20, Medium21, Medium22, Medium23, Medium24, Medium25, Medium26, Medium27,
+        Medium28, Dark1, Dark2, Dark3, Dark4, Dark5, Dark6, Dark7, Dark8, Dark9, Dark10, Dark11,
+    ];
+    all.into_iter().find(|style| style.to_string() == name)
 }
 
 /// The cached result as the writer wants it: text it types by its shape

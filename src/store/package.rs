@@ -1,0 +1,790 @@
+//! The parts of an xlsx package that calamine does not expose: each sheet's
+//! layout (cell formats, row and column settings, merges, hyperlinks,
+//! panes, tables, tab colour), the workbook's defined names and active
+//! sheet, and every part a rewrite would not carry (see
+//! [`Workbook::unkept`](crate::model::Workbook::unkept)).
+//!
+//! One pass over the zip reads them all. It also bounds the package: every
+//! part is unpacked once here and counted while inflating, so a zip bomb is
+//! stopped after [`MAX_UNPACKED_BYTES`] of work whatever its headers claim.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Seek};
+
+use quick_xml::Reader;
+use quick_xml::events::{BytesStart, Event};
+
+use super::StoreError;
+use super::styles::{Styles, parse_styles};
+use crate::model::format::{CellFormat, Color, Font};
+use crate::model::layout::{
+    ColumnProps, Layout, Link, LinkTarget, Range, RowProps, Table, TableColumn,
+};
+use crate::model::sheet::{DefinedName, MAX_COLUMNS, MAX_ROWS};
+
+/// The most bytes the parts of one package may unpack to.
+pub const MAX_UNPACKED_BYTES: u64 = 1 << 30;
+/// The most parts one package may have.
+const MAX_PARTS: usize = 10_000;
+/// The most bytes of one small part kept in memory to parse (workbook,
+/// styles, relationships, tables).
+const MAX_KEPT_PART_BYTES: u64 = 64 << 20;
+
+/// What the package holds besides cell values.
+#[derive(Debug, Default)]
+pub struct Package {
+    /// What a rewrite would lose, described for a user.
+    pub unkept: Vec<String>,
+    pub formats: Vec<CellFormat>,
+    pub default_font: Font,
+    pub names: Vec<DefinedName>,
+    /// The index (among all sheets of `<sheets>`) of the active sheet.
+    pub active_tab: usize,
+    /// Each worksheet's layout by sheet name.
+    pub layouts: HashMap<String, Layout>,
+}
+
+/// Package parts that a rewrite does not reproduce, by where they live.
+const UNKEPT_PARTS: &[(&str, &str)] = &[
+    ("xl/charts/chart", "chart(s)"),
+    ("xl/comments", "comment part(s)"),
+    ("xl/threadedComments/", "threaded comment part(s)"),
+    ("xl/vbaProject.bin", "VBA macro project(s)"),
+    ("xl/pivotTables/", "pivot table(s)"),
+    ("xl/externalLinks/", "external link(s)"),
+    ("xl/slicers/", "slicer(s)"),
+    ("xl/embeddings/", "embedded object(s)"),
+    ("xl/ctrlProps/", "form control(s)"),
+    ("customXml/item", "custom XML part(s)"),
+];
+
+/// Elements of a worksheet that a rewrite does not reproduce.
+const UNKEPT_ELEMENTS: &[(&str, &str)] = &[
+    ("dataValidation", "data validation rule(s)"),
+    ("conditionalFormatting", "conditional format(s)"),
+    ("sheetProtection", "sheet protection setting(s)"),
+    ("protectedRange", "protected range(s)"),
+    ("sparklineGroup", "sparkline group(s)"),
+    ("legacyDrawing", "note(s) or form control(s)"),
+    ("picture", "background picture(s)"),
+    ("oleObject", "embedded object(s)"),
+    ("control", "form control(s)"),
+];
+
+/// Reads everything but the cell values. `max_cells` bounds the formatted
+/// cells and rows kept, as it bounds the values.
+pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Package, StoreError> {
+    let mut archive = zip::ZipArchive::new(reader).map_err(unreadable)?;
+    if archive.len() > MAX_PARTS {
+        return Err(StoreError::Unreadable(format!(
+            "the package has more than {MAX_PARTS} parts"
+        )));
+    }
+    let mut part_counts = vec![0usize; UNKEPT_PARTS.len()];
+    // Objects placed on drawings: images, shapes, charts. (LibreOffice
+    // writes an empty drawing for every sheet with an autofilter.)
+    let mut drawn = 0;
+    let mut kept: HashMap<String, Vec<u8>> = HashMap::new();
+    let mut sheets: HashMap<String, SheetXml> = HashMap::new();
+    let mut budget = Budget {
+        cells: max_cells,
+        ..Budget::default()
+    };
+    for i in 0..archive.len() {
+        let entry = archive.by_index(i).map_err(unreadable)?;
+        let name = entry.name().map_err(unreadable)?.into_owned();
+        for (count, (prefix, _)) in part_counts.iter_mut().zip(UNKEPT_PARTS) {
+            if name.starts_with(prefix) && !name.ends_with(".rels") {
+                *count += 1;
+            }
+        }
+        // Never read more than the budget left, whatever the headers say.
+        let left = MAX_UNPACKED_BYTES - budget.unpacked;
+        let mut part = CountingReader {
+            inner: entry.take(left + 1),
+            count: 0,
+        };
+        if name.starts_with("xl/worksheets/") && name.ends_with(".xml") {
+            let scan = scan_sheet(BufReader::new(&mut part), &mut budget);
+            sheets.insert(name, scan?);
+        } else if name.starts_with("xl/drawings/") && name.ends_with(".xml") {
+            drawn += count_anchors(BufReader::new(&mut part))?;
+        } else if is_kept_part(&name) {
+            let mut bytes = Vec::new();
+            (&mut part)
+                .take(MAX_KEPT_PART_BYTES + 1)
+                .read_to_end(&mut bytes)
+                .map_err(unreadable)?;
+            if bytes.len() as u64 > MAX_KEPT_PART_BYTES {
+                return Err(StoreError::Unreadable(format!(
+                    "the part {name} is too large"
+                )));
+            }
+            kept.insert(name, bytes);
+        } else {
+            std::io::copy(&mut part, &mut std::io::sink()).map_err(unreadable)?;
+        }
+        budget.unpacked += part.count;
+        if budget.unpacked > MAX_UNPACKED_BYTES {
+            return Err(StoreError::Unreadable(format!(
+                "the package unpacks to more than {} MiB",
+                MAX_UNPACKED_BYTES >> 20
+            )));
+        }
+    }
+
+    let mut package = Package::default();
+    if drawn > 0 {
+        package.unkept.push(format!(
+            "{drawn} drawn object(s) (images, shapes or charts)"
+        ));
+    }
+    for (count, (_, what)) in part_counts.iter().zip(UNKEPT_PARTS) {
+        if *count > 0 {
+            package.unkept.push(format!("{count} {what}"));
+        }
+    }
+    if let Some(xml) = kept.get("xl/styles.xml") {
+        let Styles {
+            formats,
+            default_font,
+        } = parse_styles(xml).map_err(unreadable)?;
+        package.formats = formats;
+        package.default_font = default_font;
+    }
+    let Some(workbook_xml) = kept.get("xl/workbook.xml") else {
+        return Ok(package);
+    };
+    let book = parse_workbook_xml(workbook_xml)?;
+    package.active_tab = book.active_tab;
+    let book_rels = relationships(&kept, "xl/workbook.xml")?;
+    for (sheet_name, rel_id) in &book.sheets {
+        let Some(part) = book_rels.get(rel_id).map(|rel| &rel.target) else {
+            continue;
+        };
+        let Some(scan) = sheets.remove(part) else {
+            continue;
+        };
+        for (count, (_, what)) in scan.unkept.iter().zip(UNKEPT_ELEMENTS) {
+            if *count > 0 {
+                package
+                    .unkept
+                    .push(format!("{count} {what} on sheet {sheet_name:?}"));
+            }
+        }
+        let rels = relationships(&kept, part)?;
+        let mut layout = scan.layout;
+        for (link, rel_id) in scan.links {
+            let target = match (rel_id.and_then(|id| rels.get(&id)), link.target) {
+                (Some(rel), _) => LinkTarget::Url(rel.target.clone()),
+                (None, target) => target,
+            };
+            layout.links.push(Link { target, ..link });
+        }
+        for rel_id in scan.table_ids {
+            let Some(xml) = rels.get(&rel_id).and_then(|rel| kept.get(&rel.target)) else {
+                continue;
+            };
+            layout.tables.push(parse_table(xml)?);
+        }
+        package.layouts.insert(sheet_name.clone(), layout);
+    }
+    for name in book.names {
+        if name.name.eq_ignore_ascii_case("_xlnm._FilterDatabase") {
+            // Written again from the autofilter itself.
+            continue;
+        }
+        if name.name.starts_with("_xlnm.") {
+            let on = name
+                .scope
+                .and_then(|i| book.sheets.get(i))
+                .map_or(String::new(), |(sheet, _)| format!(" of sheet {sheet:?}"));
+            let what = name.name.trim_start_matches("_xlnm.").replace('_', " ");
+            package.unkept.push(format!("the {what} setting{on}"));
+            continue;
+        }
+        package.names.push(name);
+    }
+    Ok(package)
+}
+
+fn unreadable(error: impl std::fmt::Display) -> StoreError {
+    StoreError::Unreadable(error.to_string())
+}
+
+fn is_kept_part(name: &str) -> bool {
+    name == "xl/workbook.xml"
+        || name == "xl/styles.xml"
+        || name.ends_with(".rels")
+        || (name.starts_with("xl/tables/") && name.ends_with(".xml"))
+}
+
+/// Counts the bytes read through it.
+struct CountingReader<R> {
+    inner: R,
+    count: u64,
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+}
+
+/// What the package may still cost.
+#[derive(Default)]
+struct Budget {
+    unpacked: u64,
+    /// Formatted cells and row settings left to keep.
+    cells: usize,
+}
+
+impl Budget {
+    fn spend(&mut self, cells: usize) -> Result<(), StoreError> {
+        self.cells = self.cells.checked_sub(cells).ok_or_else(|| {
+            StoreError::Unreadable("the workbook is too large: it formats too many cells".into())
+        })?;
+        Ok(())
+    }
+}
+
+/// One worksheet's XML, scanned.
+#[derive(Default)]
+struct SheetXml {
+    layout: Layout,
+    /// Hyperlinks, each with its relationship id when it leads outside.
+    links: Vec<(Link, Option<String>)>,
+    table_ids: Vec<String>,
+    unkept: Vec<usize>,
+}
+
+fn xml_error(error: impl std::fmt::Display) -> StoreError {
+    StoreError::Unreadable(format!("a part of the package is not valid XML: {error}"))
+}
+
+/// Streams one worksheet's XML and keeps its layout.
+fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, StoreError> {
+    let mut reader = Reader::from_reader(xml);
+    let mut buf = Vec::new();
+    let mut scan = SheetXml {
+        unkept: vec![0; UNKEPT_ELEMENTS.len()],
+        ..SheetXml::default()
+    };
+    let layout = &mut scan.layout;
+    // The current row (0-based) and the column after the last cell seen.
+    let (mut row, mut next_column) = (0u32, 0u16);
+    let mut rows_seen = 0u32;
+    loop {
+        let event = reader.read_event_into(&mut buf).map_err(xml_error)?;
+        let element = match &event {
+            Event::Start(e) | Event::Empty(e) => e,
+            Event::Eof => break,
+            _ => {
+                buf.clear();
+                continue;
+            }
+        };
+        let local = element.local_name();
+        let name = local.as_ref();
+        if let Some(i) = UNKEPT_ELEMENTS.iter().position(|(tag, _)| *tag == name) {
+            scan.unkept[i] += 1;
+        }
+        match name {
+            "row" => {
+                row = match attr(element, "r").and_then(|r| r.parse::<u32>().ok()) {
+                    Some(r) if (1..=MAX_ROWS as u32).contains(&r) => r - 1,
+                    _ => rows_seen,
+                };
+                rows_seen = row + 1;
+                next_column = 0;
+                let props = RowProps {
+                    height: flag(element, "customHeight")
+                        .then(|| number(element, "ht"))
+                        .flatten(),
+                    hidden: flag(element, "hidden"),
+                    format: if flag(element, "customFormat") {
+                        index(element, "s").unwrap_or(0)
+                    } else {
+                        0
+                    },
+                };
+                if props != RowProps::default() {
+                    budget.spend(1)?;
+                    layout.rows.insert(row, props);
+                }
+            }
+            "c" => {
+                let column = match attr(element, "r").and_then(|r| cell_ref(&r)) {
+                    Some((r, c)) => {
+                        row = r;
+                        c
+                    }
+                    None => next_column,
+                };
+                next_column = column.saturating_add(1);
+                let format = index(element, "s").unwrap_or(0);
+                if format != 0 && usize::from(column) < MAX_COLUMNS {
+                    let row = row as usize;
+                    if layout.formats.len() <= row {
+                        budget.spend(row + 1 - layout.formats.len())?;
+                        layout.formats.resize_with(row + 1, Vec::new);
+                    }
+                    let cells = &mut layout.formats[row];
+                    let column = usize::from(column);
+                    if cells.len() <= column {
+                        budget.spend(column + 1 - cells.len())?;
+                        cells.resize(column + 1, 0);
+                    }
+                    cells[column] = format;
+                }
+            }
+            "col" => {
+                let (Some(first), Some(last)) = (index(element, "min"), index(element, "max"))
+                else {
+                    continue;
+                };
+                let last = last.min(MAX_COLUMNS as u32);
+                if first == 0 || first > last {
+                    continue;
+                }
+                let props = ColumnProps {
+                    first: (first - 1) as u16,
+                    last: (last - 1) as u16,
+                    width: flag(element, "customWidth")
+                        .then(|| number(element, "width"))
+                        .flatten(),
+                    hidden: flag(element, "hidden"),
+                    format: index(element, "style").unwrap_or(0),
+                };
+                if props.width.is_some() || props.hidden || props.format != 0 {
+                    layout.columns.push(props);
+                }
+            }
+            "mergeCell" => {
+                if let Some(range) = attr(element, "ref").and_then(|r| range_ref(&r)) {
+                    layout.merges.push(range);
+                }
+            }
+            "hyperlink" => {
+                let Some(at) = attr(element, "ref").and_then(|r| range_ref(&r)) else {
+                    continue;
+                };
+                let location = attr(element, "location").unwrap_or_default();
+                let link = Link {
+                    row: at.first_row,
+                    column: at.first_column,
+                    target: LinkTarget::Location(location),
+                    tooltip: attr(element, "tooltip"),
+                };
+                scan.links.push((link, attr(element, "id")));
+            }
+            "autoFilter" => layout.autofilter = attr(element, "ref").and_then(|r| range_ref(&r)),
+            "tablePart" => scan.table_ids.extend(attr(element, "id")),
+            "pane" if attr(element, "state").is_some_and(|s| s.starts_with("frozen")) => {
+                let rows = number(element, "ySplit").unwrap_or(0.0);
+                let columns = number(element, "xSplit").unwrap_or(0.0);
+                if (0.0..MAX_ROWS as f64).contains(&rows)
+                    && (0.0..MAX_COLUMNS as f64).contains(&columns)
+                {
+                    layout.freeze = Some((rows as u32, columns as u16));
+                }
+            }
+            "tabColor" => layout.tab_color = color(element),
+            "f" if attr(element, "t").is_some_and(|t| t == "array") => {
+                if let Some(range) = attr(element, "ref").and_then(|r| range_ref(&r)) {
+                    layout.array_formulas.push(range);
+                }
+            }
+            _ => {}
+        }
+        buf.clear();
+    }
+    Ok(scan)
+}
+
+/// Counts the objects anchored on a drawing part.
+fn count_anchors(xml: impl BufRead) -> Result<usize, StoreError> {
+    let mut reader = Reader::from_reader(xml);
+    let mut buf = Vec::new();
+    let mut count = 0;
+    loop {
+        match reader.read_event_into(&mut buf).map_err(xml_error)? {
+            Event::Eof => return Ok(count),
+            Event::Start(e) | Event::Empty(e)
+                if matches!(
+                    e.local_name().as_ref(),
+                    "twoCellAnchor" | "oneCellAnchor" | "absoluteAnchor"
+                ) =>
+            {
+                count += 1;
+            }
+            _ => {}
+        }
+        buf.clear();
+    }
+}
+
+/// The value of an attribute by local name (`r:id` is `id`), unescaped.
+fn attr(element: &BytesStart<'_>, name: &str) -> Option<String> {
+    element
+        .attributes()
+        .flatten()
+        .find(|a| a.key.local_name().as_ref() == name)
+        .and_then(|a| {
+            a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                .ok()
+                .map(|v| v.into_owned())
+        })
+}
+
+/// A boolean attribute: `1` or `true`.
+fn flag(element: &BytesStart<'_>, name: &str) -> bool {
+    attr(element, name).is_some_and(|v| v == "1" || v == "true")
+}
+
+fn number(element: &BytesStart<'_>, name: &str) -> Option<f64> {
+    attr(element, name)
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|v| v.is_finite())
+}
+
+fn index(element: &BytesStart<'_>, name: &str) -> Option<u32> {
+    attr(element, name).and_then(|v| v.parse::<u32>().ok())
+}
+
+/// A colour element's colour: `rgb="FFRRGGBB"` or `theme="n"`.
+pub(super) fn color(element: &BytesStart<'_>) -> Option<Color> {
+    if let Some(rgb) = attr(element, "rgb") {
+        let digits = rgb.get(rgb.len().saturating_sub(6)..)?;
+        return u32::from_str_radix(digits, 16).ok().map(Color::Rgb);
+    }
+    index(element, "theme")
+        .and_then(|t| u8::try_from(t).ok())
+        .map(Color::Theme)
+}
+
+/// `B2` (or `$B$2`) → 0-based (row, column).
+fn cell_ref(text: &str) -> Option<(u32, u16)> {
+    let text = text.replace('$', "");
+    let split = text.find(|c: char| c.is_ascii_digit())?;
+    let (letters, digits) = text.split_at(split);
+    if letters.is_empty() || letters.len() > 3 {
+        return None;
+    }
+    let mut column = 0u32;
+    for c in letters.chars() {
+        if !c.is_ascii_alphabetic() {
+            return None;
+        }
+        column = column * 26 + (c.to_ascii_uppercase() as u32 - 'A' as u32 + 1);
+    }
+    let row: u32 = digits.parse().ok()?;
+    if row == 0 || row > MAX_ROWS as u32 || column == 0 || column > MAX_COLUMNS as u32 {
+        return None;
+    }
+    Some((row - 1, (column - 1) as u16))
+}
+
+/// `A1:D5` or `A1` → a range.
+fn range_ref(text: &str) -> Option<Range> {
+    let (first, last) = text.split_once(':').unwrap_or((text, text));
+    let (first_row, first_column) = cell_ref(first)?;
+    let (last_row, last_column) = cell_ref(last)?;
+    (first_row <= last_row && first_column <= last_column).then_some(Range {
+        first_row,
+        first_column,
+        last_row,
+        last_column,
+    })
+}
+
+/// What `xl/workbook.xml` says.
+struct WorkbookXml {
+    /// Every sheet (charts sheets too) in order: name and relationship id.
+    sheets: Vec<(String, String)>,
+    names: Vec<DefinedName>,
+    active_tab: usize,
+}
+
+fn parse_workbook_xml(xml: &[u8]) -> Result<WorkbookXml, StoreError> {
+    let mut reader = Reader::from_reader(xml);
+    let mut buf = Vec::new();
+    let mut book = WorkbookXml {
+        sheets: Vec::new(),
+        names: Vec::new(),
+        active_tab: 0,
+    };
+    // The defined name whose text is being read.
+    let mut name: Option<DefinedName> = None;
+    loop {
+        match reader.read_event_into(&mut buf).map_err(xml_error)? {
+            Event::Eof => break,
+            Event::Start(e) | Event::Empty(e) => match e.local_name().as_ref() {
+                "sheet" => {
+                    if let (Some(sheet), Some(id)) = (attr(&e, "name"), attr(&e, "id")) {
+                        book.sheets.push((sheet, id));
+                    }
+                }
+                "workbookView" => {
+                    book.active_tab = index(&e, "activeTab").unwrap_or(0) as usize;
+                }
+                "definedName" => {
+                    name = attr(&e, "name").map(|n| DefinedName {
+                        name: n,
+                        scope: index(&e, "localSheetId").map(|i| i as usize),
+                        refers_to: String::new(),
+                        hidden: flag(&e, "hidden"),
+                    });
+                }
+                _ => {}
+            },
+            Event::Text(text) => {
+                if let Some(name) = &mut name {
+                    name.refers_to.push_str(&text.xml10_content());
+                }
+            }
+            Event::GeneralRef(reference) => {
+                if let Some(name) = &mut name {
+                    let entity = reference.xml10_content();
+                    match reference.resolve_char_ref() {
+                        Ok(Some(c)) => name.refers_to.push(c),
+                        _ => name.refers_to.push_str(
+                            quick_xml::escape::resolve_predefined_entity(&entity).unwrap_or(""),
+                        ),
+                    }
+                }
+            }
+            Event::End(e) if e.local_name().as_ref() == "definedName" => {
+                book.names.extend(name.take());
+            }
+            _ => {}
+        }
+        buf.clear();
+    }
+    Ok(book)
+}
+
+/// One relationship of a part.
+struct Relationship {
+    /// A part name within the package, or an outside address.
+    target: String,
+}
+
+/// The relationships of `part`, by id, internal targets resolved to part
+/// names (`../tables/table1.xml` from `xl/worksheets/` is `xl/tables/table1.xml`).
+fn relationships(
+    kept: &HashMap<String, Vec<u8>>,
+    part: &str,
+) -> Result<HashMap<String, Relationship>, StoreError> {
+    let (dir, file) = part.rsplit_once('/').unwrap_or(("", part));
+    let rels_name = if dir.is_empty() {
+        format!("_rels/{file}.rels")
+    } else {
+        format!("{dir}/_rels/{file}.rels")
+    };
+    let mut found = HashMap::new();
+    let Some(xml) = kept.get(&rels_name) else {
+        return Ok(found);
+    };
+    let mut reader = Reader::from_reader(xml.as_slice());
+    let mut buf = Vec::new();
+    loop {
+        match reader.read_event_into(&mut buf).map_err(xml_error)? {
+            Event::Eof => break,
+            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == "Relationship" => {
+                let (Some(id), Some(target)) = (attr(&e, "Id"), attr(&e, "Target")) else {
+                    continue;
+                };
+                let external = attr(&e, "TargetMode").is_some_and(|m| m == "External");
+                let target = if external {
+                    target
+                } else {
+                    resolve_part(dir, &target)
+                };
+                found.insert(id, Relationship { target });
+            }
+            _ => {}
+        }
+        buf.clear();
+    }
+    Ok(found)
+}
+
+/// A relative part reference resolved against the directory of its source.
+fn resolve_part(dir: &str, target: &str) -> String {
+    if let Some(absolute) = target.strip_prefix('/') {
+        return absolute.to_owned();
+    }
+    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    for piece in target.split('/') {
+        match piece {
+            ".." => {
+                parts.pop();
+            }
+            "." | "" => {}
+            other => parts.push(other),
+        }
+    }
+    parts.join("/")
+}
+
+/// A table part (`xl/tables/tableN.xml`).
+fn parse_table(xml: &[u8]) -> Result<Table, StoreError> {
+    let mut reader = Reader::from_reader(xml);
+    let mut buf = Vec::new();
+    let mut table: Option<Table> = None;
+    loop {
+        let event = reader.read_event_into(&mut buf).map_err(xml_error)?;
+        let element = match &event {
+            Event::Start(e) | Event::Empty(e) => e,
+            Event::Eof => break,
+            _ => {
+                buf.clear();
+                continue;
+            }
+        };
+        match (element.local_name().as_ref(), &mut table) {
+            ("table", None) => {
+                let range = attr(element, "ref").and_then(|r| range_ref(&r));
+                let name = attr(element, "displayName").or_else(|| attr(element, "name"));
+                if let (Some(range), Some(name)) = (range, name) {
+                    table = Some(Table {
+                        name,
+                        range,
+                        header_row: index(element, "headerRowCount") != Some(0),
+                        totals_row: index(element, "totalsRowCount").unwrap_or(0) > 0,
+                        style: None,
+                        banded_rows: false,
+                        banded_columns: false,
+                        first_column: false,
+                        last_column: false,
+                        autofilter: false,
+                        columns: Vec::new(),
+                    });
+                }
+            }
+            ("autoFilter", Some(table)) => table.autofilter = true,
+            ("tableColumn", Some(table)) => table.columns.push(TableColumn {
+                name: attr(element, "name").unwrap_or_default(),
+                total_function: attr(element, "totalsRowFunction").filter(|f| f != "none"),
+                total_label: attr(element, "totalsRowLabel"),
+            }),
+            ("tableStyleInfo", Some(table)) => {
+                table.style = attr(element, "name");
+                table.banded_rows = flag(element, "showRowStripes");
+                table.banded_columns = flag(element, "showColumnStripes");
+                table.first_column = flag(element, "showFirstColumn");
+                table.last_column = flag(element, "showLastColumn");
+            }
+            _ => {}
+        }
+        buf.clear();
+    }
+    table.ok_or_else(|| StoreError::Unreadable("a table part has no table".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cell_and_range_references() {
+        assert_eq!(cell_ref("A1"), Some((0, 0)));
+        assert_eq!(cell_ref("$AB$12"), Some((11, 27)));
+        assert_eq!(cell_ref("XFD1048576"), Some((1_048_575, 16_383)));
+        assert_eq!(cell_ref("XFE1"), None);
+        assert_eq!(cell_ref("A0"), None);
+        assert_eq!(cell_ref("1A"), None);
+        assert_eq!(
+            range_ref("B2:C3"),
+            Some(Range {
+                first_row: 1,
+                first_column: 1,
+                last_row: 2,
+                last_column: 2
+            })
+        );
+        assert_eq!(range_ref("C3:B2"), None);
+    }
+
+    #[test]
+    fn resolves_relative_part_names() {
+        assert_eq!(
+            resolve_part("xl/worksheets", "../tables/table1.xml"),
+            "xl/tables/table1.xml"
+        );
+        assert_eq!(
+            resolve_part("xl", "worksheets/sheet1.xml"),
+            "xl/worksheets/sheet1.xml"
+        );
+        assert_eq!(
+            resolve_part("xl", "/xl/worksheets/sheet2.xml"),
+            "xl/worksheets/sheet2.xml"
+        );
+    }
+
+    #[test]
+    fn scans_a_sheet_layout() {
+        let xml = br#"<worksheet xmlns:r="r"><sheetPr><tabColor rgb="FFFF0000"/></sheetPr>
+            <sheetViews><sheetView><pane xSplit="1" ySplit="2" topLeftCell="B3" state="frozen"/></sheetView></sheetViews>
+            <cols><col min="1" max="1" width="30" customWidth="1"/><col min="3" max="3" width="9" hidden="1"/><col min="4" max="1024" width="9"/></cols>
+            <sheetData><row r="1"><c r="A1" s="2" t="s"><v>0</v></c><c s="3"/></row>
+            <row r="3" ht="40" customHeight="1"/><row r="4" hidden="true"/></sheetData>
+            <mergeCells><mergeCell ref="F2:G3"/></mergeCells>
+            <conditionalFormatting sqref="B2"><cfRule type="top10"/></conditionalFormatting>
+            <hyperlinks><hyperlink ref="F2" r:id="rId1" tooltip="Open &amp; see"/><hyperlink ref="F3" location="Report!A1"/></hyperlinks>
+            </worksheet>"#;
+        let mut budget = Budget {
+            cells: 100,
+            ..Budget::default()
+        };
+        let scan = scan_sheet(&xml[..], &mut budget).unwrap();
+        let layout = &scan.layout;
+        assert_eq!(layout.tab_color, Some(Color::Rgb(0xFF0000)));
+        assert_eq!(layout.freeze, Some((2, 1)));
+        assert_eq!(layout.formats, vec![vec![2, 3]]);
+        assert_eq!(layout.columns.len(), 2);
+        assert_eq!(layout.columns[0].width, Some(30.0));
+        assert!(layout.columns[1].hidden);
+        assert_eq!(layout.rows[&2].height, Some(40.0));
+        assert!(layout.rows[&3].hidden);
+        assert_eq!(layout.merges, vec![range_ref("F2:G3").unwrap()]);
+        assert_eq!(scan.links.len(), 2);
+        assert_eq!(scan.links[0].0.tooltip.as_deref(), Some("Open & see"));
+        assert_eq!(scan.links[0].1.as_deref(), Some("rId1"));
+        assert_eq!(
+            scan.links[1].0.target,
+            LinkTarget::Location("Report!A1".into())
+        );
+        assert_eq!(scan.unkept[1], 1, "one conditional format");
+    }
+
+    #[test]
+    fn formatted_cells_count_against_the_budget() {
+        let xml = br#"<worksheet><sheetData><row r="1"><c r="XFD1" s="1"/></row></sheetData></worksheet>"#;
+        let mut budget = Budget {
+            cells: 1000,
+            ..Budget::default()
+        };
+        assert!(matches!(
+            scan_sheet(&xml[..], &mut budget),
+            Err(StoreError::Unreadable(_))
+        ));
+    }
+
+    #[test]
+    fn defined_names_with_scope() {
+        let xml = br#"<workbook><bookViews><workbookView activeTab="2"/></bookViews>
+            <sheets><sheet name="Data" sheetId="1" r:id="rId1"/></sheets>
+            <definedNames><definedName name="Local" localSheetId="0">Data!$A$1</definedName>
+            <definedName name="Quote">&quot;a&quot;&amp;"b"</definedName></definedNames></workbook>"#;
+        let book = parse_workbook_xml(xml).unwrap();
+        assert_eq!(book.active_tab, 2);
+        assert_eq!(book.sheets, vec![("Data".to_owned(), "rId1".to_owned())]);
+        assert_eq!(book.names[0].scope, Some(0));
+        assert_eq!(book.names[0].refers_to, "Data!$A$1");
+        assert_eq!(book.names[1].refers_to, "\"a\"&\"b\"");
+    }
+}

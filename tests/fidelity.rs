@@ -1,0 +1,541 @@
+//! Workbook fidelity: each workbook of `fixtures/fidelity/` (one feature
+//! each, written by openpyxl and again by LibreOffice; see its README) goes
+//! through an insert and an update over HTTP, is downloaded, and is read
+//! back with sheetd's reader — independent of rust_xlsxwriter, which wrote
+//! it. Each test first checks that the feature is there in the original
+//! (so a reader blind to it cannot pass) and then that it is the same after.
+//! Workbooks with parts sheetd cannot carry are refused, byte for byte.
+
+mod common;
+
+use common::{ID, Server, rows_path};
+use reqwest::StatusCode;
+use serde_json::json;
+use sheetd::model::format::{CellFormat, Color};
+use sheetd::model::layout::{LinkTarget, Range};
+use sheetd::model::{Cell, Sheet, Visibility, Workbook};
+use sheetd::store::read::parse_workbook;
+
+const PRODUCERS: [&str; 2] = ["openpyxl", "libreoffice"];
+
+/// A fixture before and after an insert and an update.
+struct Trip {
+    producer: &'static str,
+    before: Workbook,
+    after: Workbook,
+}
+
+fn parse(bytes: &[u8]) -> Workbook {
+    parse_workbook(bytes, 10_000_000).expect("a readable workbook")
+}
+
+/// Inserts Eve (row 6) and sets Bob's amount (B3) on sheet `Data`, then
+/// downloads the workbook.
+async fn round_trip(producer: &'static str, name: &str) -> Trip {
+    round_trip_with(producer, name, |_| {}).await
+}
+
+async fn round_trip_with(
+    producer: &'static str,
+    name: &str,
+    adjust: impl FnOnce(&mut sheetd::Config),
+) -> Trip {
+    let server = Server::start_with(adjust).await;
+    server.add_fixture(&format!("fidelity/{producer}/{name}.xlsx"), ID);
+    let before = parse(&std::fs::read(server.file(ID)).unwrap());
+    let row = json!({"name": "Eve", "amount": 50, "when": "2024/05/01", "note": "v"});
+    let (status, body) = server
+        .post(&rows_path("Data"), json!({"data": [row]}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{producer}/{name}: {body}");
+    let update = json!({"type": "filter", "filter": "name:eq:Bob", "data": {"amount": 21}});
+    let (status, body) = server.patch(&rows_path("Data"), update).await;
+    assert_eq!(status, StatusCode::OK, "{producer}/{name}: {body}");
+    let response = server
+        .client
+        .get(format!("{}/v1/spreadsheets/{ID}", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let after = parse(&response.bytes().await.unwrap());
+    Trip {
+        producer,
+        before,
+        after,
+    }
+}
+
+fn sheet<'a>(workbook: &'a Workbook, name: &str) -> &'a Sheet {
+    workbook.sheet(name).expect("the sheet exists")
+}
+
+/// How a cell looks, by value (format ids differ between files).
+fn look(workbook: &Workbook, sheet_name: &str, row: usize, column: usize) -> CellFormat {
+    let id = sheet(workbook, sheet_name).layout.format(row, column);
+    workbook
+        .formats
+        .get(id as usize)
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn value(workbook: &Workbook, sheet_name: &str, row: usize, column: usize) -> Cell {
+    sheet(workbook, sheet_name)
+        .rows
+        .get(row)
+        .and_then(|cells| cells.get(column))
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn range(text: &str) -> Range {
+    let cell = |t: &str| {
+        let split = t.find(|c: char| c.is_ascii_digit()).unwrap();
+        let column = t[..split]
+            .bytes()
+            .fold(0u16, |n, b| n * 26 + u16::from(b - b'A' + 1))
+            - 1;
+        (t[split..].parse::<u32>().unwrap() - 1, column)
+    };
+    let (first, last) = text.split_once(':').unwrap_or((text, text));
+    let ((first_row, first_column), (last_row, last_column)) = (cell(first), cell(last));
+    Range {
+        first_row,
+        first_column,
+        last_row,
+        last_column,
+    }
+}
+
+impl Trip {
+    /// Every sheet's cells look the same after as before in the given
+    /// area (rows and columns, 0-based, end excluded), cell by cell; the
+    /// values are the same too, except Bob's amount (B3), which was updated.
+    /// (`Data`'s new row 6 is checked on its own.)
+    fn assert_same_looks(&self, rows: usize, columns: usize) {
+        let font = |w: &Workbook| (w.default_font.name.clone(), w.default_font.size);
+        assert_eq!(
+            font(&self.before),
+            font(&self.after),
+            "{}: default font",
+            self.producer
+        );
+        for sheet_before in &self.before.sheets {
+            let name = &sheet_before.name;
+            let rows = if name == "Data" { rows.min(5) } else { rows };
+            for row in 0..rows {
+                for column in 0..columns {
+                    assert_eq!(
+                        look(&self.before, name, row, column),
+                        look(&self.after, name, row, column),
+                        "{}: format of {name}!R{}C{}",
+                        self.producer,
+                        row + 1,
+                        column + 1
+                    );
+                    if (name.as_str(), row, column) != ("Data", 2, 1) {
+                        assert_eq!(
+                            value(&self.before, name, row, column),
+                            value(&self.after, name, row, column),
+                            "{}: value of {name}!R{}C{}",
+                            self.producer,
+                            row + 1,
+                            column + 1
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(value(&self.after, "Data", 2, 1), Cell::Number(21.0));
+        assert_eq!(value(&self.after, "Data", 5, 0), Cell::Text("Eve".into()));
+    }
+
+    /// The new row 6 looks like row 5 above it, column by column.
+    fn assert_new_row_looks_like_the_one_above(&self) {
+        for column in 0..4 {
+            let above = look(&self.before, "Data", 4, column);
+            let new = look(&self.after, "Data", 5, column);
+            // A date written into a General cell gets the service's own format.
+            if above.num_format.is_none() && column == 2 {
+                assert!(
+                    new.shows_date(),
+                    "{}: new date cell shows a date",
+                    self.producer
+                );
+                continue;
+            }
+            assert_eq!(
+                above, new,
+                "{}: format of the new row, column {column}",
+                self.producer
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn merged_ranges_survive() {
+    for producer in PRODUCERS {
+        let trip = round_trip(producer, "merged").await;
+        for workbook in [&trip.before, &trip.after] {
+            assert_eq!(
+                sheet(workbook, "Data").layout.merges,
+                vec![range("F2:G3")],
+                "{producer}"
+            );
+            assert_eq!(
+                sheet(workbook, "Report").layout.merges,
+                vec![range("A1:D1")],
+                "{producer}"
+            );
+        }
+        assert_eq!(
+            value(&trip.after, "Report", 0, 0),
+            Cell::Text("Quarterly report".into())
+        );
+        trip.assert_same_looks(6, 8);
+    }
+}
+
+#[tokio::test]
+async fn hyperlinks_survive_with_text_and_tooltip() {
+    for producer in PRODUCERS {
+        let trip = round_trip(producer, "hyperlinks").await;
+        let links = &sheet(&trip.before, "Data").layout.links;
+        assert_eq!(links.len(), 3, "{producer}");
+        let alice = links.iter().find(|l| l.row == 1).unwrap();
+        assert_eq!(
+            alice.target,
+            LinkTarget::Url("https://example.com/alice".into())
+        );
+        if producer == "openpyxl" {
+            // LibreOffice drops tooltips when it saves (fixtures README).
+            assert_eq!(alice.tooltip.as_deref(), Some("Open profile"));
+        }
+        let report = links.iter().find(|l| l.row == 2).unwrap();
+        assert_eq!(report.target, LinkTarget::Location("Report!A1".into()));
+        assert_eq!(
+            *links,
+            sheet(&trip.after, "Data").layout.links,
+            "{producer}"
+        );
+        assert_eq!(
+            value(&trip.after, "Data", 1, 5),
+            Cell::Text("Alice's page".into())
+        );
+        trip.assert_same_looks(6, 7);
+    }
+}
+
+#[tokio::test]
+async fn defined_names_survive_with_their_scope() {
+    for producer in PRODUCERS {
+        let trip = round_trip(producer, "defined_names").await;
+        let names = |workbook: &Workbook| {
+            let mut names: Vec<_> = workbook
+                .names
+                .iter()
+                .map(|n| (n.name.clone(), n.scope, n.refers_to.replace('\'', "")))
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(
+            names(&trip.before),
+            vec![
+                ("Local".into(), Some(0), "Data!$A$1".into()),
+                ("Rates".into(), None, "Data!$B$2:$B$5".into()),
+                ("VAT".into(), None, "0.2".into()),
+            ],
+            "{producer}"
+        );
+        assert_eq!(names(&trip.before), names(&trip.after), "{producer}");
+    }
+}
+
+#[tokio::test]
+async fn tables_survive_and_grow_with_inserted_rows() {
+    for producer in PRODUCERS {
+        let trip = round_trip(producer, "tables").await;
+        let people = |workbook: &Workbook| sheet(workbook, "Data").layout.tables[0].clone();
+        let (before, after) = (people(&trip.before), people(&trip.after));
+        assert_eq!(before.name, "People");
+        assert_eq!(before.range, range("A1:D5"));
+        assert_eq!(
+            after.range,
+            range("A1:D6"),
+            "{producer}: the table takes the new row in"
+        );
+        assert_eq!(
+            after
+                .columns
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>(),
+            ["name", "amount", "when", "note"]
+        );
+        assert_eq!(
+            (after.style.clone(), after.banded_rows),
+            (before.style.clone(), before.banded_rows)
+        );
+        if producer == "openpyxl" {
+            assert_eq!(before.style.as_deref(), Some("TableStyleMedium9"));
+        }
+        let sums = |workbook: &Workbook| sheet(workbook, "Totals").layout.tables[0].clone();
+        assert_eq!(sums(&trip.before).range, range("A1:B5"));
+        assert!(sums(&trip.before).totals_row);
+        assert_eq!(
+            sums(&trip.before),
+            sums(&trip.after),
+            "{producer}: a table with totals is kept as it was"
+        );
+        assert!(matches!(
+            value(&trip.after, "Totals", 4, 1),
+            Cell::Formula(_)
+        ));
+    }
+}
+
+#[tokio::test]
+async fn number_formats_survive_and_new_rows_inherit_them() {
+    for producer in PRODUCERS {
+        let trip = round_trip(producer, "number_formats").await;
+        let currency = look(&trip.before, "Data", 1, 1).num_format.unwrap();
+        assert!(
+            currency.contains("#,##0.00") && currency.contains('€'),
+            "{currency}"
+        );
+        assert_eq!(
+            look(&trip.before, "Data", 1, 4).num_format.as_deref(),
+            Some("0.0%")
+        );
+        trip.assert_same_looks(6, 6);
+        trip.assert_new_row_looks_like_the_one_above();
+        assert_eq!(
+            look(&trip.after, "Data", 5, 1).num_format.as_deref(),
+            Some(currency.as_str())
+        );
+    }
+}
+
+#[tokio::test]
+async fn fonts_fills_borders_and_alignment_survive() {
+    for name in ["fonts", "fills_borders", "alignment"] {
+        for producer in PRODUCERS {
+            let trip = round_trip(producer, name).await;
+            trip.assert_same_looks(6, 6);
+            trip.assert_new_row_looks_like_the_one_above();
+        }
+    }
+    let trip = round_trip("openpyxl", "fonts").await;
+    assert!(look(&trip.before, "Data", 0, 0).font.bold);
+    let red = look(&trip.before, "Data", 1, 0).font;
+    assert!(
+        red.italic && red.color == Some(Color::Rgb(0xFF0000)),
+        "{red:?}"
+    );
+    let trip = round_trip("libreoffice", "fills_borders").await;
+    assert_eq!(
+        look(&trip.before, "Data", 0, 0).fill.foreground,
+        Some(Color::Rgb(0xFFFF00))
+    );
+    assert_eq!(
+        look(&trip.before, "Data", 2, 2)
+            .borders
+            .top
+            .style
+            .as_deref(),
+        Some("thick")
+    );
+    let trip = round_trip("libreoffice", "alignment").await;
+    assert!(look(&trip.before, "Data", 1, 3).alignment.wrap);
+    assert_eq!(look(&trip.before, "Data", 2, 2).alignment.rotation, 45);
+}
+
+#[tokio::test]
+async fn column_widths_and_row_heights_survive() {
+    for producer in PRODUCERS {
+        let trip = round_trip(producer, "dimensions").await;
+        let (before, after) = (
+            &sheet(&trip.before, "Data").layout,
+            &sheet(&trip.after, "Data").layout,
+        );
+        let width = |layout: &sheetd::model::layout::Layout, column: u16| {
+            layout
+                .columns
+                .iter()
+                .find(|c| (c.first..=c.last).contains(&column))
+                .map(|c| (c.width.map(|w| (w * 100.0).round()), c.hidden))
+        };
+        assert!(
+            width(before, 0).unwrap().0.unwrap() >= 3000.0,
+            "{producer}: column A is wide"
+        );
+        assert!(
+            width(before, 2).unwrap().1,
+            "{producer}: column C is hidden"
+        );
+        for column in 0..4 {
+            assert_eq!(
+                width(before, column),
+                width(after, column),
+                "{producer}: column {column}"
+            );
+        }
+        let height = |layout: &sheetd::model::layout::Layout| layout.rows[&2].height.unwrap();
+        assert!((height(before) - 40.0).abs() <= 0.5, "{producer}");
+        assert!(
+            (height(after) - height(before)).abs() <= 0.5,
+            "{producer}: pixel rounding at most"
+        );
+        assert!(
+            before.rows[&3].hidden && after.rows[&3].hidden,
+            "{producer}: row 4 hidden"
+        );
+        trip.assert_same_looks(6, 5);
+    }
+}
+
+#[tokio::test]
+async fn panes_autofilter_tab_colours_and_sheet_states_survive() {
+    let trip = round_trip("openpyxl", "freeze").await;
+    assert_eq!(sheet(&trip.before, "Data").layout.freeze, Some((1, 0)));
+    assert_eq!(sheet(&trip.before, "Wide").layout.freeze, Some((2, 1)));
+    for name in ["Data", "Wide"] {
+        assert_eq!(
+            sheet(&trip.before, name).layout.freeze,
+            sheet(&trip.after, name).layout.freeze
+        );
+    }
+    for producer in PRODUCERS {
+        let trip = round_trip(producer, "autofilter").await;
+        assert_eq!(
+            sheet(&trip.before, "Data").layout.autofilter,
+            Some(range("A1:D5"))
+        );
+        assert_eq!(
+            sheet(&trip.after, "Data").layout.autofilter,
+            Some(range("A1:D6")),
+            "{producer}"
+        );
+
+        let trip = round_trip(producer, "tab_colors").await;
+        assert_eq!(
+            sheet(&trip.before, "Data").layout.tab_color,
+            Some(Color::Rgb(0xFF0000))
+        );
+        for name in ["Data", "Other"] {
+            assert_eq!(
+                sheet(&trip.before, name).layout.tab_color,
+                sheet(&trip.after, name).layout.tab_color
+            );
+        }
+
+        let trip = round_trip(producer, "sheets_state").await;
+        let states = |workbook: &Workbook| {
+            workbook
+                .sheets
+                .iter()
+                .map(|s| (s.name.clone(), s.visibility))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(states(&trip.before), states(&trip.after), "{producer}");
+        assert_eq!(trip.before.sheets[1].visibility, Visibility::Hidden);
+        assert_eq!(trip.before.active_sheet, 3, "{producer}: `Last` is active");
+        assert_eq!(trip.after.active_sheet, 3, "{producer}");
+    }
+}
+
+#[tokio::test]
+async fn formulas_and_dates_survive() {
+    for producer in PRODUCERS {
+        let trip = round_trip(producer, "formulas").await;
+        trip.assert_same_looks(6, 7);
+        let array = &sheet(&trip.before, "Data").layout.array_formulas;
+        assert_eq!(array, &vec![range("F2")], "{producer}");
+        assert_eq!(array, &sheet(&trip.after, "Data").layout.array_formulas);
+
+        let trip = round_trip(producer, "date1904").await;
+        assert_eq!(
+            value(&trip.before, "Data", 1, 2),
+            Cell::DateTime(45306.0),
+            "{producer}: 2024-01-15"
+        );
+        trip.assert_same_looks(6, 4);
+
+        let trip = round_trip(producer, "styles_all").await;
+        trip.assert_same_looks(6, 6);
+        trip.assert_new_row_looks_like_the_one_above();
+    }
+}
+
+/// Workbooks with a part sheetd cannot carry: each write is refused with
+/// 409 naming it, and the file stays byte for byte as it was.
+#[tokio::test]
+async fn writes_that_would_lose_parts_are_refused() {
+    let cases = [
+        ("comments", "note"),
+        ("image", "drawn object"),
+        ("chart", "chart"),
+        ("protection", "sheet protection"),
+        ("validations", "data validation"),
+        ("conditional", "conditional format"),
+    ];
+    for producer in PRODUCERS {
+        for (name, what) in cases {
+            let server = Server::start().await;
+            server.add_fixture(&format!("fidelity/{producer}/{name}.xlsx"), ID);
+            let original = std::fs::read(server.file(ID)).unwrap();
+            let (status, body) = server
+                .post(&rows_path("Data"), json!({"data": [{"name": "Eve"}]}))
+                .await;
+            assert_eq!(status, StatusCode::CONFLICT, "{producer}/{name}: {body}");
+            let detail = body["detail"].as_str().unwrap();
+            assert!(detail.contains(what), "{producer}/{name}: {detail}");
+            let update = json!({"type": "row", "row": 2, "data": {"note": "changed"}});
+            let (status, _) = server.patch(&rows_path("Data"), update).await;
+            assert_eq!(status, StatusCode::CONFLICT, "{producer}/{name}");
+            assert_eq!(
+                std::fs::read(server.file(ID)).unwrap(),
+                original,
+                "{producer}/{name}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_operator_may_allow_lossy_writes() {
+    let trip = round_trip_with("openpyxl", "chart", |config| {
+        config.allow_lossy_writes = true
+    })
+    .await;
+    assert!(!trip.before.unkept.is_empty());
+    assert!(
+        trip.after.unkept.is_empty(),
+        "the chart is gone: {:?}",
+        trip.after.unkept
+    );
+    trip.assert_same_looks(6, 4);
+}
+
+#[test]
+fn a_default_font_other_than_calibri_survives() {
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let arial = rust_xlsxwriter::Format::new()
+        .set_font_name("Arial")
+        .set_font_size(10);
+    book.set_default_format(&arial, 17, 64).unwrap();
+    book.add_worksheet().write(0, 0, "x").unwrap();
+    let before = parse(&book.save_to_buffer().unwrap());
+    assert_eq!(before.default_font.name.as_deref(), Some("Arial"));
+
+    let mut out = std::io::Cursor::new(Vec::new());
+    sheetd::store::write::write_workbook(&before, &mut out).unwrap();
+    let after = parse(out.get_ref());
+    assert_eq!(
+        (after.default_font.name, after.default_font.size),
+        (Some("Arial".to_owned()), Some(10.0))
+    );
+}
