@@ -117,7 +117,7 @@ impl Server {
                 "--queue-limit",
                 "1000",
             ])
-            .env("RUST_LOG", "sheetd=warn,sheetd::main=info")
+            .env("RUST_LOG", "sheetd=info")
             .stdout(Stdio::piped())
             .spawn()
             .expect("sheetd starts");

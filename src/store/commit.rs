@@ -117,6 +117,7 @@ impl Store {
         self.forget(id);
         let mut workbook = Arc::unwrap_or_clone(shared);
         let mut changed = false;
+        tracing::debug!(spreadsheet = %id, edits = batch.len(), "committing a batch");
         let mut answers = Vec::with_capacity(batch.len());
         for edit in batch {
             let applied = edit.apply(&mut workbook);

@@ -34,6 +34,14 @@ use lock::{LOCK_DIR, lock_exclusive_until, try_lock_exclusive};
 use queue::Queues;
 use tokio::sync::oneshot;
 
+/// When a spreadsheet has concurrent writers (see
+/// `queue::Place::has_concurrent_writers`), a committer waits in steps of
+/// this long while more edits keep arriving, up to `MAX_COMMIT_DELAY`: long
+/// enough for answered clients to send their next requests, short next to a
+/// rewrite.
+const COMMIT_DELAY_STEP: Duration = Duration::from_millis(1);
+const MAX_COMMIT_DELAY: Duration = Duration::from_millis(10);
+
 /// What went wrong in the store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -144,10 +152,32 @@ impl Store {
             .queues
             .join(id, limits.queue_limit)
             .ok_or(StoreError::Busy)?;
-        let (reply, answer) = oneshot::channel();
+        let (reply, mut answer) = oneshot::channel();
         let ticket = place.push(Box::new(EditRequest { f, reply }));
-        match tokio::time::timeout_at(deadline.into(), place.committer().lock_owned()).await {
+        let committer = place.committer();
+        let lost = || StoreError::Job("the commit ended without an answer".into());
+        // Either an earlier committer takes this edit along and answers it,
+        // or this request gets the turn and commits what waits. Waiting for
+        // the turn alone would let each waiter hold the lock for a batch of
+        // whatever came in behind it, one small rewrite after another.
+        let turn = tokio::select! {
+            answered = &mut answer => return answered.map_err(|_| lost())?,
+            turn = tokio::time::timeout_at(deadline.into(), committer.lock_owned()) => turn,
+        };
+        match turn {
             Ok(turn) => {
+                if place.has_concurrent_writers() {
+                    // Gather while edits keep arriving, up to a bound.
+                    let gather_until = tokio::time::Instant::now() + MAX_COMMIT_DELAY;
+                    loop {
+                        let waiting = place.waiting();
+                        tokio::time::sleep(COMMIT_DELAY_STEP).await;
+                        if place.waiting() == waiting || tokio::time::Instant::now() >= gather_until
+                        {
+                            break;
+                        }
+                    }
+                }
                 // Whatever waits now, this request's edit included unless an
                 // earlier committer took it (and, holding the lock, finished).
                 let batch = place.take_all();
@@ -170,9 +200,7 @@ impl Store {
                 // A committer has the edit already: wait for its answer.
             }
         }
-        answer
-            .await
-            .map_err(|_| StoreError::Job("the commit ended without an answer".into()))?
+        answer.await.map_err(|_| lost())?
     }
 
     /// The cross-process lock of the spreadsheet, waiting until `deadline`.

@@ -69,6 +69,8 @@ const UNKEPT_ELEMENTS: &[(&str, &str)] = &[
     ("picture", "background picture(s)"),
     ("oleObject", "embedded object(s)"),
     ("control", "form control(s)"),
+    ("filterColumn", "autofilter criteria"),
+    ("sortState", "sort setting(s)"),
 ];
 
 /// Reads everything but the cell values. `max_cells` bounds the formatted

@@ -27,6 +27,8 @@ struct Queue {
     next_ticket: AtomicU64,
     /// Requests in the queue: waiting, or being committed.
     in_flight: AtomicUsize,
+    /// The number of edits the last commit took.
+    last_batch: AtomicUsize,
 }
 
 /// A request's place in its spreadsheet's queue; dropping it makes room.
@@ -73,10 +75,27 @@ impl Place {
 
     /// Every edit waiting, in arrival order.
     pub fn take_all(&self) -> Vec<Box<dyn PendingEdit>> {
-        locked(&self.0.pending)
+        let batch: Vec<_> = locked(&self.0.pending)
             .drain(..)
             .map(|(_, edit)| edit)
-            .collect()
+            .collect();
+        if !batch.is_empty() {
+            self.0.last_batch.store(batch.len(), Ordering::Relaxed);
+        }
+        batch
+    }
+
+    /// How many edits wait for a commit.
+    pub fn waiting(&self) -> usize {
+        locked(&self.0.pending).len()
+    }
+
+    /// Whether the spreadsheet has concurrent writers: its last commit took
+    /// more than one edit. Then a committer waits a moment for the clients
+    /// it has just answered to send their next edits, so each rewrite takes
+    /// all of them (a commit delay, as databases have).
+    pub fn has_concurrent_writers(&self) -> bool {
+        self.0.last_batch.load(Ordering::Relaxed) > 1
     }
 
     /// The lock a committer holds.

@@ -89,6 +89,10 @@ pub fn write_workbook<W: Write + Seek + Send>(
     out: W,
 ) -> Result<(), StoreError> {
     let mut book = rust_xlsxwriter::Workbook::new();
+    // Level 2 of 9 saves in about 0.6 of the time of the default level 6,
+    // for files about 1.1 times as large (rust_xlsxwriter's own figures):
+    // the rewrite is on every write's path.
+    book.set_zip_compression_level(2);
     set_default_font(&mut book, &workbook.default_font);
     let mut formats = Formats::new(&workbook.formats);
     let active = match workbook.sheets.get(workbook.active_sheet) {
@@ -99,7 +103,17 @@ pub fn write_workbook<W: Write + Seek + Send>(
             .position(|s| s.visibility == Visibility::Visible),
     };
     for (index, sheet) in workbook.sheets.iter().enumerate() {
-        let worksheet = book.add_worksheet();
+        let layout = &sheet.layout;
+        let in_row_order = layout.merges.is_empty()
+            && layout.tables.is_empty()
+            && layout.links.is_empty()
+            && layout.array_formulas.is_empty();
+        let worksheet = if in_row_order {
+            book.add_worksheet_with_constant_memory()
+                .map_err(unwritable)?
+        } else {
+            book.add_worksheet()
+        };
         worksheet.set_name(&sheet.name).map_err(unwritable)?;
         // A formula with no cached result keeps none (rather than 0).
         worksheet.set_formula_result_default("");
