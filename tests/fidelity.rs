@@ -539,3 +539,29 @@ fn a_default_font_other_than_calibri_survives() {
         (Some("Arial".to_owned()), Some(10.0))
     );
 }
+
+#[test]
+fn shared_formulas_come_back_one_per_cell() {
+    // B2:B4 share `A2*2` (written as Excel does: the formula in B2, B3 and
+    // B4 point at it); see fixtures/fidelity/make_shared_formulas.py.
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/fidelity/handmade/shared_formulas.xlsx"
+    ))
+    .unwrap();
+    let workbook = parse(&bytes);
+    let exprs: Vec<_> = (1..4)
+        .map(|row| match value(&workbook, "Data", row, 1) {
+            Cell::Formula(f) => (f.expr, f.cached),
+            other => panic!("row {row}: {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        exprs,
+        [
+            ("A2*2".to_owned(), Cell::Number(2.0)),
+            ("A3*2".to_owned(), Cell::Number(4.0)),
+            ("A4*2".to_owned(), Cell::Number(6.0)),
+        ]
+    );
+}
