@@ -268,8 +268,6 @@ fn xml_error(error: impl std::fmt::Display) -> StoreError {
 
 /// Streams one worksheet's XML and keeps its layout.
 fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, StoreError> {
-    let mut reader = Reader::from_reader(xml);
-    let mut buf = Vec::new();
     let mut scan = SheetXml {
         unkept: vec![0; UNKEPT_ELEMENTS.len()],
         ..SheetXml::default()
@@ -278,16 +276,7 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, StoreE
     // The current row (0-based) and the column after the last cell seen.
     let (mut row, mut next_column) = (0u32, 0u16);
     let mut rows_seen = 0u32;
-    loop {
-        let event = reader.read_event_into(&mut buf).map_err(xml_error)?;
-        let element = match &event {
-            Event::Start(e) | Event::Empty(e) => e,
-            Event::Eof => break,
-            _ => {
-                buf.clear();
-                continue;
-            }
-        };
+    for_each_element(xml, |element| {
         let local = element.local_name();
         let name = local.as_ref();
         if let Some(i) = UNKEPT_ELEMENTS.iter().position(|(tag, _)| *tag == name) {
@@ -345,11 +334,11 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, StoreE
             "col" => {
                 let (Some(first), Some(last)) = (index(element, "min"), index(element, "max"))
                 else {
-                    continue;
+                    return Ok(());
                 };
                 let last = last.min(MAX_COLUMNS as u32);
                 if first == 0 || first > last {
-                    continue;
+                    return Ok(());
                 }
                 let props = ColumnProps {
                     first: (first - 1) as u16,
@@ -371,7 +360,7 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, StoreE
             }
             "hyperlink" => {
                 let Some(at) = attr(element, "ref").and_then(|r| range_ref(&r)) else {
-                    continue;
+                    return Ok(());
                 };
                 let location = attr(element, "location").unwrap_or_default();
                 let link = Link {
@@ -401,27 +390,38 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, StoreE
             }
             _ => {}
         }
-        buf.clear();
-    }
+        Ok(())
+    })?;
     Ok(scan)
 }
 
 /// Counts the objects anchored on a drawing part.
 fn count_anchors(xml: impl BufRead) -> Result<usize, StoreError> {
+    let mut count = 0;
+    for_each_element(xml, |element| {
+        let name = element.local_name();
+        if matches!(
+            name.as_ref(),
+            "twoCellAnchor" | "oneCellAnchor" | "absoluteAnchor"
+        ) {
+            count += 1;
+        }
+        Ok(())
+    })?;
+    Ok(count)
+}
+
+/// Calls `visit` with every start (or empty) element of an XML stream.
+fn for_each_element(
+    xml: impl BufRead,
+    mut visit: impl FnMut(&BytesStart<'_>) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
     let mut reader = Reader::from_reader(xml);
     let mut buf = Vec::new();
-    let mut count = 0;
     loop {
         match reader.read_event_into(&mut buf).map_err(xml_error)? {
-            Event::Eof => return Ok(count),
-            Event::Start(e) | Event::Empty(e)
-                if matches!(
-                    e.local_name().as_ref(),
-                    "twoCellAnchor" | "oneCellAnchor" | "absoluteAnchor"
-                ) =>
-            {
-                count += 1;
-            }
+            Event::Start(e) | Event::Empty(e) => visit(&e)?,
+            Event::Eof => return Ok(()),
             _ => {}
         }
         buf.clear();
@@ -590,27 +590,21 @@ fn relationships(
     let Some(xml) = kept.get(&rels_name) else {
         return Ok(found);
     };
-    let mut reader = Reader::from_reader(xml.as_slice());
-    let mut buf = Vec::new();
-    loop {
-        match reader.read_event_into(&mut buf).map_err(xml_error)? {
-            Event::Eof => break,
-            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == "Relationship" => {
-                let (Some(id), Some(target)) = (attr(&e, "Id"), attr(&e, "Target")) else {
-                    continue;
-                };
-                let external = attr(&e, "TargetMode").is_some_and(|m| m == "External");
-                let target = if external {
-                    target
-                } else {
-                    resolve_part(dir, &target)
-                };
-                found.insert(id, Relationship { target });
-            }
-            _ => {}
+    for_each_element(xml.as_slice(), |element| {
+        if element.local_name().as_ref() != "Relationship" {
+            return Ok(());
         }
-        buf.clear();
-    }
+        if let (Some(id), Some(target)) = (attr(element, "Id"), attr(element, "Target")) {
+            let external = attr(element, "TargetMode").is_some_and(|m| m == "External");
+            let target = if external {
+                target
+            } else {
+                resolve_part(dir, &target)
+            };
+            found.insert(id, Relationship { target });
+        }
+        Ok(())
+    })?;
     Ok(found)
 }
 
@@ -634,19 +628,8 @@ fn resolve_part(dir: &str, target: &str) -> String {
 
 /// A table part (`xl/tables/tableN.xml`).
 fn parse_table(xml: &[u8]) -> Result<Table, StoreError> {
-    let mut reader = Reader::from_reader(xml);
-    let mut buf = Vec::new();
     let mut table: Option<Table> = None;
-    loop {
-        let event = reader.read_event_into(&mut buf).map_err(xml_error)?;
-        let element = match &event {
-            Event::Start(e) | Event::Empty(e) => e,
-            Event::Eof => break,
-            _ => {
-                buf.clear();
-                continue;
-            }
-        };
+    for_each_element(xml, |element| {
         match (element.local_name().as_ref(), &mut table) {
             ("table", None) => {
                 let range = attr(element, "ref").and_then(|r| range_ref(&r));
@@ -682,8 +665,8 @@ fn parse_table(xml: &[u8]) -> Result<Table, StoreError> {
             }
             _ => {}
         }
-        buf.clear();
-    }
+        Ok(())
+    })?;
     table.ok_or_else(|| StoreError::Unreadable("a table part has no table".into()))
 }
 

@@ -58,6 +58,13 @@ impl Formats<'_> {
         }
     }
 
+    /// The cell format of an empty cell as an owned format (the default
+    /// when it has none), for writer calls that want one.
+    fn owned(&mut self, layout: &Layout, row: u32, column: u16) -> Format {
+        let id = layout.format(row as usize, column as usize);
+        self.of(id, &Cell::Empty).cloned().unwrap_or_default()
+    }
+
     /// The format to write `cell` with, when it needs one: its cell format,
     /// with a date format added when the value is a date the cell format
     /// would not show as one.
@@ -249,13 +256,7 @@ fn write_layout(
         )?;
     }
     for range in &layout.merges {
-        let format = formats
-            .of(
-                layout.format(range.first_row as usize, range.first_column as usize),
-                &Cell::Empty,
-            )
-            .cloned()
-            .unwrap_or_default();
+        let format = formats.owned(layout, range.first_row, range.first_column);
         worksheet.merge_range(
             range.first_row,
             range.first_column,
@@ -275,13 +276,7 @@ fn write_layout(
             None => url,
         };
         // The cell written afterwards sets the text; the link stays.
-        let format = formats
-            .of(
-                layout.format(link.row as usize, link.column as usize),
-                &Cell::Empty,
-            )
-            .cloned()
-            .unwrap_or_default();
+        let format = formats.owned(layout, link.row, link.column);
         worksheet.write_url_with_format(link.row, link.column, url.set_text(" "), &format)?;
     }
     if let Some(range) = layout.autofilter {
