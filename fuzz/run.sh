@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 seconds=${1:-300}
 sh seed_corpus.sh
 export RUSTC_BOOTSTRAP=1
-for target in filter_parse request_validation workbook_load; do
+for target in filter_parse request_validation workbook_load package_xml; do
     echo "== $target, ${seconds}s"
     cargo fuzz run -O "$target" "corpus/$target" -- \
         -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 2>&1 |

@@ -31,3 +31,10 @@ for s in '{"data": [{"name": "Alan", "age": 41, "joined": "2024/06/23"}, {"name"
          'filter=age:gte:30&filter=city:like:*on&limit=50&offset=0'; do
     n=$((n + 1)); printf '%s' "$s" > "corpus/request_validation/seed$n"
 done
+
+# package_xml: each fidelity fixture's first sheet and styles, NUL between.
+mkdir -p corpus/package_xml
+for f in ../fixtures/fidelity/openpyxl/*.xlsx ../fixtures/fidelity/libreoffice/*.xlsx; do
+    out="corpus/package_xml/$(basename "$(dirname "$f")")_$(basename "$f" .xlsx)"
+    { unzip -p "$f" xl/worksheets/sheet1.xml; printf '\000'; unzip -p "$f" xl/styles.xml; } > "$out"
+done

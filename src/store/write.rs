@@ -5,9 +5,8 @@
 //! values, types and formulas (with their cached results), its cell formats
 //! and its layout, and the workbook's defined names.
 
-use std::io::{Seek, Write};
-
 use std::collections::HashMap;
+use std::io::{Seek, Write};
 
 use rust_xlsxwriter::{
     Format, Formula as XlsxFormula, Table, TableColumn, TableFunction, TableStyle, Url, Worksheet,
@@ -314,16 +313,14 @@ fn write_cell(
         Cell::Formula(f) => Some(XlsxFormula::new(&f.expr).set_result(cached_result(&f.cached))),
         _ => None,
     };
+    if let Some(formula) = formula {
+        match format {
+            Some(format) => worksheet.write_formula_with_format(row, column, formula, format)?,
+            None => worksheet.write_formula(row, column, formula)?,
+        };
+        return Ok(());
+    }
     match (cell, format) {
-        (_, _) if formula.is_some() => {
-            let formula = formula.unwrap_or_else(|| XlsxFormula::new(""));
-            match format {
-                Some(format) => {
-                    worksheet.write_formula_with_format(row, column, formula, format)?
-                }
-                None => worksheet.write_formula(row, column, formula)?,
-            };
-        }
         (Cell::Number(n) | Cell::DateTime(n) | Cell::Duration(n), Some(format)) => {
             worksheet.write_number_with_format(row, column, *n, format)?;
         }
