@@ -565,3 +565,36 @@ fn shared_formulas_come_back_one_per_cell() {
         ]
     );
 }
+
+#[tokio::test]
+async fn print_settings_survive() {
+    for producer in PRODUCERS {
+        let trip = round_trip(producer, "print_settings").await;
+        let print = &sheet(&trip.before, "Data").layout.print;
+        assert!(print.landscape, "{producer}");
+        assert_eq!(print.paper_size, Some(9), "{producer}: A4");
+        assert_eq!(print.fit_to_pages, Some((1, 0)), "{producer}");
+        assert_eq!(
+            print.margins,
+            Some([0.5, 0.5, 1.0, 1.0, 0.4, 0.4]),
+            "{producer}"
+        );
+        assert_eq!(
+            print.header.as_deref(),
+            Some("&CQuarterly data"),
+            "{producer}"
+        );
+        assert_eq!(
+            print.footer.as_deref(),
+            Some("&RPage &P of &N"),
+            "{producer}"
+        );
+        assert!(print.center_horizontally && print.gridlines, "{producer}");
+        assert_eq!(
+            *print,
+            sheet(&trip.after, "Data").layout.print,
+            "{producer}"
+        );
+        trip.assert_same_looks(6, 4);
+    }
+}

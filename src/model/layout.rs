@@ -84,6 +84,26 @@ pub struct TableColumn {
     pub total_label: Option<String>,
 }
 
+/// How a sheet prints.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PrintSetup {
+    pub landscape: bool,
+    /// The xlsx paper size code (1 Letter, 9 A4…).
+    pub paper_size: Option<u8>,
+    /// Percent, 10–400.
+    pub scale: Option<u16>,
+    /// Pages wide and tall to fit the sheet on (0 is "as many as needed").
+    pub fit_to_pages: Option<(u16, u16)>,
+    /// Inches: left, right, top, bottom, header, footer.
+    pub margins: Option<[f64; 6]>,
+    /// Header and footer text with the xlsx `&` codes (`&CPage &P`).
+    pub header: Option<String>,
+    pub footer: Option<String>,
+    pub center_horizontally: bool,
+    pub center_vertically: bool,
+    pub gridlines: bool,
+}
+
 /// Everything about a sheet's layout that a rewrite keeps.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Layout {
@@ -101,6 +121,7 @@ pub struct Layout {
     /// The first row and column that do not scroll.
     pub freeze: Option<(u32, u16)>,
     pub tab_color: Option<Color>,
+    pub print: PrintSetup,
 }
 
 impl Range {

@@ -71,6 +71,7 @@ const UNKEPT_ELEMENTS: &[(&str, &str)] = &[
     ("control", "form control(s)"),
     ("filterColumn", "autofilter criteria"),
     ("sortState", "sort setting(s)"),
+    ("brk", "manual page break(s)"),
 ];
 
 /// Reads everything but the cell values. `max_cells` bounds the formatted
@@ -276,7 +277,28 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, StoreE
     // The current row (0-based) and the column after the last cell seen.
     let (mut row, mut next_column) = (0u32, 0u16);
     let mut rows_seen = 0u32;
-    for_each_element(xml, |element| {
+    // Whether the text being read is the header's or the footer's.
+    #[derive(Clone, Copy)]
+    enum Heading {
+        Header,
+        Footer,
+    }
+    let mut heading: Option<Heading> = None;
+    for_each_node(xml, |node| {
+        let element = match node {
+            Node::Element(element) => element,
+            Node::Text(text) => {
+                let print = &mut layout.print;
+                let target = match heading {
+                    Some(Heading::Header) => &mut print.header,
+                    Some(Heading::Footer) => &mut print.footer,
+                    None => return Ok(()),
+                };
+                target.get_or_insert_default().push_str(text);
+                return Ok(());
+            }
+        };
+        heading = None;
         let local = element.local_name();
         let name = local.as_ref();
         if let Some(i) = UNKEPT_ELEMENTS.iter().position(|(tag, _)| *tag == name) {
@@ -383,6 +405,38 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, StoreE
                 }
             }
             "tabColor" => layout.tab_color = color(element),
+            "pageSetUpPr" if flag(element, "fitToPage") => {
+                layout.print.fit_to_pages.get_or_insert((1, 1));
+            }
+            "pageSetup" => {
+                let print = &mut layout.print;
+                print.landscape = attr(element, "orientation").is_some_and(|o| o == "landscape");
+                print.paper_size = index(element, "paperSize").and_then(|p| u8::try_from(p).ok());
+                print.scale = index(element, "scale")
+                    .and_then(|s| u16::try_from(s).ok())
+                    .filter(|s| *s != 100);
+                if let Some(fit) = &mut print.fit_to_pages {
+                    let pages = |name| index(element, name).and_then(|p| u16::try_from(p).ok());
+                    *fit = (
+                        pages("fitToWidth").unwrap_or(1),
+                        pages("fitToHeight").unwrap_or(1),
+                    );
+                }
+            }
+            "pageMargins" => {
+                let inches = ["left", "right", "top", "bottom", "header", "footer"]
+                    .map(|side| number(element, side));
+                if let [Some(l), Some(r), Some(t), Some(b), Some(h), Some(f)] = inches {
+                    layout.print.margins = Some([l, r, t, b, h, f]);
+                }
+            }
+            "printOptions" => {
+                layout.print.center_horizontally = flag(element, "horizontalCentered");
+                layout.print.center_vertically = flag(element, "verticalCentered");
+                layout.print.gridlines = flag(element, "gridLines");
+            }
+            "oddHeader" => heading = Some(Heading::Header),
+            "oddFooter" => heading = Some(Heading::Footer),
             "f" if attr(element, "t").is_some_and(|t| t == "array") => {
                 if let Some(range) = attr(element, "ref").and_then(|r| range_ref(&r)) {
                     layout.array_formulas.push(range);
@@ -411,16 +465,45 @@ fn count_anchors(xml: impl BufRead) -> Result<usize, StoreError> {
     Ok(count)
 }
 
+/// What [`for_each_node`] shows of an XML stream.
+enum Node<'a> {
+    /// A start (or empty) element.
+    Element(&'a BytesStart<'a>),
+    /// Character data, entities resolved.
+    Text(&'a str),
+}
+
 /// Calls `visit` with every start (or empty) element of an XML stream.
 fn for_each_element(
     xml: impl BufRead,
     mut visit: impl FnMut(&BytesStart<'_>) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
+    for_each_node(xml, |node| match node {
+        Node::Element(element) => visit(element),
+        Node::Text(_) => Ok(()),
+    })
+}
+
+/// Calls `visit` with every start element and every piece of text.
+fn for_each_node(
+    xml: impl BufRead,
+    mut visit: impl FnMut(Node<'_>) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
     let mut reader = Reader::from_reader(xml);
     let mut buf = Vec::new();
     loop {
         match reader.read_event_into(&mut buf).map_err(xml_error)? {
-            Event::Start(e) | Event::Empty(e) => visit(&e)?,
+            Event::Start(e) | Event::Empty(e) => visit(Node::Element(&e))?,
+            Event::Text(text) => visit(Node::Text(&text.xml10_content()))?,
+            Event::GeneralRef(reference) => {
+                let resolved = match reference.resolve_char_ref() {
+                    Ok(Some(c)) => c.to_string(),
+                    _ => quick_xml::escape::resolve_predefined_entity(&reference.xml10_content())
+                        .unwrap_or("")
+                        .to_owned(),
+                };
+                visit(Node::Text(&resolved))?;
+            }
             Event::Eof => return Ok(()),
             _ => {}
         }

@@ -16,7 +16,7 @@ use rust_xlsxwriter::{
 use super::StoreError;
 use super::styles::{to_format, xlsx_color};
 use crate::model::format::{CellFormat, Font};
-use crate::model::layout::{Layout, LinkTarget};
+use crate::model::layout::{Layout, LinkTarget, PrintSetup};
 use crate::model::value::{DateKind, date_kind, format_number};
 use crate::model::{Cell, Sheet, Visibility, Workbook};
 
@@ -292,7 +292,35 @@ fn write_layout(
     if let Some(color) = layout.tab_color.and_then(xlsx_color) {
         worksheet.set_tab_color(color);
     }
+    write_print_setup(worksheet, &layout.print);
     Ok(())
+}
+
+fn write_print_setup(worksheet: &mut Worksheet, print: &PrintSetup) {
+    if print.landscape {
+        worksheet.set_landscape();
+    }
+    if let Some(size) = print.paper_size {
+        worksheet.set_paper_size(size);
+    }
+    if let Some(scale) = print.scale {
+        worksheet.set_print_scale(scale);
+    }
+    if let Some((wide, tall)) = print.fit_to_pages {
+        worksheet.set_print_fit_to_pages(wide, tall);
+    }
+    if let Some([left, right, top, bottom, header, footer]) = print.margins {
+        worksheet.set_margins(left, right, top, bottom, header, footer);
+    }
+    if let Some(header) = &print.header {
+        worksheet.set_header(header);
+    }
+    if let Some(footer) = &print.footer {
+        worksheet.set_footer(footer);
+    }
+    worksheet.set_print_center_horizontally(print.center_horizontally);
+    worksheet.set_print_center_vertically(print.center_vertically);
+    worksheet.set_print_gridlines(print.gridlines);
 }
 
 fn unwritable(error: XlsxError) -> StoreError {
