@@ -34,11 +34,10 @@ use lock::{LOCK_DIR, lock_exclusive_until, try_lock_exclusive};
 use queue::Queues;
 use tokio::sync::oneshot;
 
-/// When a spreadsheet has concurrent writers (see
-/// `queue::Place::has_concurrent_writers`), a committer waits in steps of
-/// this long while more edits keep arriving, up to `MAX_COMMIT_DELAY`: long
-/// enough for answered clients to send their next requests, short next to a
-/// rewrite.
+/// When the last commit of a spreadsheet took several edits, the next
+/// committer waits in steps of this long until as many edits wait again, up
+/// to `MAX_COMMIT_DELAY`: a commit delay, as databases have, long enough for
+/// answered clients to send their next requests and short next to a rewrite.
 const COMMIT_DELAY_STEP: Duration = Duration::from_millis(1);
 const MAX_COMMIT_DELAY: Duration = Duration::from_millis(10);
 
@@ -166,16 +165,14 @@ impl Store {
         };
         match turn {
             Ok(turn) => {
-                if place.has_concurrent_writers() {
-                    // Gather while edits keep arriving, up to a bound.
+                // With concurrent writers, wait (briefly, in steps) for the
+                // clients the last commit answered to send their next edits,
+                // so that this rewrite takes all of them.
+                let expected = place.last_batch();
+                if expected > 1 {
                     let gather_until = tokio::time::Instant::now() + MAX_COMMIT_DELAY;
-                    loop {
-                        let waiting = place.waiting();
+                    while place.waiting() < expected && tokio::time::Instant::now() < gather_until {
                         tokio::time::sleep(COMMIT_DELAY_STEP).await;
-                        if place.waiting() == waiting || tokio::time::Instant::now() >= gather_until
-                        {
-                            break;
-                        }
                     }
                 }
                 // Whatever waits now, this request's edit included unless an

@@ -90,12 +90,9 @@ impl Place {
         locked(&self.0.pending).len()
     }
 
-    /// Whether the spreadsheet has concurrent writers: its last commit took
-    /// more than one edit. Then a committer waits a moment for the clients
-    /// it has just answered to send their next edits, so each rewrite takes
-    /// all of them (a commit delay, as databases have).
-    pub fn has_concurrent_writers(&self) -> bool {
-        self.0.last_batch.load(Ordering::Relaxed) > 1
+    /// How many edits the spreadsheet's last commit took.
+    pub fn last_batch(&self) -> usize {
+        self.0.last_batch.load(Ordering::Relaxed)
     }
 
     /// The lock a committer holds.
