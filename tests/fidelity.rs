@@ -481,6 +481,7 @@ async fn writes_that_would_lose_parts_are_refused() {
         ("protection", "sheet protection"),
         ("validations", "data validation"),
         ("conditional", "conditional format"),
+        ("rich_text", "rich text"),
     ];
     for producer in PRODUCERS {
         for (name, what) in cases {

@@ -72,6 +72,8 @@ const UNKEPT_ELEMENTS: &[(&str, &str)] = &[
     ("filterColumn", "autofilter criteria"),
     ("sortState", "sort setting(s)"),
     ("brk", "manual page break(s)"),
+    // Only inline strings have runs in a sheet's XML.
+    ("r", "rich text run(s) (text formatted in parts)"),
 ];
 
 /// Reads everything but the cell values. `max_cells` bounds the formatted
@@ -87,6 +89,9 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
     // Objects placed on drawings: images, shapes, charts. (LibreOffice
     // writes an empty drawing for every sheet with an autofilter.)
     let mut drawn = 0;
+    // Formatted runs of shared strings ("rich text"), which calamine reads
+    // as plain text.
+    let mut rich_runs = 0;
     let mut kept: HashMap<String, Vec<u8>> = HashMap::new();
     let mut sheets: HashMap<String, SheetXml> = HashMap::new();
     let mut budget = Budget {
@@ -112,6 +117,8 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
             sheets.insert(name, scan?);
         } else if name.starts_with("xl/drawings/") && name.ends_with(".xml") {
             drawn += count_anchors(BufReader::new(&mut part))?;
+        } else if name == "xl/sharedStrings.xml" {
+            rich_runs += count_runs(BufReader::new(&mut part))?;
         } else if is_kept_part(&name) {
             let mut bytes = Vec::new();
             (&mut part)
@@ -137,6 +144,11 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
     }
 
     let mut package = Package::default();
+    if rich_runs > 0 {
+        package.unkept.push(format!(
+            "{rich_runs} rich text run(s) (text formatted in parts)"
+        ));
+    }
     if drawn > 0 {
         package.unkept.push(format!(
             "{drawn} drawn object(s) (images, shapes or charts)"
@@ -471,6 +483,18 @@ enum Node<'a> {
     Element(&'a BytesStart<'a>),
     /// Character data, entities resolved.
     Text(&'a str),
+}
+
+/// Counts the formatted runs (`<r>`) of a shared-strings part.
+fn count_runs(xml: impl BufRead) -> Result<usize, StoreError> {
+    let mut count = 0;
+    for_each_element(xml, |element| {
+        if element.local_name().as_ref() == "r" {
+            count += 1;
+        }
+        Ok(())
+    })?;
+    Ok(count)
 }
 
 /// Calls `visit` with every start (or empty) element of an XML stream.
