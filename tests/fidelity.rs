@@ -114,6 +114,11 @@ impl Trip {
     /// values are the same too, except Bob's amount (B3), which was updated.
     /// (`Data`'s new row 6 is checked on its own.)
     fn assert_same_looks(&self, rows: usize, columns: usize) {
+        assert_eq!(
+            self.before.properties, self.after.properties,
+            "{}: document properties",
+            self.producer
+        );
         let font = |w: &Workbook| (w.default_font.name.clone(), w.default_font.size);
         assert_eq!(
             font(&self.before),
@@ -194,6 +199,8 @@ async fn merged_ranges_survive() {
             value(&trip.after, "Report", 0, 0),
             Cell::Text("Quarterly report".into())
         );
+        let author = trip.before.properties.author.as_deref();
+        assert_eq!(author, Some("sheetd fixtures (openpyxl)"), "{producer}");
         trip.assert_same_looks(6, 8);
     }
 }
@@ -598,4 +605,24 @@ async fn print_settings_survive() {
         );
         trip.assert_same_looks(6, 4);
     }
+}
+
+#[test]
+fn document_properties_survive() {
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let properties = rust_xlsxwriter::DocProperties::new()
+        .set_title("Stock & orders")
+        .set_author("Eve")
+        .set_company("Example Ltd")
+        .set_keywords("stock, orders")
+        .set_comment("kept by sheetd");
+    book.set_properties(&properties);
+    book.add_worksheet().write(0, 0, "x").unwrap();
+    let before = parse(&book.save_to_buffer().unwrap());
+    assert_eq!(before.properties.title.as_deref(), Some("Stock & orders"));
+    assert_eq!(before.properties.company.as_deref(), Some("Example Ltd"));
+
+    let mut out = std::io::Cursor::new(Vec::new());
+    sheetd::store::write::write_workbook(&before, &mut out).unwrap();
+    assert_eq!(parse(out.get_ref()).properties, before.properties);
 }

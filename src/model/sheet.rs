@@ -51,6 +51,21 @@ pub struct Workbook {
     pub names: Vec<DefinedName>,
     /// The index of the sheet shown when the workbook opens.
     pub active_sheet: usize,
+    pub properties: DocumentProperties,
+}
+
+/// What File → Properties shows. Empty fields are `None`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DocumentProperties {
+    pub title: Option<String>,
+    pub subject: Option<String>,
+    pub author: Option<String>,
+    pub keywords: Option<String>,
+    pub comment: Option<String>,
+    pub category: Option<String>,
+    pub status: Option<String>,
+    pub company: Option<String>,
+    pub manager: Option<String>,
 }
 
 /// A defined name: a name for a range, a constant or a formula.

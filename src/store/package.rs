@@ -20,7 +20,7 @@ use crate::model::format::{CellFormat, Color, Font};
 use crate::model::layout::{
     ColumnProps, Layout, Link, LinkTarget, Range, RowProps, Table, TableColumn,
 };
-use crate::model::sheet::{DefinedName, MAX_COLUMNS, MAX_ROWS};
+use crate::model::sheet::{DefinedName, DocumentProperties, MAX_COLUMNS, MAX_ROWS};
 
 /// The most bytes the parts of one package may unpack to.
 pub const MAX_UNPACKED_BYTES: u64 = 1 << 30;
@@ -42,6 +42,7 @@ pub struct Package {
     pub active_tab: usize,
     /// Each worksheet's layout by sheet name.
     pub layouts: HashMap<String, Layout>,
+    pub properties: DocumentProperties,
 }
 
 /// Package parts that a rewrite does not reproduce, by where they live.
@@ -167,6 +168,11 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
         package.formats = formats;
         package.default_font = default_font;
     }
+    for part in ["docProps/core.xml", "docProps/app.xml"] {
+        if let Some(xml) = kept.get(part) {
+            read_properties(xml, &mut package.properties)?;
+        }
+    }
     let Some(workbook_xml) = kept.get("xl/workbook.xml") else {
         return Ok(package);
     };
@@ -229,6 +235,8 @@ fn unreadable(error: impl std::fmt::Display) -> StoreError {
 
 fn is_kept_part(name: &str) -> bool {
     name == "xl/workbook.xml"
+        || name == "docProps/core.xml"
+        || name == "docProps/app.xml"
         || name == "xl/styles.xml"
         || name.ends_with(".rels")
         || (name.starts_with("xl/tables/") && name.ends_with(".xml"))
@@ -607,6 +615,57 @@ fn range_ref(text: &str) -> Option<Range> {
         last_row,
         last_column,
     })
+}
+
+/// Fills in the document properties a core or app properties part holds.
+fn read_properties(xml: &[u8], properties: &mut DocumentProperties) -> Result<(), StoreError> {
+    let mut field: Option<&'static str> = None;
+    let mut values: Vec<(&'static str, String)> = Vec::new();
+    for_each_node(xml, |node| {
+        match node {
+            Node::Element(element) => {
+                let name = element.local_name();
+                field = [
+                    "title",
+                    "subject",
+                    "creator",
+                    "keywords",
+                    "description",
+                    "category",
+                    "contentStatus",
+                    "Company",
+                    "Manager",
+                ]
+                .into_iter()
+                .find(|f| *f == name.as_ref());
+            }
+            Node::Text(text) => {
+                if let Some(field) = field {
+                    match values.last_mut() {
+                        Some((last, value)) if *last == field => value.push_str(text),
+                        _ => values.push((field, text.to_owned())),
+                    }
+                }
+            }
+        }
+        Ok(())
+    })?;
+    for (field, value) in values {
+        let value = Some(value.trim().to_owned()).filter(|v| !v.is_empty());
+        let slot = match field {
+            "title" => &mut properties.title,
+            "subject" => &mut properties.subject,
+            "creator" => &mut properties.author,
+            "keywords" => &mut properties.keywords,
+            "description" => &mut properties.comment,
+            "category" => &mut properties.category,
+            "contentStatus" => &mut properties.status,
+            "Company" => &mut properties.company,
+            _ => &mut properties.manager,
+        };
+        *slot = value;
+    }
+    Ok(())
 }
 
 /// What `xl/workbook.xml` says.

@@ -33,6 +33,7 @@ pub fn parse_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, StoreE
     let mut workbook = Workbook {
         sheets: Vec::new(),
         unkept: package.unkept,
+        properties: package.properties,
         formats: package.formats,
         default_font: package.default_font,
         names: Vec::new(),

@@ -9,14 +9,15 @@ use std::collections::HashMap;
 use std::io::{Seek, Write};
 
 use rust_xlsxwriter::{
-    Format, Formula as XlsxFormula, Table, TableColumn, TableFunction, TableStyle, Url, Worksheet,
-    XlsxError,
+    DocProperties, Format, Formula as XlsxFormula, Table, TableColumn, TableFunction, TableStyle,
+    Url, Worksheet, XlsxError,
 };
 
 use super::StoreError;
 use super::styles::{to_format, xlsx_color};
 use crate::model::format::{CellFormat, Font};
 use crate::model::layout::{Layout, LinkTarget, PrintSetup};
+use crate::model::sheet::DocumentProperties;
 use crate::model::value::{DateKind, date_kind, format_number};
 use crate::model::{Cell, Sheet, Visibility, Workbook};
 
@@ -100,6 +101,7 @@ pub fn write_workbook<W: Write + Seek + Send>(
     // the rewrite is on every write's path.
     book.set_zip_compression_level(2);
     set_default_font(&mut book, &workbook.default_font);
+    book.set_properties(&document_properties(&workbook.properties));
     let mut formats = Formats::new(&workbook.formats);
     let active = match workbook.sheets.get(workbook.active_sheet) {
         Some(sheet) if sheet.visibility == Visibility::Visible => Some(workbook.active_sheet),
@@ -169,6 +171,28 @@ fn set_default_font(book: &mut rust_xlsxwriter::Workbook, font: &Font) {
     if let Err(error) = book.set_default_format(&format, row_pixels, 64) {
         tracing::debug!(%error, font = %name, size, "default font not kept");
     }
+}
+
+/// The workbook's document properties as the writer takes them.
+fn document_properties(properties: &DocumentProperties) -> DocProperties {
+    type Setter = fn(DocProperties, &str) -> DocProperties;
+    let setters: [(&Option<String>, Setter); 9] = [
+        (&properties.title, |p, v| p.set_title(v)),
+        (&properties.subject, |p, v| p.set_subject(v)),
+        (&properties.author, |p, v| p.set_author(v)),
+        (&properties.keywords, |p, v| p.set_keywords(v)),
+        (&properties.comment, |p, v| p.set_comment(v)),
+        (&properties.category, |p, v| p.set_category(v)),
+        (&properties.status, |p, v| p.set_status(v)),
+        (&properties.company, |p, v| p.set_company(v)),
+        (&properties.manager, |p, v| p.set_manager(v)),
+    ];
+    setters
+        .into_iter()
+        .fold(DocProperties::new(), |out, (value, set)| match value {
+            Some(value) => set(out, value),
+            None => out,
+        })
 }
 
 /// Every cell with a value or a format of its own.
