@@ -626,3 +626,33 @@ fn document_properties_survive() {
     sheetd::store::write::write_workbook(&before, &mut out).unwrap();
     assert_eq!(parse(out.get_ref()).properties, before.properties);
 }
+
+#[tokio::test]
+async fn grouped_rows_and_columns_survive() {
+    for producer in PRODUCERS {
+        let trip = round_trip(producer, "outline").await;
+        let levels = |workbook: &Workbook| {
+            let layout = &sheet(workbook, "Data").layout;
+            let rows: Vec<u8> = (0..6)
+                .map(|row| layout.rows.get(&row).map_or(0, |p| p.outline_level))
+                .collect();
+            let columns: Vec<u8> = (0..4)
+                .map(|column| {
+                    let c = layout
+                        .columns
+                        .iter()
+                        .find(|c| (c.first..=c.last).contains(&column));
+                    c.map_or(0, |c| c.outline_level)
+                })
+                .collect();
+            (rows, columns)
+        };
+        assert_eq!(
+            levels(&trip.before),
+            (vec![0, 1, 2, 2, 1, 0], vec![0, 1, 1, 0]),
+            "{producer}"
+        );
+        assert_eq!(levels(&trip.after), levels(&trip.before), "{producer}");
+        trip.assert_same_looks(6, 4);
+    }
+}

@@ -26,6 +26,8 @@ pub struct RowProps {
     pub hidden: bool,
     /// The format of the row's empty cells (an id into `Workbook::formats`).
     pub format: u32,
+    /// How deep the row sits in grouped (outlined) rows; 0 is not grouped.
+    pub outline_level: u8,
 }
 
 /// Settings of a run of columns.
@@ -37,6 +39,8 @@ pub struct ColumnProps {
     pub width: Option<f64>,
     pub hidden: bool,
     pub format: u32,
+    /// How deep the columns sit in grouped columns; 0 is not grouped.
+    pub outline_level: u8,
 }
 
 /// Where a hyperlink leads.

@@ -342,6 +342,7 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, StoreE
                     } else {
                         0
                     },
+                    outline_level: outline_level(element),
                 };
                 if props != RowProps::default() {
                     budget.spend(1)?;
@@ -390,8 +391,13 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, StoreE
                         .flatten(),
                     hidden: flag(element, "hidden"),
                     format: index(element, "style").unwrap_or(0),
+                    outline_level: outline_level(element),
                 };
-                if props.width.is_some() || props.hidden || props.format != 0 {
+                if props.width.is_some()
+                    || props.hidden
+                    || props.format != 0
+                    || props.outline_level > 0
+                {
                     layout.columns.push(props);
                 }
             }
@@ -569,6 +575,11 @@ fn number(element: &BytesStart<'_>, name: &str) -> Option<f64> {
 
 fn index(element: &BytesStart<'_>, name: &str) -> Option<u32> {
     attr(element, name).and_then(|v| v.parse::<u32>().ok())
+}
+
+/// An `outlineLevel` attribute: 0 to 7.
+fn outline_level(element: &BytesStart<'_>) -> u8 {
+    index(element, "outlineLevel").map_or(0, |level| level.min(7) as u8)
 }
 
 /// A colour element's colour: `rgb="FFRRGGBB"` or `theme="n"`.

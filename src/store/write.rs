@@ -115,7 +115,9 @@ pub fn write_workbook<W: Write + Seek + Send>(
         let in_row_order = layout.merges.is_empty()
             && layout.tables.is_empty()
             && layout.links.is_empty()
-            && layout.array_formulas.is_empty();
+            && layout.array_formulas.is_empty()
+            // The streamed rows leave out their outline level.
+            && layout.rows.values().all(|row| row.outline_level == 0);
         let worksheet = if in_row_order {
             book.add_worksheet_with_constant_memory()
                 .map_err(unwritable)?
@@ -268,6 +270,7 @@ fn write_layout(
             worksheet.set_row_hidden(row)?;
         }
     }
+    write_outline(worksheet, layout)?;
     for table in &layout.tables {
         let range = table.range;
         worksheet.add_table(
@@ -318,6 +321,53 @@ fn write_layout(
     }
     write_print_setup(worksheet, &layout.print);
     Ok(())
+}
+
+/// Grouped rows and columns: rust_xlsxwriter nests a group one level
+/// deeper each time a range is grouped again, so each level is written as
+/// the runs of rows (or columns) at that level or deeper.
+fn write_outline(worksheet: &mut Worksheet, layout: &Layout) -> Result<(), XlsxError> {
+    let rows: Vec<(u32, u32, u8)> = layout
+        .rows
+        .iter()
+        .filter(|(_, props)| props.outline_level > 0)
+        .map(|(&row, props)| (row, row, props.outline_level))
+        .collect();
+    for (first, last) in outline_runs(&rows) {
+        worksheet.group_rows(first, last)?;
+    }
+    let columns: Vec<(u32, u32, u8)> = layout
+        .columns
+        .iter()
+        .filter(|c| c.outline_level > 0)
+        .map(|c| (u32::from(c.first), u32::from(c.last), c.outline_level))
+        .collect();
+    for (first, last) in outline_runs(&columns) {
+        worksheet.group_columns(first as u16, last as u16)?;
+    }
+    Ok(())
+}
+
+/// For each level from 1 up, the maximal runs of adjacent spans (sorted
+/// `(first, last, level)`) at that level or deeper.
+fn outline_runs(spans: &[(u32, u32, u8)]) -> Vec<(u32, u32)> {
+    let deepest = spans.iter().map(|s| s.2).max().unwrap_or(0);
+    let mut runs = Vec::new();
+    for level in 1..=deepest {
+        let mut run: Option<(u32, u32)> = None;
+        for &(first, last, _) in spans.iter().filter(|s| s.2 >= level) {
+            run = match run {
+                Some((start, end)) if first == end + 1 => Some((start, last)),
+                Some(done) => {
+                    runs.push(done);
+                    Some((first, last))
+                }
+                None => Some((first, last)),
+            };
+        }
+        runs.extend(run);
+    }
+    runs
 }
 
 fn write_print_setup(worksheet: &mut Worksheet, print: &PrintSetup) {
