@@ -237,12 +237,17 @@ impl Layout {
         }
         self.tables
             .retain_mut(|table| match table.range.without_rows(removed) {
-                // A table keeps at least its header row and one more.
-                Some(range) if range.last_row > range.first_row => {
+                Some(mut range) => {
+                    // A table keeps at least one row below its header, as
+                    // in a spreadsheet app when all its data is deleted.
+                    if table.header_row && range.last_row == range.first_row {
+                        range.last_row += 1;
+                    }
                     table.range = range;
                     true
                 }
-                _ => false,
+                // Every row of it, its header's too, is gone.
+                None => false,
             });
         self.autofilter = self
             .autofilter
@@ -285,6 +290,30 @@ mod tests {
             vec![vec![1, 1], vec![0, 2], vec![0, 2], vec![0, 2]]
         );
         assert_eq!(layout.autofilter, Some(rows(0, 3)));
+    }
+
+    #[test]
+    fn a_table_whose_data_rows_are_all_removed_keeps_an_empty_row() {
+        let mut layout = Layout {
+            tables: vec![Table {
+                name: "T".into(),
+                range: rows(0, 2),
+                header_row: true,
+                totals_row: false,
+                style: None,
+                banded_rows: false,
+                banded_columns: false,
+                first_column: false,
+                last_column: false,
+                autofilter: true,
+                columns: Vec::new(),
+            }],
+            ..Layout::default()
+        };
+        layout.rows_removed(&[1, 2]);
+        assert_eq!(layout.tables[0].range, rows(0, 1));
+        layout.rows_removed(&[0, 1]);
+        assert!(layout.tables.is_empty());
     }
 
     #[test]
