@@ -51,12 +51,7 @@ async fn round_trip_with(
     let update = json!({"type": "filter", "filter": "name:eq:Bob", "data": {"amount": 21}});
     let (status, body) = server.patch(&rows_path("Data"), update).await;
     assert_eq!(status, StatusCode::OK, "{producer}/{name}: {body}");
-    let response = server
-        .client
-        .get(format!("{}/v1/spreadsheets/{ID}", server.base))
-        .send()
-        .await
-        .unwrap();
+    let response = server.download(ID).await;
     assert_eq!(response.status(), StatusCode::OK);
     let after = parse(&response.bytes().await.unwrap());
     Trip {

@@ -345,12 +345,7 @@ async fn download_returns_the_file_as_an_xlsx_attachment() {
     people_workbook(&server);
     let on_disk = std::fs::read(server.file(ID)).unwrap();
 
-    let response = server
-        .client
-        .get(format!("{}/v1/spreadsheets/{ID}", server.base))
-        .send()
-        .await
-        .expect("request sent");
+    let response = server.download(ID).await;
 
     assert_eq!(response.status(), StatusCode::OK);
     let header = |name: &str| {
@@ -386,12 +381,7 @@ async fn download_after_upload_returns_the_uploaded_bytes() {
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let id = body["spreadsheet_id"].as_str().expect("spreadsheet_id");
 
-    let response = server
-        .client
-        .get(format!("{}/v1/spreadsheets/{id}", server.base))
-        .send()
-        .await
-        .expect("request sent");
+    let response = server.download(id).await;
 
     assert_eq!(response.status(), StatusCode::OK);
     assert!(
@@ -410,12 +400,7 @@ async fn spreadsheet_id_accepts_any_letter_case() {
     assert_eq!(read["total"], 3);
     let (status, body) = server.get(&format!("/v1/data/{upper}")).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let response = server
-        .client
-        .get(format!("{}/v1/spreadsheets/{upper}", server.base))
-        .send()
-        .await
-        .expect("request sent");
+    let response = server.download(&upper).await;
     assert_eq!(response.status(), StatusCode::OK);
 }
 
@@ -447,12 +432,7 @@ async fn removing_a_spreadsheet_answers_204_and_later_reads_are_not_found() {
     assert_not_found("listing", status, &body);
     let (status, body) = server.get(&rows_path("People")).await;
     assert_not_found("rows", status, &body);
-    let response = server
-        .client
-        .get(format!("{}/v1/spreadsheets/{ID}", server.base))
-        .send()
-        .await
-        .unwrap();
+    let response = server.download(ID).await;
     let (status, body) = json_of(response).await;
     assert_not_found("download", status, &body);
     let response = server

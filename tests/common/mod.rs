@@ -98,6 +98,15 @@ impl Server {
         std::fs::copy(&from, self.file(id)).unwrap_or_else(|e| panic!("copy {from:?}: {e}"));
     }
 
+    /// `GET /v1/spreadsheets/{id}`: the workbook's bytes, as a response.
+    pub async fn download(&self, id: &str) -> reqwest::Response {
+        self.client
+            .get(format!("{}/v1/spreadsheets/{id}", self.base))
+            .send()
+            .await
+            .expect("request sent")
+    }
+
     /// Sends a request with an optional JSON body; returns status and JSON body.
     pub async fn send(
         &self,
