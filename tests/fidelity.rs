@@ -651,3 +651,42 @@ async fn grouped_rows_and_columns_survive() {
         trip.assert_same_looks(6, 4);
     }
 }
+
+#[test]
+fn tinted_theme_colours_survive() {
+    use rust_xlsxwriter::{Color as XlsxColor, Format, FormatPattern};
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let light_fill = Format::new()
+        .set_pattern(FormatPattern::Solid)
+        .set_background_color(XlsxColor::Theme(4, 1))
+        .set_font_color(XlsxColor::Theme(1, 2));
+    let dark_fill = Format::new()
+        .set_pattern(FormatPattern::Solid)
+        .set_background_color(XlsxColor::Theme(5, 5));
+    let sheet = book.add_worksheet();
+    sheet.write_with_format(0, 0, "light", &light_fill).unwrap();
+    sheet.write_with_format(1, 0, "dark", &dark_fill).unwrap();
+    let before = parse(&book.save_to_buffer().unwrap());
+    let light = look(&before, "Sheet1", 0, 0);
+    assert_eq!(
+        light.fill.foreground,
+        Some(Color::Theme(4, 800)),
+        "{light:?}"
+    );
+    assert_eq!(light.font.color, Some(Color::Theme(1, 350)));
+    assert_eq!(
+        look(&before, "Sheet1", 1, 0).fill.foreground,
+        Some(Color::Theme(5, -500))
+    );
+
+    let mut out = std::io::Cursor::new(Vec::new());
+    sheetd::store::write::write_workbook(&before, &mut out).unwrap();
+    let after = parse(out.get_ref());
+    for row in 0..2 {
+        assert_eq!(
+            look(&before, "Sheet1", row, 0),
+            look(&after, "Sheet1", row, 0),
+            "row {row}"
+        );
+    }
+}

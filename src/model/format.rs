@@ -11,8 +11,9 @@
 pub enum Color {
     /// `0xRRGGBB`.
     Rgb(u32),
-    /// An index into the workbook theme's palette.
-    Theme(u8),
+    /// An index into the workbook theme's palette, and a tint in
+    /// thousandths: −1000 (black) … 0 (the theme colour) … 1000 (white).
+    Theme(u8, i16),
 }
 
 /// Everything one cell format holds. The default is the workbook's

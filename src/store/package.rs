@@ -15,7 +15,7 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
 use super::StoreError;
-use super::styles::{Styles, parse_styles};
+use super::styles::{Palette, Styles, parse_styles, read_color};
 use crate::model::format::{CellFormat, Color, Font};
 use crate::model::layout::{
     ColumnProps, Layout, Link, LinkTarget, Range, RowProps, Table, TableColumn,
@@ -582,15 +582,10 @@ fn outline_level(element: &BytesStart<'_>) -> u8 {
     index(element, "outlineLevel").map_or(0, |level| level.min(7) as u8)
 }
 
-/// A colour element's colour: `rgb="FFRRGGBB"` or `theme="n"`.
-pub(super) fn color(element: &BytesStart<'_>) -> Option<Color> {
-    if let Some(rgb) = attr(element, "rgb") {
-        let digits = rgb.get(rgb.len().saturating_sub(6)..)?;
-        return u32::from_str_radix(digits, 16).ok().map(Color::Rgb);
-    }
-    index(element, "theme")
-        .and_then(|t| u8::try_from(t).ok())
-        .map(Color::Theme)
+/// A colour element's colour, read as styles.xml's are (with the default
+/// palette for `indexed` colours).
+fn color(element: &BytesStart<'_>) -> Option<Color> {
+    read_color(element, &Palette::default()).ok().flatten()
 }
 
 /// `B2` (or `$B$2`) → 0-based (row, column).

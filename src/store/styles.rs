@@ -389,7 +389,7 @@ fn known(names: &[&str], value: &str) -> Option<String> {
 
 /// A `<color>`-like element: `rgb`, `theme` or `indexed`; `auto` and the
 /// system colours are `None`.
-fn read_color(element: &BytesStart, palette: &Palette) -> Result<Option<Color>, String> {
+pub(super) fn read_color(element: &BytesStart, palette: &Palette) -> Result<Option<Color>, String> {
     if attr(element, "auto")?.is_some_and(|v| is_true(&v)) {
         return Ok(None);
     }
@@ -397,7 +397,15 @@ fn read_color(element: &BytesStart, palette: &Palette) -> Result<Option<Color>, 
         return Ok(parse_rgb(&rgb).map(Color::Rgb));
     }
     if let Some(theme) = attr(element, "theme")? {
-        return Ok(theme.trim().parse().ok().map(Color::Theme));
+        let tint = attr(element, "tint")?
+            .and_then(|t| t.trim().parse::<f64>().ok())
+            .filter(|t| t.is_finite())
+            .map_or(0, |t| (t.clamp(-1.0, 1.0) * 1000.0).round() as i16);
+        return Ok(theme
+            .trim()
+            .parse()
+            .ok()
+            .map(|theme| Color::Theme(theme, tint)));
     }
     if let Some(index) = attr(element, "indexed")? {
         return Ok(index
@@ -445,7 +453,8 @@ fn xml_error(error: impl std::fmt::Display) -> String {
 /// The legacy colour palette: `indexed` colours 0–63, or the file's own
 /// `<colors><indexedColors>` when it has one. 64 and 65 (system foreground
 /// and background) have no colour.
-struct Palette(Option<Vec<u32>>);
+#[derive(Default)]
+pub(super) struct Palette(Option<Vec<u32>>);
 
 impl Palette {
     /// The palette `xml` uses; only files that mention `indexedColors` are
@@ -598,13 +607,38 @@ const VERTICAL_ALIGNMENTS: &[&str] = &["top", "center", "bottom", "justify", "di
 // Writing
 
 /// The rust_xlsxwriter colour; `None` for theme colours it cannot write
-/// (it knows themes 0–9).
+/// (it knows themes 0–9). rust_xlsxwriter writes a theme colour's tint as
+/// one of five shades per colour (those of Excel's colour picker), so a
+/// tint becomes the nearest of them: the picker's own tints come back
+/// exactly, others as the closest shade.
 pub(super) fn xlsx_color(color: Color) -> Option<xlsx::Color> {
     match color {
         Color::Rgb(rgb) if rgb <= 0xFF_FFFF => Some(xlsx::Color::RGB(rgb)),
-        Color::Theme(theme) if theme <= 9 => Some(xlsx::Color::Theme(theme, 0)),
+        Color::Theme(theme, tint) if theme <= 9 => {
+            Some(xlsx::Color::Theme(theme, shade(theme, tint)))
+        }
         _ => None,
     }
+}
+
+/// The rust_xlsxwriter shade (0–5) whose tint is nearest `tint`
+/// (thousandths). Shade 0 is the colour itself; shades 1–5 have the tints
+/// below, by theme colour (rust_xlsxwriter's `Color::attributes`).
+fn shade(theme: u8, tint: i16) -> u8 {
+    let tints: [i16; 5] = match theme {
+        0 => [-50, -150, -250, -350, -500],
+        1 => [500, 350, 250, 150, 50],
+        2 => [-100, -250, -500, -750, -900],
+        _ => [800, 600, 400, -250, -500],
+    };
+    let mut best = (0u8, tint.unsigned_abs());
+    for (shade, candidate) in (1u8..).zip(tints) {
+        let distance = (tint - candidate).unsigned_abs();
+        if distance < best.1 {
+            best = (shade, distance);
+        }
+    }
+    best.0
 }
 
 fn with_font(mut out: xlsx::Format, font: &Font) -> xlsx::Format {
@@ -906,7 +940,7 @@ mod tests {
         assert_eq!(
             styles.default_font,
             Font {
-                color: Some(Color::Theme(1)),
+                color: Some(Color::Theme(1, 0)),
                 ..font("Calibri", 11.0)
             }
         );
@@ -931,7 +965,7 @@ mod tests {
                 borders: Borders {
                     left: side("thin", Some(Color::Rgb(0))),
                     right: side("medium", None),
-                    top: side("dashDotDot", Some(Color::Theme(5))),
+                    top: side("dashDotDot", Some(Color::Theme(5, 0))),
                     bottom: Border::default(),
                 },
                 alignment: Alignment::default(),
@@ -949,7 +983,7 @@ mod tests {
                 },
                 fill: Fill {
                     pattern: Some("lightGrid".into()),
-                    foreground: Some(Color::Theme(4)),
+                    foreground: Some(Color::Theme(4, 0)),
                     background: Some(Color::Rgb(0xC0C0C0)),
                 },
                 alignment: Alignment {
@@ -1059,7 +1093,7 @@ mod tests {
                 Some(Color::Rgb(0x123456)),
                 None,
                 None,
-                Some(Color::Theme(3)),
+                Some(Color::Theme(3, 500)),
                 None,
                 None,
             ]
@@ -1243,7 +1277,7 @@ mod tests {
         assert_eq!(to_format(&CellFormat::default()), xlsx::Format::new());
         let themed = to_format(&CellFormat {
             font: Font {
-                color: Some(Color::Theme(11)),
+                color: Some(Color::Theme(11, 0)),
                 ..font("Arial", 10.0)
             },
             ..CellFormat::default()
