@@ -107,6 +107,7 @@ impl fmt::Debug for Config {
             .field("cache_bytes", &self.cache_bytes)
             .field("queue_limit", &self.queue_limit)
             .field("queue_timeout_ms", &self.queue_timeout_ms)
+            .field("allow_lossy_writes", &self.allow_lossy_writes)
             .finish()
     }
 }
