@@ -1041,6 +1041,19 @@ async fn delete_with_no_match_on_a_sheet_with_formulas_deletes_nothing() {
     assert_untouched(&server.file(ID), &before);
 }
 
+/// Deleting row `row` of `sheet` is refused with a 409 in the contract's
+/// shape, and the file stays as it was.
+async fn assert_row_delete_refused(server: &Server, sheet: &str, row: u32) {
+    let before = file_state(&server.file(ID));
+
+    let (status, body) = server
+        .delete(&rows_path(sheet), json!({"type": "row", "row": row}))
+        .await;
+
+    assert_conflict(server, status, &body);
+    assert_untouched(&server.file(ID), &before);
+}
+
 /// Asserts a 409 refusal in the contract's shape, with a `detail` that gives
 /// a reason and no file path.
 fn assert_conflict(server: &Server, status: StatusCode, body: &Value) {
@@ -1105,14 +1118,7 @@ async fn delete_is_refused_when_a_formula_on_another_sheet_refers_to_the_sheet()
             ),
         ],
     );
-    let before = file_state(&server.file(ID));
-
-    let (status, body) = server
-        .delete(&rows_path("Data"), json!({"type": "row", "row": 2}))
-        .await;
-
-    assert_conflict(&server, status, &body);
-    assert_untouched(&server.file(ID), &before);
+    assert_row_delete_refused(&server, "Data", 2).await;
 }
 
 #[tokio::test]
@@ -1150,14 +1156,32 @@ async fn delete_is_refused_when_a_defined_name_refers_to_the_sheet() {
     }
     book.define_name("Values", "=Data!$A$2:$A$4").unwrap();
     book.save(server.file(ID)).unwrap();
-    let before = file_state(&server.file(ID));
+    assert_row_delete_refused(&server, "Data", 2).await;
+}
 
+#[tokio::test]
+async fn delete_is_refused_when_a_hyperlink_leads_to_the_sheet() {
+    // An internal link names a cell; after a delete it would lead to the
+    // row that moved into that place.
+    let server = Server::start().await;
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let data = book.add_worksheet().set_name("Data").unwrap();
+    for (row, value) in ["a", "1", "2", "3"].iter().enumerate() {
+        data.write_string(row as u32, 0, *value).unwrap();
+    }
+    let index = book.add_worksheet().set_name("Index").unwrap();
+    index.write_string(0, 0, "name").unwrap();
+    index.write_string(1, 0, "x").unwrap();
+    let link = rust_xlsxwriter::Url::new("internal:Data!A4").set_text("row 4");
+    index.write_url(2, 0, link).unwrap();
+    book.save(server.file(ID)).unwrap();
+
+    assert_row_delete_refused(&server, "Data", 2).await;
+    // The link leads away from its own sheet, so that sheet's rows may go.
     let (status, body) = server
-        .delete(&rows_path("Data"), json!({"type": "row", "row": 2}))
+        .delete(&rows_path("Index"), json!({"type": "row", "row": 2}))
         .await;
-
-    assert_conflict(&server, status, &body);
-    assert_untouched(&server.file(ID), &before);
+    assert_eq!((status, body), (StatusCode::OK, json!({"deleted": 1})));
 }
 
 #[tokio::test]
@@ -1179,14 +1203,7 @@ async fn delete_is_refused_when_a_3d_reference_spans_the_sheet() {
             ),
         ],
     );
-    let before = file_state(&server.file(ID));
-
-    let (status, body) = server
-        .delete(&rows_path("Data"), json!({"type": "row", "row": 2}))
-        .await;
-
-    assert_conflict(&server, status, &body);
-    assert_untouched(&server.file(ID), &before);
+    assert_row_delete_refused(&server, "Data", 2).await;
 }
 
 #[tokio::test]

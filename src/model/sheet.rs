@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::format::{CellFormat, Font};
 use super::formula::{may_refer_to_cells, sheet_prefixes};
 use super::header::Header;
-use super::layout::Layout;
+use super::layout::{Layout, LinkTarget};
 use super::problems::Problems;
 use super::request::{DeleteRows, InsertRows, ReadQuery, Selector, UpdateRows};
 use super::value::Cell;
@@ -146,30 +146,41 @@ impl Workbook {
 
     /// Deletes rows of one sheet, moving the rows below up.
     ///
-    /// Refused when a formula could refer to cells that would move: the
-    /// service does not rewrite formula references, and a reference must
-    /// never be left pointing at the wrong data.
+    /// Refused when a formula, defined name or hyperlink could refer to cells
+    /// that would move (see `references_to`): the service does not rewrite
+    /// references, and a reference must never be left pointing at the wrong
+    /// data. Merged ranges, tables and the rest of the layout move with the
+    /// rows.
     pub fn delete_rows(&mut self, sheet_name: &str, request: &DeleteRows) -> Result<usize, Error> {
         let index = self.sheet_index(sheet_name)?;
         let rows = self.sheets[index].select(&request.selector, Problems::new())?;
         if rows.is_empty() {
             return Ok(0);
         }
-        if let Some(reason) = self.formulas_referring_to(index) {
+        if let Some(reason) = self.references_to(index) {
             return Err(Error::Conflict(reason));
         }
         self.sheets[index].remove_rows(&rows);
         Ok(rows.len())
     }
 
-    /// Why formulas or defined names may refer to cells of sheet `index`, if
-    /// they may: any
-    /// formula with a reference on that sheet, and any formula elsewhere that names it or
-    /// spans sheets with a 3D reference (`Alpha:Gamma!A2` covers the sheets
-    /// between, which it does not name).
-    fn formulas_referring_to(&self, index: usize) -> Option<String> {
+    /// Why references may point at cells of sheet `index`, if they may:
+    /// - any formula with a reference on that sheet;
+    /// - any formula elsewhere that names it or spans sheets with a 3D
+    ///   reference (`Alpha:Gamma!A2` covers the sheets between, which it does
+    ///   not name);
+    /// - a defined name that names it, belongs to it or spans sheets;
+    /// - a hyperlink that leads to it: one naming it, or one on it whose
+    ///   place names no sheet (`A5`, a defined name).
+    fn references_to(&self, index: usize) -> Option<String> {
         let name = &self.sheets[index].name;
         let lower = name.to_lowercase();
+        let names_sheet = |text: &str| {
+            text.to_lowercase().contains(&lower)
+                || sheet_prefixes(text).any(|prefix| prefix.contains(':'))
+        };
+        let moved =
+            "deleting rows would move those cells and the service does not rewrite references";
         for (i, sheet) in self.sheets.iter().enumerate() {
             let mut formulas = sheet.cells().filter_map(|cell| match cell {
                 Cell::Formula(f) if may_refer_to_cells(&f.expr) => Some(f),
@@ -178,29 +189,34 @@ impl Workbook {
             let found = if i == index {
                 formulas.next().is_some()
             } else {
-                formulas.any(|f| {
-                    f.expr.to_lowercase().contains(&lower)
-                        || sheet_prefixes(&f.expr).any(|prefix| prefix.contains(':'))
-                })
+                formulas.any(|f| names_sheet(&f.expr))
             };
             if found {
                 return Some(format!(
-                    "sheet {:?} has formulas that may refer to rows of sheet {name:?}; \
-                     deleting rows would move those cells and the service does not rewrite formulas",
+                    "sheet {:?} has formulas that may refer to rows of sheet {name:?}; {moved}",
+                    sheet.name
+                ));
+            }
+            let link = sheet.layout.links.iter().any(|link| match &link.target {
+                LinkTarget::Location(place) => {
+                    names_sheet(place) || (i == index && !place.contains('!'))
+                }
+                LinkTarget::Url(_) => false,
+            });
+            if link {
+                return Some(format!(
+                    "sheet {:?} has hyperlinks that may lead to rows of sheet {name:?}; {moved}",
                     sheet.name
                 ));
             }
         }
         let named = self.names.iter().find(|n| {
             may_refer_to_cells(&n.refers_to)
-                && (n.refers_to.to_lowercase().contains(&lower)
-                    || n.scope == Some(index)
-                    || sheet_prefixes(&n.refers_to).any(|prefix| prefix.contains(':')))
+                && (names_sheet(&n.refers_to) || n.scope == Some(index))
         });
         named.map(|n| {
             format!(
-                "the defined name {:?} may refer to rows of sheet {name:?}; \
-                 deleting rows would move those cells and the service does not rewrite references",
+                "the defined name {:?} may refer to rows of sheet {name:?}; {moved}",
                 n.name
             )
         })
