@@ -144,13 +144,7 @@ impl Store {
         if !self.path(id).exists() {
             return Err(StoreError::NotFound.into());
         }
-        let limits = self.inner.limits;
-        let deadline = Instant::now() + limits.queue_timeout;
-        let place = self
-            .inner
-            .queues
-            .join(id, limits.queue_limit)
-            .ok_or(StoreError::Busy)?;
+        let (place, deadline) = self.join_queue(id)?;
         let (reply, mut answer) = oneshot::channel();
         let ticket = place.push(Box::new(EditRequest { f, reply }));
         let committer = place.committer();
@@ -198,6 +192,19 @@ impl Store {
             }
         }
         answer.await.map_err(|_| lost())?
+    }
+
+    /// A place in the spreadsheet's write queue (503 when it is full), and
+    /// the moment the request stops waiting for its turn.
+    fn join_queue(&self, id: SpreadsheetId) -> Result<(queue::Place, Instant), StoreError> {
+        let limits = self.inner.limits;
+        let deadline = Instant::now() + limits.queue_timeout;
+        let place = self
+            .inner
+            .queues
+            .join(id, limits.queue_limit)
+            .ok_or(StoreError::Busy)?;
+        Ok((place, deadline))
     }
 
     /// The cross-process lock of the spreadsheet, waiting until `deadline`.
@@ -285,13 +292,7 @@ impl Store {
     /// Removes the workbook, after any write in flight has finished; writes
     /// queued behind it then find no spreadsheet (404).
     pub async fn remove(&self, id: SpreadsheetId) -> Result<(), StoreError> {
-        let limits = self.inner.limits;
-        let deadline = Instant::now() + limits.queue_timeout;
-        let place = self
-            .inner
-            .queues
-            .join(id, limits.queue_limit)
-            .ok_or(StoreError::Busy)?;
+        let (place, deadline) = self.join_queue(id)?;
         let turn = tokio::time::timeout_at(deadline.into(), place.committer().lock_owned())
             .await
             .map_err(|_| StoreError::Busy)?;

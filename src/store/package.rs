@@ -8,6 +8,7 @@
 //! part is unpacked once here and counted while inflating, so a zip bomb is
 //! stopped after [`MAX_UNPACKED_BYTES`] of work whatever its headers claim.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Seek};
 
@@ -15,7 +16,7 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
 use super::StoreError;
-use super::styles::{Palette, Styles, parse_styles, read_color};
+use super::styles::{self, Palette, Styles, parse_styles, read_color};
 use crate::model::format::{CellFormat, Color, Font};
 use crate::model::layout::{
     ColumnProps, Layout, Link, LinkTarget, Range, RowProps, Table, TableColumn,
@@ -549,22 +550,18 @@ fn for_each_node(
     }
 }
 
-/// The value of an attribute by local name (`r:id` is `id`), unescaped.
+/// The value of an attribute by local name; a malformed attribute is
+/// taken as missing (layout is read leniently, values never depend on it).
 fn attr(element: &BytesStart<'_>, name: &str) -> Option<String> {
-    element
-        .attributes()
+    styles::attr(element, name)
+        .ok()
         .flatten()
-        .find(|a| a.key.local_name().as_ref() == name)
-        .and_then(|a| {
-            a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
-                .ok()
-                .map(|v| v.into_owned())
-        })
+        .map(Cow::into_owned)
 }
 
 /// A boolean attribute: `1` or `true`.
 fn flag(element: &BytesStart<'_>, name: &str) -> bool {
-    attr(element, name).is_some_and(|v| v == "1" || v == "true")
+    attr(element, name).is_some_and(|v| styles::is_true(&v))
 }
 
 fn number(element: &BytesStart<'_>, name: &str) -> Option<f64> {

@@ -378,7 +378,7 @@ fn flag(element: &BytesStart) -> Result<bool, String> {
     Ok(attr(element, "val")?.is_none_or(|v| !matches!(v.trim(), "0" | "false")))
 }
 
-fn is_true(value: &str) -> bool {
+pub(super) fn is_true(value: &str) -> bool {
     matches!(value.trim(), "1" | "true")
 }
 
@@ -433,7 +433,11 @@ fn parse_rgb(text: &str) -> Option<u32> {
 }
 
 /// An attribute's value by local name, entities resolved.
-fn attr<'a>(element: &'a BytesStart, name: &str) -> Result<Option<Cow<'a, str>>, String> {
+/// The value of an attribute by local name (`r:id` is `id`), unescaped.
+pub(super) fn attr<'a>(
+    element: &'a BytesStart,
+    name: &str,
+) -> Result<Option<Cow<'a, str>>, String> {
     for attribute in element.attributes() {
         let attribute = attribute.map_err(xml_error)?;
         if attribute.key.local_name().as_ref() == name {
