@@ -9,14 +9,17 @@
 //! `--`: `--sizes 1000,10000`, `--clients 1,8`, `--seconds 3` (per cell),
 //! `--out FILE` (the Markdown table).
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+#[path = "../tests/common/spawn.rs"]
+mod spawn;
+use spawn::spawn_sheetd;
 
 const ID: &str = "be4c0000-0000-4000-8000-000000000001";
 const COLUMNS: [&str; 10] = [
@@ -108,31 +111,7 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sheetd"))
-            .args([
-                "--data-dir",
-                dir.to_str().unwrap(),
-                "--listen",
-                "127.0.0.1:0",
-                "--queue-limit",
-                "1000",
-            ])
-            .env("RUST_LOG", "sheetd=info")
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("sheetd starts");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let base = loop {
-            let line = lines.next().expect("address line").unwrap();
-            if let Some(at) = line.find("listening on http://") {
-                break line[at + 13..]
-                    .split_whitespace()
-                    .next()
-                    .unwrap()
-                    .to_owned();
-            }
-        };
-        std::thread::spawn(move || lines.for_each(drop));
+        let (child, base) = spawn_sheetd(dir, &["--queue-limit", "1000"]);
         Server { child, base }
     }
 

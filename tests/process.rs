@@ -9,11 +9,11 @@
 mod common;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 
 use calamine::Data;
+use common::spawn::spawn_sheetd;
 use common::*;
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -27,32 +27,7 @@ struct Process {
 impl Process {
     /// Starts `sheetd` on an ephemeral port and waits for its "listening" line.
     fn start(dir: &Path) -> Process {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sheetd"))
-            .args([
-                "--data-dir",
-                dir.to_str().unwrap(),
-                "--listen",
-                "127.0.0.1:0",
-            ])
-            .env("RUST_LOG", "sheetd=info")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("sheetd starts");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let mut lines = BufReader::new(stdout).lines();
-        let base = loop {
-            let line = lines
-                .next()
-                .expect("sheetd printed its address")
-                .expect("a log line");
-            if let Some(at) = line.find("listening on http://") {
-                let rest = &line[at + "listening on ".len()..];
-                break rest.split_whitespace().next().unwrap().to_owned();
-            }
-        };
-        // Keep draining the log so the server never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
+        let (child, base) = spawn_sheetd(dir, &[]);
         Process { child, base }
     }
 
@@ -85,6 +60,28 @@ fn names_on_disk(dir: &Path) -> HashMap<String, usize> {
         }
     }
     counts
+}
+
+/// After a restart: the workbook opens, every acknowledged row is there
+/// exactly once, no row is there twice, and no temp file is left.
+fn assert_survived(dir: &Path, acknowledged: &[String], when: &str) {
+    let on_disk = names_on_disk(dir);
+    for name in acknowledged {
+        assert_eq!(
+            on_disk.get(name),
+            Some(&1),
+            "{when}: acknowledged row {name}"
+        );
+    }
+    assert!(
+        on_disk.values().all(|&n| n == 1),
+        "{when}: a row written twice"
+    );
+    assert_eq!(
+        temp_files(dir),
+        Vec::<String>::new(),
+        "{when}: temp files left"
+    );
 }
 
 fn temp_files(dir: &Path) -> Vec<String> {
@@ -136,25 +133,7 @@ async fn acknowledged_rows_survive_sigkill() {
 
     for round in 0..rounds {
         let process = Process::start(&dir);
-        // After each restart: the workbook opens, every acknowledged row is
-        // there exactly once, no row is there twice, no temp file is left.
-        let on_disk = names_on_disk(&dir);
-        for name in &acknowledged {
-            assert_eq!(
-                on_disk.get(name),
-                Some(&1),
-                "round {round}: acknowledged row {name}"
-            );
-        }
-        assert!(
-            on_disk.values().all(|&n| n == 1),
-            "round {round}: a row written twice"
-        );
-        assert_eq!(
-            temp_files(&dir),
-            Vec::<String>::new(),
-            "round {round}: temp files left"
-        );
+        assert_survived(&dir, &acknowledged, &format!("round {round}"));
 
         let kill_after = 1 + rng.below(40);
         let (tx, mut rx) = mpsc::unbounded_channel();
@@ -182,20 +161,12 @@ async fn acknowledged_rows_survive_sigkill() {
         }
     }
     let process = Process::start(&dir);
-    let on_disk = names_on_disk(&dir);
-    for name in &acknowledged {
-        assert_eq!(
-            on_disk.get(name),
-            Some(&1),
-            "final: acknowledged row {name}"
-        );
-    }
-    assert_eq!(temp_files(&dir), Vec::<String>::new());
+    assert_survived(&dir, &acknowledged, "final");
     process.kill();
     println!(
         "crash test: {rounds} kills survived, {} acknowledged rows checked, {} rows on disk (seed {seed})",
         acknowledged.len(),
-        on_disk.len()
+        names_on_disk(&dir).len()
     );
 }
 

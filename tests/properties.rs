@@ -119,6 +119,17 @@ impl Model {
         }
     }
 
+    /// The index into `rows` of sheet row `n` (the header is row 1), or
+    /// the status a request naming it gets: 400 for the header row or
+    /// above, 404 below the last data row.
+    fn data_index(&self, n: u64) -> Result<usize, u16> {
+        match (n as usize).checked_sub(2) {
+            None => Err(400),
+            Some(i) if i >= self.rows.len() => Err(404),
+            Some(i) => Ok(i),
+        }
+    }
+
     fn matching(&self, filter: &Filter) -> Vec<usize> {
         (0..self.rows.len())
             .filter(|&i| filter.matches(&self.rows[i]))
@@ -170,14 +181,12 @@ async fn step(server: &Server, model: &mut Model, op: &Op) -> Result<(), TestCas
         Op::UpdateRow(n, values) => {
             let body = json!({"type": "row", "row": n, "data": as_object(values, false)});
             let (status, answer) = server.patch(&path, body).await;
-            let index = *n as usize;
-            if index < 2 {
-                prop_assert_eq!(status.as_u16(), 400);
-            } else if index - 2 >= model.rows.len() {
-                prop_assert_eq!(status.as_u16(), 404);
-            } else {
-                prop_assert_eq!(status.as_u16(), 200, "{}", answer);
-                model.rows[index - 2] = values.clone();
+            match model.data_index(*n) {
+                Err(expected) => prop_assert_eq!(status.as_u16(), expected),
+                Ok(i) => {
+                    prop_assert_eq!(status.as_u16(), 200, "{}", answer);
+                    model.rows[i] = values.clone();
+                }
             }
         }
         Op::UpdateFilter(filter, values) => {
@@ -191,14 +200,12 @@ async fn step(server: &Server, model: &mut Model, op: &Op) -> Result<(), TestCas
         }
         Op::DeleteRow(n) => {
             let (status, answer) = server.delete(&path, json!({"type": "row", "row": n})).await;
-            let index = *n as usize;
-            if index < 2 {
-                prop_assert_eq!(status.as_u16(), 400);
-            } else if index - 2 >= model.rows.len() {
-                prop_assert_eq!(status.as_u16(), 404);
-            } else {
-                prop_assert_eq!(&answer, &json!({"deleted": 1}));
-                model.rows.remove(index - 2);
+            match model.data_index(*n) {
+                Err(expected) => prop_assert_eq!(status.as_u16(), expected),
+                Ok(i) => {
+                    prop_assert_eq!(&answer, &json!({"deleted": 1}));
+                    model.rows.remove(i);
+                }
             }
         }
         Op::DeleteFilter(filter) => {

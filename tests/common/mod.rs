@@ -3,6 +3,8 @@
 //! rust_xlsxwriter, and sheets read back from disk with calamine.
 #![allow(dead_code)] // each test binary uses a different part of this file
 
+pub mod spawn;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
