@@ -5,9 +5,9 @@
 //! the floor: the time rust_xlsxwriter alone takes to write the same
 //! workbook in the same run, and the ratio of the p50 to it.
 //!
-//! `cargo bench --bench load` (about 4 minutes on 2 cores). Options after
+//! `cargo bench --bench load` (about 6 minutes on 2 cores). Options after
 //! `--`: `--sizes 1000,10000`, `--clients 1,8`, `--seconds 3` (per cell),
-//! `--out FILE` (the Markdown table).
+//! `--ops read,update,insert1,insert100`, `--out FILE` (the Markdown table).
 
 use std::path::Path;
 use std::process::Child;
@@ -30,6 +30,7 @@ struct Options {
     sizes: Vec<usize>,
     clients: Vec<usize>,
     seconds: f64,
+    ops: Vec<Op>,
     out: Option<String>,
 }
 
@@ -38,6 +39,7 @@ fn options() -> Options {
         sizes: vec![1_000, 10_000, 100_000],
         clients: vec![1, 8, 64],
         seconds: 3.0,
+        ops: Op::ALL.to_vec(),
         out: None,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -49,6 +51,17 @@ fn options() -> Options {
             "--sizes" => o.sizes = list(&value),
             "--clients" => o.clients = list(&value),
             "--seconds" => o.seconds = value.parse().expect("seconds"),
+            "--ops" => {
+                o.ops = value
+                    .split(',')
+                    .map(|key| {
+                        let found = Op::ALL.into_iter().find(|op| op.key() == key);
+                        found.unwrap_or_else(|| {
+                            panic!("--ops takes read, update, insert1, insert100")
+                        })
+                    })
+                    .collect()
+            }
             "--out" => o.out = Some(value),
             _ => {
                 i += 1; // cargo passes --bench; ignore what we do not know
@@ -144,6 +157,18 @@ enum Op {
 }
 
 impl Op {
+    const ALL: [Op; 4] = [Op::ReadOne, Op::UpdateOne, Op::Insert1, Op::Insert100];
+
+    /// The operation's name on the command line (`--ops`).
+    fn key(self) -> &'static str {
+        match self {
+            Op::Insert1 => "insert1",
+            Op::Insert100 => "insert100",
+            Op::UpdateOne => "update",
+            Op::ReadOne => "read",
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Op::Insert1 => "insert 1 row",
@@ -240,7 +265,7 @@ async fn main() {
             "{size} rows: rust_xlsxwriter alone writes the workbook in {} ms",
             ms(floor)
         );
-        for op in [Op::ReadOne, Op::UpdateOne, Op::Insert1, Op::Insert100] {
+        for &op in &options.ops {
             for &clients in &options.clients {
                 // A fresh copy for each cell, so inserts do not pile up across cells.
                 std::fs::write(dir.path().join(format!("{ID}.xlsx")), write_workbook(size))
