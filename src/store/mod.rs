@@ -35,10 +35,12 @@ use queue::Queues;
 use tokio::sync::oneshot;
 
 /// When the last commit of a spreadsheet took several edits, the next
-/// committer waits in steps of this long until as many edits wait again, up
-/// to `MAX_COMMIT_DELAY`: a commit delay, as databases have, long enough for
-/// answered clients to send their next requests and short next to a rewrite.
-const COMMIT_DELAY_STEP: Duration = Duration::from_millis(1);
+/// committer waits until as many edits wait again, but no longer than
+/// `MAX_COMMIT_DELAY`, and not once no edit has arrived for `ARRIVAL_GAP`
+/// (a client answered by the last commit may not write again): a commit
+/// delay, as databases have, long enough for answered clients to send their
+/// next requests and short next to a rewrite.
+const ARRIVAL_GAP: Duration = Duration::from_millis(2);
 const MAX_COMMIT_DELAY: Duration = Duration::from_millis(10);
 
 /// What went wrong in the store.
@@ -159,15 +161,13 @@ impl Store {
         };
         match turn {
             Ok(turn) => {
-                // With concurrent writers, wait (briefly, in steps) for the
-                // clients the last commit answered to send their next edits,
-                // so that this rewrite takes all of them.
+                // With concurrent writers, wait briefly for the clients the
+                // last commit answered to send their next edits, so that
+                // this rewrite takes all of them.
                 let expected = place.last_batch();
                 if expected > 1 {
-                    let gather_until = tokio::time::Instant::now() + MAX_COMMIT_DELAY;
-                    while place.waiting() < expected && tokio::time::Instant::now() < gather_until {
-                        tokio::time::sleep(COMMIT_DELAY_STEP).await;
-                    }
+                    let until = tokio::time::Instant::now() + MAX_COMMIT_DELAY;
+                    place.gather(expected, ARRIVAL_GAP, until).await;
                 }
                 // Whatever waits now, this request's edit included unless an
                 // earlier committer took it (and, holding the lock, finished).

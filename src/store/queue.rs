@@ -8,6 +8,10 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
 
 use super::commit::PendingEdit;
 use crate::model::SpreadsheetId;
@@ -29,6 +33,8 @@ struct Queue {
     in_flight: AtomicUsize,
     /// The number of edits the last commit took.
     last_batch: AtomicUsize,
+    /// Woken whenever an edit is left in `pending`.
+    arrival: Notify,
 }
 
 /// A request's place in its spreadsheet's queue; dropping it makes room.
@@ -63,6 +69,7 @@ impl Place {
     pub fn push(&self, edit: Box<dyn PendingEdit>) -> u64 {
         let ticket = self.0.next_ticket.fetch_add(1, Ordering::SeqCst);
         locked(&self.0.pending).push((ticket, edit));
+        self.0.arrival.notify_waiters();
         ticket
     }
 
@@ -85,9 +92,23 @@ impl Place {
         batch
     }
 
-    /// How many edits wait for a commit.
-    pub fn waiting(&self) -> usize {
-        locked(&self.0.pending).len()
+    /// Waits until `expected` edits wait for a commit, until no edit has
+    /// arrived for `gap`, or until `until`, whichever comes first.
+    pub async fn gather(&self, expected: usize, gap: Duration, until: Instant) {
+        loop {
+            // Registered before the count is read, so that no arrival
+            // between the two goes unnoticed.
+            let arrival = self.0.arrival.notified();
+            tokio::pin!(arrival);
+            arrival.as_mut().enable();
+            if locked(&self.0.pending).len() >= expected {
+                return;
+            }
+            let wake = until.min(Instant::now() + gap);
+            if tokio::time::timeout_at(wake, arrival).await.is_err() {
+                return;
+            }
+        }
     }
 
     /// How many edits the spreadsheet's last commit took.
@@ -98,5 +119,84 @@ impl Place {
     /// The lock a committer holds.
     pub fn committer(&self) -> Arc<tokio::sync::Mutex<()>> {
         self.0.committer.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Workbook;
+    use crate::store::StoreError;
+    use crate::store::commit::Applied;
+
+    /// An edit that is never applied: these tests only count them.
+    struct Waiting;
+
+    impl PendingEdit for Waiting {
+        fn apply(self: Box<Self>, _: &mut Workbook) -> Applied {
+            unreachable!("the queue tests commit nothing")
+        }
+        fn reject(self: Box<Self>, _: StoreError) {}
+    }
+
+    const GAP: Duration = Duration::from_millis(2);
+    const DELAY: Duration = Duration::from_millis(10);
+
+    /// Two places in one queue: the committer's, and the one `arrivals`
+    /// leaves edits through.
+    fn places() -> (Place, Place) {
+        let (queues, id) = (Queues::default(), SpreadsheetId::new_random());
+        let place = || queues.join(id, 100).expect("room");
+        (place(), place())
+    }
+
+    /// Leaves an edit every `every`, `count` times, from another task.
+    fn arrivals(place: Place, every: Duration, count: usize) {
+        tokio::spawn(async move {
+            for _ in 0..count {
+                tokio::time::sleep(every).await;
+                place.push(Box::new(Waiting));
+            }
+        });
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn gather_ends_as_soon_as_the_expected_edits_wait() {
+        let (place, other) = places();
+        arrivals(other, Duration::from_millis(1), 3);
+        let start = Instant::now();
+        place.gather(3, GAP, start + DELAY).await;
+        assert_eq!(start.elapsed(), Duration::from_millis(3));
+        assert_eq!(place.take_all().len(), 3);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn gather_ends_when_no_edit_arrives_for_the_gap() {
+        let (place, other) = places();
+        arrivals(other, Duration::from_millis(1), 2);
+        let start = Instant::now();
+        place.gather(5, GAP, start + DELAY).await;
+        // The last edit came at 2 ms; nothing followed for 2 ms more.
+        assert_eq!(start.elapsed(), Duration::from_millis(4));
+        assert_eq!(place.take_all().len(), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn gather_ends_at_the_deadline_while_edits_keep_coming() {
+        let (place, other) = places();
+        arrivals(other, Duration::from_millis(1), 50);
+        let start = Instant::now();
+        place.gather(100, GAP, start + DELAY).await;
+        assert_eq!(start.elapsed(), DELAY);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn gather_does_not_wait_when_the_edits_are_there() {
+        let (place, _) = places();
+        place.push(Box::new(Waiting));
+        place.push(Box::new(Waiting));
+        let start = Instant::now();
+        place.gather(2, GAP, start + DELAY).await;
+        assert_eq!(start.elapsed(), Duration::ZERO);
     }
 }
