@@ -12,8 +12,8 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Seek};
 
-use quick_xml::Reader;
-use quick_xml::events::{BytesStart, Event};
+use quick_xml::events::{BytesRef, BytesStart, BytesText, Event};
+use quick_xml::{Reader, XmlVersion};
 
 use super::StoreError;
 use super::styles::{self, Palette, Styles, parse_styles, read_color};
@@ -315,16 +315,13 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, StoreE
                     Some(Heading::Footer) => &mut print.footer,
                     None => return Ok(()),
                 };
-                target.get_or_insert_default().push_str(text);
+                target.get_or_insert_default().push_str(&text.decode());
                 return Ok(());
             }
         };
         heading = None;
         let local = element.local_name();
         let name = local.as_ref();
-        if let Some(i) = UNKEPT_ELEMENTS.iter().position(|(tag, _)| *tag == name) {
-            scan.unkept[i] += 1;
-        }
         match name {
             "row" => {
                 row = match attr(element, "r").and_then(|r| r.parse::<u32>().ok()) {
@@ -351,7 +348,10 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, StoreE
                 }
             }
             "c" => {
-                let column = match attr(element, "r").and_then(|r| cell_ref(&r)) {
+                // The one element there is one of per cell: read both
+                // attributes in a single pass.
+                let [reference, style] = attrs(element, ["r", "s"]);
+                let column = match reference.and_then(|r| cell_ref(&r)) {
                     Some((r, c)) => {
                         row = r;
                         c
@@ -359,7 +359,7 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, StoreE
                     None => next_column,
                 };
                 next_column = column.saturating_add(1);
-                let format = index(element, "s").unwrap_or(0);
+                let format = style.and_then(|s| s.parse().ok()).unwrap_or(0);
                 if format != 0 && usize::from(column) < MAX_COLUMNS {
                     let row = row as usize;
                     if layout.formats.len() <= row {
@@ -469,7 +469,11 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, StoreE
                     layout.array_formulas.push(range);
                 }
             }
-            _ => {}
+            _ => {
+                if let Some(i) = UNKEPT_ELEMENTS.iter().position(|(tag, _)| *tag == name) {
+                    scan.unkept[i] += 1;
+                }
+            }
         }
         Ok(())
     })?;
@@ -496,8 +500,28 @@ fn count_anchors(xml: impl BufRead) -> Result<usize, StoreError> {
 enum Node<'a> {
     /// A start (or empty) element.
     Element(&'a BytesStart<'a>),
-    /// Character data, entities resolved.
-    Text(&'a str),
+    /// Character data, decoded (entities resolved) only when asked for:
+    /// most text of a sheet is cell values, which the scan skips.
+    Text(Text<'a>),
+}
+
+enum Text<'a> {
+    Chars(&'a BytesText<'a>),
+    Reference(&'a BytesRef<'a>),
+}
+
+impl Text<'_> {
+    fn decode(&self) -> Cow<'_, str> {
+        match self {
+            Text::Chars(text) => text.xml10_content(),
+            Text::Reference(reference) => match reference.resolve_char_ref() {
+                Ok(Some(c)) => Cow::Owned(c.to_string()),
+                _ => quick_xml::escape::resolve_predefined_entity(&reference.xml10_content())
+                    .unwrap_or("")
+                    .into(),
+            },
+        }
+    }
 }
 
 /// Counts the formatted runs (`<r>`) of a shared-strings part.
@@ -533,16 +557,8 @@ fn for_each_node(
     loop {
         match reader.read_event_into(&mut buf).map_err(xml_error)? {
             Event::Start(e) | Event::Empty(e) => visit(Node::Element(&e))?,
-            Event::Text(text) => visit(Node::Text(&text.xml10_content()))?,
-            Event::GeneralRef(reference) => {
-                let resolved = match reference.resolve_char_ref() {
-                    Ok(Some(c)) => c.to_string(),
-                    _ => quick_xml::escape::resolve_predefined_entity(&reference.xml10_content())
-                        .unwrap_or("")
-                        .to_owned(),
-                };
-                visit(Node::Text(&resolved))?;
-            }
+            Event::Text(text) => visit(Node::Text(Text::Chars(&text)))?,
+            Event::GeneralRef(reference) => visit(Node::Text(Text::Reference(&reference)))?,
             Event::Eof => return Ok(()),
             _ => {}
         }
@@ -557,6 +573,22 @@ fn attr(element: &BytesStart<'_>, name: &str) -> Option<String> {
         .ok()
         .flatten()
         .map(Cow::into_owned)
+}
+
+/// The values of `names` in one pass over the element's attributes, for
+/// elements there is one of per cell; leniently, as [`attr`].
+fn attrs<'a, const N: usize>(
+    element: &'a BytesStart<'_>,
+    names: [&str; N],
+) -> [Option<Cow<'a, str>>; N] {
+    let mut values = [const { None }; N];
+    for attribute in element.attributes().with_checks(false).flatten() {
+        let key = attribute.key.local_name();
+        if let Some(i) = names.iter().position(|name| *name == key.as_ref()) {
+            values[i] = attribute.normalized_value(XmlVersion::Implicit1_0).ok();
+        }
+    }
+    values
 }
 
 /// A boolean attribute: `1` or `true`.
@@ -587,7 +619,11 @@ fn color(element: &BytesStart<'_>) -> Option<Color> {
 
 /// `B2` (or `$B$2`) → 0-based (row, column).
 fn cell_ref(text: &str) -> Option<(u32, u16)> {
-    let text = text.replace('$', "");
+    let text = if text.contains('$') {
+        Cow::Owned(text.replace('$', ""))
+    } else {
+        Cow::Borrowed(text)
+    };
     let split = text.find(|c: char| c.is_ascii_digit())?;
     let (letters, digits) = text.split_at(split);
     if letters.is_empty() || letters.len() > 3 {
@@ -645,8 +681,8 @@ fn read_properties(xml: &[u8], properties: &mut DocumentProperties) -> Result<()
             Node::Text(text) => {
                 if let Some(field) = field {
                     match values.last_mut() {
-                        Some((last, value)) if *last == field => value.push_str(text),
-                        _ => values.push((field, text.to_owned())),
+                        Some((last, value)) if *last == field => value.push_str(&text.decode()),
+                        _ => values.push((field, text.decode().into_owned())),
                     }
                 }
             }

@@ -23,13 +23,19 @@ const DAYS_1900_TO_1904: f64 = 1462.0;
 /// column XFD costs 16,384 slots (about 32 bytes each). The bound keeps a
 /// hostile or absurd file from exhausting memory.
 pub fn parse_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, StoreError> {
-    let mut package = read_package(Cursor::new(bytes), max_cells)?;
-    let mut xlsx = Xlsx::new(Cursor::new(bytes)).map_err(unreadable)?;
-    let date_offset = if xlsx.has_1904_epoch() {
-        DAYS_1900_TO_1904
-    } else {
-        0.0
-    };
+    // The package scan and calamine parse the same bytes independently, each
+    // inflating and reading every sheet's XML: on two threads, a cold load
+    // takes about as long as the slower of them instead of both.
+    let (package, grids) = std::thread::scope(|scope| {
+        let package = scope.spawn(|| read_package(Cursor::new(bytes), max_cells));
+        let grids = read_grids(bytes, max_cells);
+        let package = package
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (package, grids)
+    });
+    let mut package = package?;
+    let grids = grids?;
     let mut workbook = Workbook {
         sheets: Vec::new(),
         unkept: package.unkept,
@@ -39,20 +45,20 @@ pub fn parse_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, StoreE
         names: Vec::new(),
         active_sheet: 0,
     };
-    let mut slots = 0;
     // Sheet indexes in the file (chart sheets included) → in the model.
     let mut kept_index = Vec::new();
-    for meta in xlsx.sheets_metadata().to_vec() {
-        kept_index.push((meta.typ == SheetType::WorkSheet).then_some(workbook.sheets.len()));
-        if meta.typ != SheetType::WorkSheet {
-            workbook
-                .unkept
-                .push(format!("the {:?} sheet {:?}", meta.typ, meta.name));
+    for grid in grids {
+        let Some(rows) = grid.rows else {
+            kept_index.push(None);
+            workbook.unkept.push(format!(
+                "the {:?} sheet {:?}",
+                grid.meta.typ, grid.meta.name
+            ));
             continue;
-        }
-        let rows = read_cells(&mut xlsx, &meta.name, date_offset, &mut slots, max_cells)?;
-        let mut sheet = Sheet::new(meta.name, rows);
-        sheet.visibility = match meta.visible {
+        };
+        kept_index.push(Some(workbook.sheets.len()));
+        let mut sheet = Sheet::new(grid.meta.name, rows);
+        sheet.visibility = match grid.meta.visible {
             SheetVisible::Visible => Visibility::Visible,
             SheetVisible::Hidden => Visibility::Hidden,
             SheetVisible::VeryHidden => Visibility::VeryHidden,
@@ -77,6 +83,40 @@ pub fn parse_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, StoreE
         }
     }
     Ok(workbook)
+}
+
+/// A sheet of the file as calamine lists it, with its values when it is a
+/// worksheet (chart sheets and the like have none the model keeps).
+struct Grid {
+    meta: calamine::Sheet,
+    rows: Option<Vec<Vec<Cell>>>,
+}
+
+/// Every sheet's values, read with calamine, in the file's order.
+fn read_grids(bytes: &[u8], max_cells: usize) -> Result<Vec<Grid>, StoreError> {
+    let mut xlsx = Xlsx::new(Cursor::new(bytes)).map_err(unreadable)?;
+    let date_offset = if xlsx.has_1904_epoch() {
+        DAYS_1900_TO_1904
+    } else {
+        0.0
+    };
+    let mut slots = 0;
+    let mut grids = Vec::new();
+    for meta in xlsx.sheets_metadata().to_vec() {
+        let rows = if meta.typ == SheetType::WorkSheet {
+            Some(read_cells(
+                &mut xlsx,
+                &meta.name,
+                date_offset,
+                &mut slots,
+                max_cells,
+            )?)
+        } else {
+            None
+        };
+        grids.push(Grid { meta, rows });
+    }
+    Ok(grids)
 }
 
 fn unreadable(error: impl std::fmt::Display) -> StoreError {
