@@ -690,3 +690,41 @@ fn tinted_theme_colours_survive() {
         );
     }
 }
+
+/// A chart sheet is not a sheet of the model: the worksheets after it keep
+/// their place for the active sheet and for names scoped to them, and the
+/// chart sheet is listed as what a rewrite would lose.
+#[test]
+fn a_chart_sheet_between_worksheets_keeps_their_indexes_right() {
+    let mut book = rust_xlsxwriter::Workbook::new();
+    book.add_worksheet()
+        .set_name("Data")
+        .unwrap()
+        .write(0, 0, 1)
+        .unwrap();
+    let mut chart = rust_xlsxwriter::Chart::new_column();
+    chart.add_series().set_values("Data!$A$1:$A$1");
+    book.add_chartsheet()
+        .set_name("Chart")
+        .unwrap()
+        .insert_chart(0, 0, &chart)
+        .unwrap();
+    let other = book.add_worksheet().set_name("Other").unwrap();
+    other.write(0, 0, 2).unwrap();
+    other.set_active(true);
+    book.define_name("Other!total", "=Other!$A$1").unwrap();
+    book.define_name("Chart!picked", "=Data!$A$1").unwrap();
+
+    let workbook = parse(&book.save_to_buffer().unwrap());
+    let names: Vec<&str> = workbook.sheets.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["Data", "Other"]);
+    assert_eq!(workbook.active_sheet, 1, "Other is the active sheet");
+    assert_eq!(workbook.names.len(), 1);
+    assert_eq!(workbook.names[0].scope, Some(1), "total belongs to Other");
+    let unkept = workbook.unkept.join("; ");
+    assert!(unkept.contains("sheet \"Chart\""), "{unkept}");
+    assert!(
+        unkept.contains("name \"picked\" of a chart sheet"),
+        "{unkept}"
+    );
+}
