@@ -1,0 +1,81 @@
+//! Rewrite benchmark: what a write and a cache miss cost, without HTTP,
+//! locks or fsync. For the load benchmark's workbook of 10k and 100k rows x
+//! 10 columns it times, as the median of several runs:
+//! - the cold load: `parse_workbook` of the file (the package scan and
+//!   calamine, side by side);
+//! - the rewrite: `write_workbook` of the parsed workbook, into memory;
+//! - the floor: rust_xlsxwriter alone writing the same workbook with its
+//!   default settings.
+//!
+//! `cargo bench --bench rewrite` (about a minute on 2 cores). Options after
+//! `--`: `--sizes 10000`, `--runs 9`.
+
+use std::time::{Duration, Instant};
+
+use sheetd::store::read::parse_workbook;
+use sheetd::store::write::write_workbook;
+
+mod common;
+use common::write_workbook as write_floor;
+
+fn median(runs: usize, mut job: impl FnMut()) -> Duration {
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            job();
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[runs / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1000.0)
+}
+
+fn main() {
+    let (mut sizes, mut runs) = (vec![10_000, 100_000], 5);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    for pair in args.windows(2) {
+        match pair[0].as_str() {
+            "--sizes" => {
+                sizes = pair[1]
+                    .split(',')
+                    .map(|n| n.parse().expect("a number"))
+                    .collect()
+            }
+            "--runs" => runs = pair[1].parse().expect("a number"),
+            _ => {}
+        }
+    }
+    println!(
+        "| rows | file KiB | cold load ms | rewrite ms | rewritten KiB | floor ms | rewrite / floor |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    for rows in sizes {
+        let file = write_floor(rows);
+        let cold = median(runs, || {
+            std::hint::black_box(parse_workbook(&file, usize::MAX).expect("parses"));
+        });
+        let workbook = parse_workbook(&file, usize::MAX).expect("parses");
+        let mut size = 0;
+        let rewrite = median(runs, || {
+            let mut out = std::io::Cursor::new(Vec::new());
+            write_workbook(&workbook, &mut out).expect("writes");
+            size = out.into_inner().len();
+        });
+        let floor = median(runs, || {
+            std::hint::black_box(write_floor(rows));
+        });
+        println!(
+            "| {rows} | {} | {} | {} | {} | {} | {:.2} |",
+            file.len() / 1024,
+            ms(cold),
+            ms(rewrite),
+            size / 1024,
+            ms(floor),
+            rewrite.as_secs_f64() / floor.as_secs_f64(),
+        );
+    }
+}
