@@ -154,20 +154,23 @@ fn read_cells<R: Read + Seek>(
             continue;
         }
         let (row, column) = (record.pos.0 as usize, record.pos.1 as usize);
-        if rows.len() <= row {
-            *slots += row + 1 - rows.len();
-            rows.resize_with(row + 1, Vec::new);
-        }
-        let cells = &mut rows[row];
-        if cells.len() <= column {
-            // A row counts its length, at least 1 (as `Workbook::cell_slots`).
-            *slots += column + 1 - cells.len().max(1);
-            cells.resize_with(column + 1, Cell::default);
-        }
+        // Counted before anything grows: a cell far down or far right must
+        // fail the budget, not allocate for it first.
+        let new_rows = (row + 1).saturating_sub(rows.len());
+        let width = rows.get(row).map_or(0, Vec::len);
+        // A row counts its length, at least 1 (as `Workbook::cell_slots`).
+        *slots += new_rows + (column + 1).saturating_sub(width.max(1));
         if *slots > max_cells {
             return Err(StoreError::Unreadable(format!(
                 "the workbook is too large: it spans more than {max_cells} cells"
             )));
+        }
+        if new_rows > 0 {
+            rows.resize_with(row + 1, Vec::new);
+        }
+        let cells = &mut rows[row];
+        if cells.len() <= column {
+            cells.resize_with(column + 1, Cell::default);
         }
         cells[column] = cell;
     }
@@ -193,5 +196,52 @@ fn cell_of(data: &DataRef<'_>, date_offset: f64) -> Cell {
         }
         DataRef::DurationIso(iso) => Cell::Text(iso.clone()),
         DataRef::Error(error) => Cell::Error(error.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+
+    use super::*;
+
+    /// A one-sheet workbook whose only cell is `reference`, which may lie
+    /// far outside the grid Excel allows.
+    fn workbook_with_a_cell_at(reference: &str) -> Vec<u8> {
+        let mut book = rust_xlsxwriter::Workbook::new();
+        book.add_worksheet().write(0, 0, 1).unwrap();
+        let original = book.save_to_buffer().unwrap();
+        let mut archive = zip::ZipArchive::new(Cursor::new(original)).unwrap();
+        let mut out = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        for i in 0..archive.len() {
+            let mut part = archive.by_index(i).unwrap();
+            let name = part.name().unwrap().into_owned();
+            let mut xml = String::new();
+            part.read_to_string(&mut xml).unwrap();
+            if name == "xl/worksheets/sheet1.xml" {
+                xml = xml.replace(r#"r="A1""#, &format!(r#"r="{reference}""#));
+            }
+            out.start_file(name, zip::write::SimpleFileOptions::default())
+                .unwrap();
+            out.write_all(xml.as_bytes()).unwrap();
+        }
+        out.finish().unwrap().into_inner()
+    }
+
+    #[test]
+    fn reads_a_cell_where_it_is() {
+        let workbook = parse_workbook(&workbook_with_a_cell_at("C3"), 100).unwrap();
+        assert_eq!(
+            workbook.sheets[0].rows[2],
+            [Cell::Empty, Cell::Empty, Cell::Number(1.0)]
+        );
+    }
+
+    #[test]
+    fn a_cell_past_the_budget_fails_before_anything_grows() {
+        // Four billion rows down: growing the grid first would ask for about
+        // 100 GB (the fuzzer found this).
+        let error = parse_workbook(&workbook_with_a_cell_at("A4000000000"), 1000).unwrap_err();
+        assert!(error.to_string().contains("too large"), "{error}");
     }
 }
