@@ -29,6 +29,13 @@ fn parse(bytes: &[u8]) -> Workbook {
     parse_workbook(bytes, 10_000_000).expect("a readable workbook")
 }
 
+/// `workbook` written by sheetd's writer and read back, without HTTP.
+fn rewritten(workbook: &Workbook) -> Workbook {
+    let mut out = std::io::Cursor::new(Vec::new());
+    sheetd::store::write::write_workbook(workbook, &mut out).expect("written");
+    parse(out.get_ref())
+}
+
 /// Inserts Eve (row 6) and sets Bob's amount (B3) on sheet `Data`, then
 /// downloads the workbook.
 async fn round_trip(producer: &'static str, name: &str) -> Trip {
@@ -534,9 +541,7 @@ fn a_default_font_other_than_calibri_survives() {
     let before = parse(&book.save_to_buffer().unwrap());
     assert_eq!(before.default_font.name.as_deref(), Some("Arial"));
 
-    let mut out = std::io::Cursor::new(Vec::new());
-    sheetd::store::write::write_workbook(&before, &mut out).unwrap();
-    let after = parse(out.get_ref());
+    let after = rewritten(&before);
     assert_eq!(
         (after.default_font.name, after.default_font.size),
         (Some("Arial".to_owned()), Some(10.0))
@@ -617,9 +622,7 @@ fn document_properties_survive() {
     assert_eq!(before.properties.title.as_deref(), Some("Stock & orders"));
     assert_eq!(before.properties.company.as_deref(), Some("Example Ltd"));
 
-    let mut out = std::io::Cursor::new(Vec::new());
-    sheetd::store::write::write_workbook(&before, &mut out).unwrap();
-    assert_eq!(parse(out.get_ref()).properties, before.properties);
+    assert_eq!(rewritten(&before).properties, before.properties);
 }
 
 #[tokio::test]
@@ -679,9 +682,7 @@ fn tinted_theme_colours_survive() {
         Some(Color::Theme(5, -500))
     );
 
-    let mut out = std::io::Cursor::new(Vec::new());
-    sheetd::store::write::write_workbook(&before, &mut out).unwrap();
-    let after = parse(out.get_ref());
+    let after = rewritten(&before);
     for row in 0..2 {
         assert_eq!(
             look(&before, "Sheet1", row, 0),
