@@ -7,10 +7,6 @@ use calamine::Data;
 use common::*;
 use serde_json::json;
 
-fn s(text: &str) -> Data {
-    Data::String(text.into())
-}
-
 #[tokio::test]
 async fn insert_appends_below_last_row_and_keeps_other_sheets() {
     let server = Server::start().await;

@@ -9,14 +9,10 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::SystemTime;
 
-use calamine::{Data, Reader, Xlsx, open_workbook};
+use calamine::{Reader, Xlsx, open_workbook};
 use common::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-
-fn s(text: &str) -> Data {
-    Data::String(text.into())
-}
 
 /// Percent-encodes a query value (everything but the unreserved characters),
 /// so that `+`, `&`, `,`, spaces and `#` reach the server as written.

@@ -169,6 +169,11 @@ pub fn rows_path(sheet: &str) -> String {
 
 /// A sheet read back from disk: `grid[row][column]` with absolute positions
 /// (row 0 is the sheet's row 1), trailing empties trimmed.
+/// A text cell as calamine reads it.
+pub fn s(text: &str) -> Data {
+    Data::String(text.into())
+}
+
 pub fn read_sheet(path: &Path, sheet: &str) -> Vec<Vec<Data>> {
     let mut workbook: Xlsx<_> = open_workbook(path).expect("workbook opens");
     let range = workbook.worksheet_range(sheet).expect("sheet exists");
