@@ -44,7 +44,11 @@ struct Formats<'a> {
     plain: Vec<bool>,
     /// Whether each cell format shows numbers as dates.
     dated: Vec<bool>,
-    built: HashMap<(u32, Option<&'static str>), Format>,
+    /// Each cell format as built, by id: looked up for most formatted cells.
+    built: Vec<Option<Format>>,
+    /// Cell formats with a date format added, for date values in cells
+    /// whose format does not show dates (values inserted through the API).
+    built_with_date: HashMap<(u32, &'static str), Format>,
 }
 
 impl Formats<'_> {
@@ -54,7 +58,8 @@ impl Formats<'_> {
             cell_formats,
             plain: cell_formats.iter().map(|f| *f == default).collect(),
             dated: cell_formats.iter().map(CellFormat::shows_date).collect(),
-            built: HashMap::new(),
+            built: vec![None; cell_formats.len()],
+            built_with_date: HashMap::new(),
         }
     }
 
@@ -70,23 +75,31 @@ impl Formats<'_> {
     /// would not show as one.
     fn of(&mut self, id: u32, cell: &Cell) -> Option<&Format> {
         let index = id as usize;
-        let date = date_code(cell).filter(|_| !self.dated.get(index).copied().unwrap_or(false));
-        let id = if self.plain.get(index).copied().unwrap_or(true) {
-            0
-        } else {
-            id
+        let date = match self.dated.get(index) {
+            Some(true) => None,
+            _ => date_code(cell),
         };
-        if id == 0 && date.is_none() {
-            return None;
-        }
-        let base = self.cell_formats.get(id as usize);
-        Some(self.built.entry((id, date)).or_insert_with(|| {
-            let mut format = base.cloned().unwrap_or_default();
-            if let Some(code) = date {
+        // Ids past the table (which the reader does not make) count as plain.
+        let index = match self.plain.get(index) {
+            Some(false) => index,
+            _ => 0,
+        };
+        let build = |code: Option<&str>| {
+            let mut format = self.cell_formats.get(index).cloned().unwrap_or_default();
+            if let Some(code) = code {
                 format.num_format = Some(code.to_owned());
             }
             to_format(&format)
-        }))
+        };
+        match date {
+            None if index == 0 => None,
+            None => Some(self.built[index].get_or_insert_with(|| build(None))),
+            Some(code) => Some(
+                self.built_with_date
+                    .entry((index as u32, code))
+                    .or_insert_with(|| build(Some(code))),
+            ),
+        }
     }
 }
 
