@@ -32,6 +32,35 @@ async fn insert_appends_below_last_row_and_keeps_other_sheets() {
     assert_eq!(sheet_names(&server.file(ID)), ["People", "Other"]);
 }
 
+/// After an insert the service saves the next one by writing only the new
+/// rows (the rows before were formatted already); any other write between
+/// them rewrites the whole sheet. Every version on disk must hold it all.
+#[tokio::test]
+async fn inserts_between_other_writes_all_reach_the_file() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let path = rows_path("People");
+    let name = |n: &str| json!({"data": [{"name": n}]});
+
+    assert_eq!(server.post(&path, name("Dan")).await.0, 201);
+    assert_eq!(server.post(&path, name("Eve")).await.0, 201);
+    let update = json!({"type": "row", "row": 2, "data": {"name": "Alicia"}});
+    assert_eq!(server.patch(&path, update).await.0, 200);
+    assert_eq!(server.post(&path, name("Fay")).await.0, 201);
+    assert_eq!(server.post(&path, name("Gus")).await.0, 201);
+
+    let names: Vec<Data> = read_sheet(&server.file(ID), "People")
+        .into_iter()
+        .map(|row| row[0].clone())
+        .collect();
+    let expected = ["name", "Alicia", "Bob", "Carol", "Dan", "Eve", "Fay", "Gus"];
+    assert_eq!(names, expected.map(s));
+    assert_eq!(
+        read_sheet(&server.file(ID), "People")[1][1],
+        Data::Float(30.0)
+    );
+}
+
 #[tokio::test]
 async fn insert_stores_typed_values() {
     let server = Server::start().await;

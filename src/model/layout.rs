@@ -161,6 +161,34 @@ impl Layout {
         *self == Layout::default()
     }
 
+    /// Whether this layout is `base`'s but for the cell formats of rows and
+    /// the autofilter's range, which grow when rows are appended.
+    pub fn same_apart_from_rows(&self, base: &Layout) -> bool {
+        // Every field named, so that a new one is not forgotten here.
+        let Layout {
+            formats: _,
+            rows,
+            columns,
+            merges,
+            array_formulas,
+            links,
+            tables,
+            autofilter: _,
+            freeze,
+            tab_color,
+            print,
+        } = self;
+        *rows == base.rows
+            && *columns == base.columns
+            && *merges == base.merges
+            && *array_formulas == base.array_formulas
+            && *links == base.links
+            && *tables == base.tables
+            && *freeze == base.freeze
+            && *tab_color == base.tab_color
+            && *print == base.print
+    }
+
     /// The format id of a cell.
     pub fn format(&self, row: usize, column: usize) -> u32 {
         self.formats

@@ -135,6 +135,34 @@ impl Workbook {
             .sum()
     }
 
+    /// Whether this workbook is `base` with rows added below each sheet's
+    /// [extent](Sheet::extent), and no other change but autofilters grown to
+    /// take them in: what a batch of inserts does. The writer that saved
+    /// `base` can then save this workbook by writing only the new rows.
+    pub fn appends_to(&self, base: &Workbook) -> bool {
+        // Every field named, so that a new one is not forgotten here.
+        let Workbook {
+            sheets,
+            unkept,
+            formats,
+            default_font,
+            names,
+            active_sheet,
+            properties,
+        } = self;
+        sheets.len() == base.sheets.len()
+            && sheets
+                .iter()
+                .zip(&base.sheets)
+                .all(|(s, b)| s.appends_to(b))
+            && *unkept == base.unkept
+            && *formats == base.formats
+            && *default_font == base.default_font
+            && *names == base.names
+            && *active_sheet == base.active_sheet
+            && *properties == base.properties
+    }
+
     pub fn sheet(&self, name: &str) -> Result<&Sheet, Error> {
         Ok(&self.sheets[self.sheet_index(name)?])
     }
@@ -231,6 +259,34 @@ impl Sheet {
             rows,
             layout: Layout::default(),
         }
+    }
+
+    /// The cells of a row; none past the last.
+    pub fn row(&self, row: usize) -> &[Cell] {
+        self.rows.get(row).map_or(&[], Vec::as_slice)
+    }
+
+    /// The rows a rewrite writes: those with cells, and those below them
+    /// with cell formats.
+    pub fn extent(&self) -> usize {
+        self.rows.len().max(self.layout.formats.len())
+    }
+
+    /// See [`Workbook::appends_to`].
+    fn appends_to(&self, base: &Sheet) -> bool {
+        let Sheet {
+            name,
+            visibility,
+            rows: _,
+            layout,
+        } = self;
+        *name == base.name
+            && *visibility == base.visibility
+            && layout.same_apart_from_rows(&base.layout)
+            && (0..base.extent()).all(|row| {
+                self.row(row) == base.row(row)
+                    && layout.formats.get(row) == base.layout.formats.get(row)
+            })
     }
 
     fn row_is_blank(row: &[Cell]) -> bool {
@@ -381,7 +437,7 @@ impl Sheet {
         let mut total = 0;
         let mut rows = Vec::new();
         for index in self.data_rows(&header) {
-            let cells = self.rows.get(index).map_or(&[][..], Vec::as_slice);
+            let cells = self.row(index);
             if !filters.iter().all(|f| f.matches(cells)) {
                 continue;
             }
@@ -429,7 +485,7 @@ impl Sheet {
                 Ok(self
                     .data_rows(&header)
                     .filter(|&i| {
-                        let cells = self.rows.get(i).map_or(&[][..], Vec::as_slice);
+                        let cells = self.row(i);
                         bound.iter().all(|f| f.matches(cells))
                     })
                     .collect())
@@ -491,6 +547,7 @@ fn first_seen_keys(request: &InsertRows) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::layout::Range;
     use serde_json::json;
 
     fn text(s: &str) -> Cell {
@@ -560,6 +617,68 @@ mod tests {
             err.to_string().starts_with("data: 1 rows would pass"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn inserts_append_to_the_workbook_and_other_edits_do_not() {
+        let mut base = Workbook {
+            sheets: vec![people(), Sheet::new("Other", vec![vec![text("x")]])],
+            ..Workbook::default()
+        };
+        base.sheets[0].layout.formats = vec![vec![0, 0], vec![0, 1], vec![0, 1]];
+        base.sheets[0].layout.autofilter = Some(Range {
+            first_row: 0,
+            first_column: 0,
+            last_row: 2,
+            last_column: 1,
+        });
+        assert!(base.appends_to(&base));
+
+        let mut inserted = base.clone();
+        insert(
+            &mut inserted.sheets[0],
+            json!({"data": [{"name": "Carol", "age": 4}]}),
+        )
+        .unwrap();
+        insert(&mut inserted.sheets[1], json!({"data": [{"x": 1}]})).unwrap();
+        assert_eq!(
+            inserted.sheets[0].layout.format(3, 1),
+            1,
+            "formats copied down"
+        );
+        assert_eq!(inserted.sheets[0].layout.autofilter.unwrap().last_row, 3);
+        assert!(inserted.appends_to(&base));
+        assert!(!base.appends_to(&inserted), "rows removed at the end");
+
+        type Change = fn(&mut Workbook);
+        let edits: [(&str, Change); 6] = [
+            ("a cell updated", |w| {
+                let body = json!({"type": "row", "row": 3, "data": {"age": 26}});
+                update(&mut w.sheets[0], body).unwrap();
+            }),
+            ("a row deleted", |w| {
+                let request = DeleteRows::from_json(json!({"type": "row", "row": 2})).unwrap();
+                w.delete_rows("People", &request).unwrap();
+            }),
+            ("a format changed", |w| w.sheets[0].layout.formats[1][1] = 0),
+            ("the panes frozen", |w| {
+                w.sheets[0].layout.freeze = Some((1, 0))
+            }),
+            ("a sheet renamed", |w| w.sheets[1].name = "Renamed".into()),
+            ("a name defined", |w| {
+                w.names.push(DefinedName {
+                    name: "Everyone".into(),
+                    scope: None,
+                    refers_to: "People!$A:$A".into(),
+                    hidden: false,
+                })
+            }),
+        ];
+        for (what, edit) in edits {
+            let mut edited = base.clone();
+            edit(&mut edited);
+            assert!(!edited.appends_to(&base), "{what}");
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
 
+use super::write::Rewrite;
 use crate::model::{SpreadsheetId, Workbook};
 
 /// Tells whether a file changed since it was parsed: a rename gives a new
@@ -32,6 +33,11 @@ impl FileIdentity {
     }
 }
 
+/// The most workbooks that keep their rewrite. Each holds a temporary file
+/// per sheet (open, with the sheet's XML: about 7 times the size of the
+/// xlsx), so they are kept for the spreadsheets written last.
+const MAX_KEPT_REWRITES: usize = 8;
+
 /// The estimated memory of one cell slot: the cell itself (32 bytes) and
 /// an average share of text on the heap.
 const BYTES_PER_CELL: usize = 48;
@@ -39,6 +45,9 @@ const BYTES_PER_CELL: usize = 48;
 struct Entry {
     identity: FileIdentity,
     workbook: Arc<Workbook>,
+    /// The rewrite that saved `workbook`, kept to save it again once rows
+    /// are appended; dropped with the entry.
+    rewrite: Option<Rewrite>,
     bytes: usize,
     last_used: u64,
 }
@@ -72,8 +81,23 @@ impl Cache {
         Some(entry.workbook.clone())
     }
 
-    /// Keeps `workbook` as the parse of the file with `identity`.
-    pub fn insert(&mut self, id: SpreadsheetId, identity: FileIdentity, workbook: Arc<Workbook>) {
+    /// The rewrite that saved `workbook`, if it is kept with it.
+    pub fn take_rewrite(&mut self, id: SpreadsheetId, workbook: &Arc<Workbook>) -> Option<Rewrite> {
+        self.entries
+            .get_mut(&id)
+            .filter(|e| Arc::ptr_eq(&e.workbook, workbook))
+            .and_then(|e| e.rewrite.take())
+    }
+
+    /// Keeps `workbook` as the content of the file with `identity`, with
+    /// the rewrite that saved it, if any.
+    pub fn insert(
+        &mut self,
+        id: SpreadsheetId,
+        identity: FileIdentity,
+        workbook: Arc<Workbook>,
+        rewrite: Option<Rewrite>,
+    ) {
         self.remove(id);
         let bytes = workbook.cell_slots() * BYTES_PER_CELL;
         while self.bytes + bytes > self.max_bytes {
@@ -87,6 +111,9 @@ impl Cache {
             };
             self.remove(oldest);
         }
+        if rewrite.is_some() {
+            self.keep_rewrites(MAX_KEPT_REWRITES - 1);
+        }
         self.clock += 1;
         self.bytes += bytes;
         let last_used = self.clock;
@@ -95,10 +122,29 @@ impl Cache {
             Entry {
                 identity,
                 workbook,
+                rewrite,
                 bytes,
                 last_used,
             },
         );
+    }
+
+    /// Drops the rewrites of the least recently used workbooks until at
+    /// most `max` are kept.
+    fn keep_rewrites(&mut self, max: usize) {
+        let mut kept: Vec<(u64, SpreadsheetId)> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| e.rewrite.is_some())
+            .map(|(id, e)| (e.last_used, *id))
+            .collect();
+        kept.sort_unstable_by_key(|(last_used, _)| *last_used);
+        let excess = kept.len().saturating_sub(max);
+        for (_, id) in &kept[..excess] {
+            if let Some(entry) = self.entries.get_mut(id) {
+                entry.rewrite = None;
+            }
+        }
     }
 
     pub fn remove(&mut self, id: SpreadsheetId) {
@@ -144,10 +190,10 @@ mod tests {
             SpreadsheetId::new_random(),
         );
         let mut cache = Cache::new(10 * BYTES_PER_CELL);
-        cache.insert(a, identity(), workbook(4));
-        cache.insert(b, identity(), workbook(4));
+        cache.insert(a, identity(), workbook(4), None);
+        cache.insert(b, identity(), workbook(4), None);
         assert!(cache.get(a, identity()).is_some());
-        cache.insert(c, identity(), workbook(4));
+        cache.insert(c, identity(), workbook(4), None);
         assert!(
             cache.get(b, identity()).is_none(),
             "b was least recently used"
@@ -158,10 +204,36 @@ mod tests {
     }
 
     #[test]
+    fn only_the_last_written_workbooks_keep_their_rewrite() {
+        let mut cache = Cache::new(usize::MAX);
+        let kept: Vec<(SpreadsheetId, Arc<Workbook>)> = (0..=MAX_KEPT_REWRITES)
+            .map(|_| {
+                let (id, workbook) = (SpreadsheetId::new_random(), workbook(2));
+                let rewrite = Rewrite::begin(&workbook).expect("begun");
+                cache.insert(id, identity(), workbook.clone(), Some(rewrite));
+                (id, workbook)
+            })
+            .collect();
+        let (oldest, rest) = kept.split_first().unwrap();
+        assert!(cache.take_rewrite(oldest.0, &oldest.1).is_none());
+        assert!(
+            cache.get(oldest.0, identity()).is_some(),
+            "the workbook stays"
+        );
+        for (id, workbook) in rest {
+            assert!(cache.take_rewrite(*id, workbook).is_some());
+        }
+        assert!(
+            cache.take_rewrite(rest[0].0, &workbook(2)).is_none(),
+            "another version"
+        );
+    }
+
+    #[test]
     fn a_changed_file_misses() {
         let id = SpreadsheetId::new_random();
         let mut cache = Cache::new(usize::MAX);
-        cache.insert(id, identity(), workbook(1));
+        cache.insert(id, identity(), workbook(1), None);
         let changed = FileIdentity {
             len: 99,
             ..identity()

@@ -15,7 +15,8 @@ use tokio::sync::oneshot;
 
 use super::atomic::replace_atomically;
 use super::cache::FileIdentity;
-use super::{Edit, Store, StoreError, write};
+use super::write::Rewrite;
+use super::{Edit, Store, StoreError};
 use crate::model::{SpreadsheetId, Workbook};
 
 /// An edit waiting in a queue, its result type erased.
@@ -114,7 +115,13 @@ impl Store {
                 "rewriting a workbook that loses parts (--allow-lossy-writes)"
             );
         }
+        let rewrite = self.cache().take_rewrite(id, &shared);
         self.forget(id);
+        // A kept rewrite can only be saved again if the batch appends rows,
+        // which takes the workbook as it was to compare with: a copy (a
+        // few milliseconds for 10,000 rows, where formatting them again
+        // takes tens).
+        let before = rewrite.as_ref().map(|_| shared.clone());
         let mut workbook = Arc::unwrap_or_clone(shared);
         let mut changed = false;
         tracing::debug!(spreadsheet = %id, edits = batch.len(), "committing a batch");
@@ -124,19 +131,15 @@ impl Store {
             changed |= applied.changed;
             answers.push(applied.answer);
         }
-        let outcome = if changed {
+        let result = if changed {
             // Once rewritten, the file no longer holds what the rewrite lost.
             workbook.unkept.clear();
-            self.persist(id, &workbook)
+            let rewrite = rewrite.filter(|_| before.is_some_and(|b| workbook.appends_to(&b)));
+            self.persist(id, &workbook, rewrite)
+                .map(|(identity, rewrite)| self.remember(id, identity, workbook, Some(rewrite)))
         } else {
-            Ok(identity)
-        };
-        let result = match outcome {
-            Ok(identity) => {
-                self.remember(id, identity, workbook);
-                Ok(())
-            }
-            Err(error) => Err(error),
+            self.remember(id, identity, workbook, rewrite);
+            Ok(())
         };
         for answer in answers {
             answer(match &result {
@@ -164,18 +167,27 @@ impl Store {
         }
     }
 
-    /// Writes the workbook atomically; returns the new file's identity.
-    fn persist(&self, id: SpreadsheetId, workbook: &Workbook) -> Result<FileIdentity, StoreError> {
+    /// Writes the workbook atomically, saving `rewrite` again when the
+    /// workbook appends to what it last saved; returns the new file's
+    /// identity and the rewrite that wrote it.
+    fn persist(
+        &self,
+        id: SpreadsheetId,
+        workbook: &Workbook,
+        rewrite: Option<Rewrite>,
+    ) -> Result<(FileIdentity, Rewrite), StoreError> {
         let max_cells = self.inner.limits.max_cells;
         if workbook.cell_slots() > max_cells {
             return Err(StoreError::Conflict(format!(
                 "the write would grow the workbook past {max_cells} cells, the configured limit"
             )));
         }
+        let mut rewrite = match rewrite {
+            Some(rewrite) => rewrite,
+            None => Rewrite::begin(workbook)?,
+        };
         let path = self.path(id);
-        replace_atomically(&path, &id.to_string(), |out| {
-            write::write_workbook(workbook, out)
-        })?;
-        Ok(FileIdentity::of(&fs::metadata(&path)?))
+        replace_atomically(&path, &id.to_string(), |out| rewrite.save(workbook, out))?;
+        Ok((FileIdentity::of(&fs::metadata(&path)?), rewrite))
     }
 }

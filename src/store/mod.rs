@@ -33,6 +33,7 @@ use commit::EditRequest;
 use lock::{LOCK_DIR, lock_exclusive_until, try_lock_exclusive};
 use queue::Queues;
 use tokio::sync::oneshot;
+use write::Rewrite;
 
 /// When the last commit of a spreadsheet took several edits, the next
 /// committer waits until as many edits wait again, but no longer than
@@ -230,7 +231,7 @@ impl Store {
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
         let workbook = Arc::new(read::parse_workbook(&bytes, self.inner.limits.max_cells)?);
-        self.cache().insert(id, identity, workbook.clone());
+        self.cache().insert(id, identity, workbook.clone(), None);
         Ok((identity, workbook))
     }
 
@@ -241,8 +242,16 @@ impl Store {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn remember(&self, id: SpreadsheetId, identity: FileIdentity, workbook: Workbook) {
-        self.cache().insert(id, identity, Arc::new(workbook));
+    fn remember(
+        &self,
+        id: SpreadsheetId,
+        identity: FileIdentity,
+        workbook: Workbook,
+        rewrite: Option<Rewrite>,
+    ) {
+        let rewrite = rewrite.filter(Rewrite::resumable);
+        self.cache()
+            .insert(id, identity, Arc::new(workbook), rewrite);
     }
 
     fn forget(&self, id: SpreadsheetId) {
