@@ -4,6 +4,9 @@
 //! - the cold load: `parse_workbook` of the file (the package scan and
 //!   calamine, side by side);
 //! - the rewrite: `write_workbook` of the parsed workbook, into memory;
+//! - what an insert of 64 rows costs once the last write kept its writer:
+//!   the copy of the workbook the commit makes, the comparison that finds
+//!   the batch only appends rows, and the save that writes just those rows;
 //! - the floor: rust_xlsxwriter alone writing the same workbook with its
 //!   default settings.
 //!
@@ -12,8 +15,9 @@
 
 use std::time::{Duration, Instant};
 
+use sheetd::model::Workbook;
 use sheetd::store::read::parse_workbook;
-use sheetd::store::write::write_workbook;
+use sheetd::store::write::{Rewrite, write_workbook};
 
 mod common;
 use common::write_workbook as write_floor;
@@ -28,6 +32,35 @@ fn median(runs: usize, mut job: impl FnMut()) -> Duration {
         .collect();
     times.sort();
     times[runs / 2]
+}
+
+/// Times one step, median of `runs`, each after an untimed `setup`.
+fn median_after<S>(runs: usize, mut setup: impl FnMut() -> S, mut job: impl FnMut(S)) -> Duration {
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let state = setup();
+            let start = Instant::now();
+            job(state);
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[runs / 2]
+}
+
+/// `workbook` with its last row (and that row's formats) appended `n` times.
+fn appended(workbook: &Workbook, n: usize) -> Workbook {
+    let mut more = workbook.clone();
+    let sheet = &mut more.sheets[0];
+    let (row, formats) = (
+        sheet.rows.last().cloned(),
+        sheet.layout.formats.last().cloned(),
+    );
+    for _ in 0..n {
+        sheet.rows.extend(row.clone());
+        sheet.layout.formats.extend(formats.clone());
+    }
+    more
 }
 
 fn ms(d: Duration) -> String {
@@ -50,9 +83,10 @@ fn main() {
         }
     }
     println!(
-        "| rows | file KiB | cold load ms | rewrite ms | rewritten KiB | floor ms | rewrite / floor |"
+        "| rows | file KiB | cold load ms | rewrite ms | rewritten KiB | floor ms | rewrite / floor \
+         | insert 64: copy ms | compare ms | save ms |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for rows in sizes {
         let file = write_floor(rows);
         let cold = median(runs, || {
@@ -68,14 +102,33 @@ fn main() {
         let floor = median(runs, || {
             std::hint::black_box(write_floor(rows));
         });
+        let copy = median(runs, || {
+            std::hint::black_box(workbook.clone());
+        });
+        let more = appended(&workbook, 64);
+        let compare = median(runs, || assert!(more.appends_to(&workbook)));
+        let kept = || {
+            let mut rewrite = Rewrite::begin(&workbook).expect("begins");
+            rewrite
+                .save(&workbook, std::io::Cursor::new(Vec::new()))
+                .expect("saves");
+            rewrite
+        };
+        let save = median_after(runs, kept, |mut rewrite| {
+            let mut out = std::io::Cursor::new(Vec::new());
+            rewrite.save(&more, &mut out).expect("saves again");
+        });
         println!(
-            "| {rows} | {} | {} | {} | {} | {} | {:.2} |",
+            "| {rows} | {} | {} | {} | {} | {} | {:.2} | {} | {} | {} |",
             file.len() / 1024,
             ms(cold),
             ms(rewrite),
             size / 1024,
             ms(floor),
             rewrite.as_secs_f64() / floor.as_secs_f64(),
+            ms(copy),
+            ms(compare),
+            ms(save),
         );
     }
 }

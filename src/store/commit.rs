@@ -134,9 +134,17 @@ impl Store {
         let result = if changed {
             // Once rewritten, the file no longer holds what the rewrite lost.
             workbook.unkept.clear();
-            let rewrite = rewrite.filter(|_| before.is_some_and(|b| workbook.appends_to(&b)));
+            let appends = before.is_some_and(|b| workbook.appends_to(&b));
+            // After a batch that did more than append, the next commit
+            // rewrites in full without the copy, and only the one after
+            // that copies again: a spreadsheet that is mostly updated pays
+            // for the copy on every other write.
+            let keep = appends || rewrite.is_none();
+            let rewrite = rewrite.filter(|_| appends);
             self.persist(id, &workbook, rewrite)
-                .map(|(identity, rewrite)| self.remember(id, identity, workbook, Some(rewrite)))
+                .map(|(identity, rewrite)| {
+                    self.remember(id, identity, workbook, keep.then_some(rewrite))
+                })
         } else {
             self.remember(id, identity, workbook, rewrite);
             Ok(())
