@@ -22,16 +22,9 @@ use sheetd::store::write::{Rewrite, write_workbook};
 mod common;
 use common::write_workbook as write_floor;
 
+/// The median time of `runs` runs of `job`.
 fn median(runs: usize, mut job: impl FnMut()) -> Duration {
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            job();
-            start.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[runs / 2]
+    median_after(runs, || (), |()| job())
 }
 
 /// Times one step, median of `runs`, each after an untimed `setup`.

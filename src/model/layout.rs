@@ -162,7 +162,7 @@ impl Layout {
     }
 
     /// Whether this layout is `base`'s but for the cell formats of rows and
-    /// the autofilter's range, which grow when rows are appended.
+    /// the autofilter's last row, which grow when rows are appended.
     pub fn same_apart_from_rows(&self, base: &Layout) -> bool {
         // Every field named, so that a new one is not forgotten here.
         let Layout {
@@ -173,12 +173,23 @@ impl Layout {
             array_formulas,
             links,
             tables,
-            autofilter: _,
+            autofilter,
             freeze,
             tab_color,
             print,
         } = self;
-        *rows == base.rows
+        let autofilter_grown = match (autofilter, &base.autofilter) {
+            (Some(now), Some(before)) => {
+                Range {
+                    last_row: before.last_row,
+                    ..*now
+                } == *before
+                    && now.last_row >= before.last_row
+            }
+            (now, before) => now == before,
+        };
+        autofilter_grown
+            && *rows == base.rows
             && *columns == base.columns
             && *merges == base.merges
             && *array_formulas == base.array_formulas

@@ -136,8 +136,8 @@ impl Workbook {
     }
 
     /// Whether this workbook is `base` with rows added below each sheet's
-    /// [extent](Sheet::extent), and no other change but autofilters grown to
-    /// take them in: what a batch of inserts does. The writer that saved
+    /// [extent](Sheet::extent), and no other change but autofilters grown
+    /// down to take them in: what a batch of inserts does. The writer that saved
     /// `base` can then save this workbook by writing only the new rows.
     pub fn appends_to(&self, base: &Workbook) -> bool {
         // Every field named, so that a new one is not forgotten here.
@@ -651,7 +651,7 @@ mod tests {
         assert!(!base.appends_to(&inserted), "rows removed at the end");
 
         type Change = fn(&mut Workbook);
-        let edits: [(&str, Change); 6] = [
+        let edits: [(&str, Change); 7] = [
             ("a cell updated", |w| {
                 let body = json!({"type": "row", "row": 3, "data": {"age": 26}});
                 update(&mut w.sheets[0], body).unwrap();
@@ -663,6 +663,9 @@ mod tests {
             ("a format changed", |w| w.sheets[0].layout.formats[1][1] = 0),
             ("the panes frozen", |w| {
                 w.sheets[0].layout.freeze = Some((1, 0))
+            }),
+            ("the autofilter removed", |w| {
+                w.sheets[0].layout.autofilter = None
             }),
             ("a sheet renamed", |w| w.sheets[1].name = "Renamed".into()),
             ("a name defined", |w| {
