@@ -141,6 +141,7 @@ impl Store {
             // for the copy on every other write.
             let keep = appends || rewrite.is_none();
             let rewrite = rewrite.filter(|_| appends);
+            tracing::debug!(spreadsheet = %id, new_rows_only = rewrite.is_some(), "saving");
             self.persist(id, &workbook, rewrite)
                 .map(|(identity, rewrite)| {
                     self.remember(id, identity, workbook, keep.then_some(rewrite))
