@@ -61,6 +61,32 @@ async fn inserts_between_other_writes_all_reach_the_file() {
     );
 }
 
+/// A row below the data with a height of its own (as a spreadsheet app
+/// leaves when someone resizes an empty row): inserts land above it, and
+/// each of them must reach the file.
+#[tokio::test]
+async fn inserts_above_a_resized_empty_row_all_reach_the_file() {
+    let server = Server::start().await;
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let sheet = book.add_worksheet().set_name("People").unwrap();
+    sheet.write_string(0, 0, "name").unwrap();
+    sheet.write_string(1, 0, "Ann").unwrap();
+    sheet.set_row_height(20, 30).unwrap();
+    book.save(server.file(ID)).unwrap();
+
+    for name in ["Bo", "Cy", "Di"] {
+        let body = json!({"data": [{"name": name}]});
+        assert_eq!(server.post(&rows_path("People"), body).await.0, 201);
+    }
+
+    let names: Vec<Data> = read_sheet(&server.file(ID), "People")
+        .into_iter()
+        .take(5)
+        .map(|row| row[0].clone())
+        .collect();
+    assert_eq!(names, ["name", "Ann", "Bo", "Cy", "Di"].map(s));
+}
+
 #[tokio::test]
 async fn insert_stores_typed_values() {
     let server = Server::start().await;

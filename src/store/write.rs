@@ -122,6 +122,14 @@ fn in_row_order(layout: &Layout) -> bool {
         && layout.rows.values().all(|row| row.outline_level == 0)
 }
 
+/// Whether no row below the sheet's cells has settings of its own (a
+/// height, a format, hidden). The writer writes such a row when it saves,
+/// and would then refuse the rows appended above it.
+fn no_row_props_below_cells(sheet: &Sheet) -> bool {
+    let last = sheet.layout.rows.keys().next_back();
+    last.is_none_or(|&row| (row as usize) < sheet.extent())
+}
+
 /// A rewrite that can be saved again once rows are appended.
 ///
 /// rust_xlsxwriter formats each row's XML as the row is written; saving
@@ -193,13 +201,17 @@ impl Rewrite {
             book,
             formats,
             written: vec![0; workbook.sheets.len()],
-            resumable: workbook.sheets.iter().all(|s| in_row_order(&s.layout)),
+            resumable: workbook
+                .sheets
+                .iter()
+                .all(|s| in_row_order(&s.layout) && no_row_props_below_cells(s)),
         })
     }
 
     /// Whether this rewrite can be saved again after rows are appended:
     /// every sheet is written in row order (in memory, the writer would
-    /// hold every cell of the workbook once more).
+    /// hold every cell of the workbook once more), and has no row settings
+    /// below its cells.
     pub fn resumable(&self) -> bool {
         self.resumable
     }
@@ -621,7 +633,7 @@ mod tests {
     use std::io::Cursor;
 
     use super::*;
-    use crate::model::layout::Range;
+    use crate::model::layout::{Range, RowProps};
     use crate::model::request::InsertRows;
     use crate::store::read::parse_workbook;
 
@@ -706,6 +718,23 @@ mod tests {
             .save(&workbook, &mut out)
             .expect("saved a third time");
         assert_eq!(read_back(out), saved);
+    }
+
+    #[test]
+    fn a_row_with_settings_below_the_cells_is_not_saved_again() {
+        // The writer writes the tall row at the first save, after which it
+        // ignores writes to the rows above it: an appended row would be lost.
+        let mut workbook = workbook();
+        let tall = RowProps {
+            height: Some(30.0),
+            ..RowProps::default()
+        };
+        workbook.sheets[0].layout.rows.insert(9, tall.clone());
+        assert!(!Rewrite::begin(&workbook).expect("begun").resumable());
+
+        // Once the cells reach past it, it is written with them.
+        workbook.sheets[0].layout.rows = [(1, tall)].into();
+        assert!(Rewrite::begin(&workbook).expect("begun").resumable());
     }
 
     #[test]
