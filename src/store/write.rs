@@ -63,6 +63,16 @@ impl Formats {
         }
     }
 
+    /// Whether [`write_rows`] writes any cell of `row`: one with a value,
+    /// or with a cell format that is not the default.
+    fn writes_any(&self, sheet: &Sheet, row: usize) -> bool {
+        let ids = sheet.layout.formats.get(row).map_or(&[][..], Vec::as_slice);
+        sheet.row(row).iter().any(|cell| !cell.is_blank())
+            || ids
+                .iter()
+                .any(|&id| !self.plain.get(id as usize).copied().unwrap_or(true))
+    }
+
     /// The cell format of an empty cell as an owned format (the default
     /// when it has none), for writer calls that want one.
     fn owned(&mut self, layout: &Layout, row: u32, column: u16) -> Format {
@@ -114,20 +124,26 @@ pub fn write_workbook<W: Write + Seek + Send>(
 /// Whether a sheet is written in row order, in rust_xlsxwriter's
 /// constant-memory mode: what the writer places over ranges of cells needs
 /// its ordinary mode, and the streamed rows leave out their outline level.
-fn in_row_order(layout: &Layout) -> bool {
+/// Rows with settings of their own (a height, a format, hidden) must come
+/// before the last row with cells: the writer writes the settings of the
+/// row it holds at a save twice (an XML row repeated, which Excel repairs),
+/// and writes those of rows below it at the first save, after which it
+/// would refuse rows appended above them.
+fn in_row_order(sheet: &Sheet, formats: &Formats) -> bool {
+    let layout = &sheet.layout;
+    let settings_above_last_cells = match layout.rows.keys().next_back() {
+        None => true,
+        Some(&last_with_settings) => (0..sheet.extent())
+            .rev()
+            .find(|&row| formats.writes_any(sheet, row))
+            .is_some_and(|last_with_cells| (last_with_settings as usize) < last_with_cells),
+    };
     layout.merges.is_empty()
         && layout.tables.is_empty()
         && layout.links.is_empty()
         && layout.array_formulas.is_empty()
         && layout.rows.values().all(|row| row.outline_level == 0)
-}
-
-/// Whether no row below the sheet's cells has settings of its own (a
-/// height, a format, hidden). The writer writes such a row when it saves,
-/// and would then refuse the rows appended above it.
-fn no_row_props_below_cells(sheet: &Sheet) -> bool {
-    let last = sheet.layout.rows.keys().next_back();
-    last.is_none_or(|&row| (row as usize) < sheet.extent())
+        && settings_above_last_cells
 }
 
 /// A rewrite that can be saved again once rows are appended.
@@ -147,7 +163,7 @@ pub struct Rewrite {
 }
 
 impl Rewrite {
-    /// Writes every sheet of `workbook`, its defined names and properties;
+    /// Writes every sheet of `workbook` and its defined names;
     /// [`Rewrite::save`] saves them.
     pub fn begin(workbook: &Workbook) -> Result<Rewrite, StoreError> {
         let mut book = rust_xlsxwriter::Workbook::new();
@@ -156,8 +172,8 @@ impl Rewrite {
         // the rewrite is on every write's path.
         book.set_zip_compression_level(2);
         set_default_font(&mut book, &workbook.default_font);
-        book.set_properties(&document_properties(&workbook.properties));
         let mut formats = Formats::new(&workbook.formats);
+        let mut resumable = true;
         let active = match workbook.sheets.get(workbook.active_sheet) {
             Some(sheet) if sheet.visibility == Visibility::Visible => Some(workbook.active_sheet),
             _ => workbook
@@ -166,7 +182,9 @@ impl Rewrite {
                 .position(|s| s.visibility == Visibility::Visible),
         };
         for (index, sheet) in workbook.sheets.iter().enumerate() {
-            let worksheet = if in_row_order(&sheet.layout) {
+            let streamed = in_row_order(sheet, &formats);
+            resumable &= streamed;
+            let worksheet = if streamed {
                 book.add_worksheet_with_constant_memory()
                     .map_err(unwritable)?
             } else {
@@ -201,17 +219,13 @@ impl Rewrite {
             book,
             formats,
             written: vec![0; workbook.sheets.len()],
-            resumable: workbook
-                .sheets
-                .iter()
-                .all(|s| in_row_order(&s.layout) && no_row_props_below_cells(s)),
+            resumable,
         })
     }
 
     /// Whether this rewrite can be saved again after rows are appended:
-    /// every sheet is written in row order (in memory, the writer would
-    /// hold every cell of the workbook once more), and has no row settings
-    /// below its cells.
+    /// every sheet is written in row order (see `in_row_order`; in memory,
+    /// the writer would hold every cell of the workbook once more).
     pub fn resumable(&self) -> bool {
         self.resumable
     }
@@ -238,6 +252,9 @@ impl Rewrite {
             *written = sheet.extent();
             write_spans(worksheet, sheet, &mut self.formats).map_err(unwritable)?;
         }
+        // Set at each save: the properties carry the time of the save.
+        self.book
+            .set_properties(&document_properties(&workbook.properties));
         self.book.save_to_writer(out).map_err(|e| match e {
             XlsxError::IoError(io) => StoreError::Io(io),
             other => unwritable(other),
@@ -720,20 +737,49 @@ mod tests {
         assert_eq!(read_back(out), saved);
     }
 
+    /// The XML of the first sheet of a written workbook.
+    fn sheet_xml(bytes: &[u8]) -> String {
+        let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).expect("a zip");
+        let mut xml = String::new();
+        let mut part = zip.by_name("xl/worksheets/sheet1.xml").expect("sheet 1");
+        std::io::Read::read_to_string(&mut part, &mut xml).expect("UTF-8");
+        xml
+    }
+
     #[test]
-    fn a_row_with_settings_below_the_cells_is_not_saved_again() {
-        // The writer writes the tall row at the first save, after which it
-        // ignores writes to the rows above it: an appended row would be lost.
+    fn a_last_row_with_settings_is_written_once() {
         let mut workbook = workbook();
         let tall = RowProps {
             height: Some(30.0),
             ..RowProps::default()
         };
-        workbook.sheets[0].layout.rows.insert(9, tall.clone());
-        assert!(!Rewrite::begin(&workbook).expect("begun").resumable());
+        workbook.sheets[0].layout.rows.insert(1, tall);
+        let mut out = Cursor::new(Vec::new());
+        write_workbook(&workbook, &mut out).expect("written");
+        let xml = sheet_xml(out.get_ref());
+        assert_eq!(xml.matches("<row r=\"2\"").count(), 1, "{xml}");
+        assert_eq!(read_back(out).sheets[0].layout.rows[&1].height, Some(30.0));
+    }
 
-        // Once the cells reach past it, it is written with them.
-        workbook.sheets[0].layout.rows = [(1, tall)].into();
+    #[test]
+    fn rows_with_settings_at_or_below_the_last_cells_are_not_saved_again() {
+        // The writer would write the tall row at the first save, after
+        // which it ignores writes to rows above it: appended rows would be
+        // lost.
+        let mut workbook = workbook();
+        let tall = RowProps {
+            height: Some(30.0),
+            ..RowProps::default()
+        };
+        for row in [9, 1] {
+            workbook.sheets[0].layout.rows = [(row, tall.clone())].into();
+            assert!(
+                !Rewrite::begin(&workbook).expect("begun").resumable(),
+                "{row}"
+            );
+        }
+        // Above the last row with cells, it is written with the rows.
+        workbook.sheets[0].layout.rows = [(0, tall)].into();
         assert!(Rewrite::begin(&workbook).expect("begun").resumable());
     }
 
