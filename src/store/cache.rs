@@ -33,10 +33,10 @@ impl FileIdentity {
     }
 }
 
-/// The most workbooks that keep their rewrite. Each holds a temporary file
-/// per sheet (open, with the sheet's XML: about 7 times the size of the
-/// xlsx), so they are kept for the spreadsheets written last.
-const MAX_KEPT_REWRITES: usize = 8;
+/// The most temporary files the kept rewrites hold open together: one per
+/// sheet, each with the sheet's XML (about 7 times the size of the xlsx).
+/// Rewrites are kept for the spreadsheets written last.
+const MAX_KEPT_FILES: usize = 64;
 
 /// The estimated memory of one cell slot: the cell itself (32 bytes) and
 /// an average share of text on the heap.
@@ -111,8 +111,9 @@ impl Cache {
             };
             self.remove(oldest);
         }
-        if rewrite.is_some() {
-            self.keep_rewrites(MAX_KEPT_REWRITES - 1);
+        let rewrite = rewrite.filter(|r| r.files() <= MAX_KEPT_FILES);
+        if let Some(rewrite) = &rewrite {
+            self.keep_rewrites(MAX_KEPT_FILES - rewrite.files());
         }
         self.clock += 1;
         self.bytes += bytes;
@@ -129,20 +130,23 @@ impl Cache {
         );
     }
 
-    /// Drops the rewrites of the least recently used workbooks until at
-    /// most `max` are kept.
-    fn keep_rewrites(&mut self, max: usize) {
-        let mut kept: Vec<(u64, SpreadsheetId)> = self
+    /// Drops the rewrites of the least recently used workbooks until the
+    /// others hold at most `max_files` temporary files.
+    fn keep_rewrites(&mut self, max_files: usize) {
+        let mut kept: Vec<(u64, SpreadsheetId, usize)> = self
             .entries
             .iter()
-            .filter(|(_, e)| e.rewrite.is_some())
-            .map(|(id, e)| (e.last_used, *id))
+            .filter_map(|(id, e)| Some((e.last_used, *id, e.rewrite.as_ref()?.files())))
             .collect();
-        kept.sort_unstable_by_key(|(last_used, _)| *last_used);
-        let excess = kept.len().saturating_sub(max);
-        for (_, id) in &kept[..excess] {
-            if let Some(entry) = self.entries.get_mut(id) {
+        kept.sort_unstable_by_key(|(last_used, _, _)| *last_used);
+        let mut files: usize = kept.iter().map(|(_, _, files)| files).sum();
+        for (_, id, held) in kept {
+            if files <= max_files {
+                break;
+            }
+            if let Some(entry) = self.entries.get_mut(&id) {
                 entry.rewrite = None;
+                files -= held;
             }
         }
     }
@@ -203,13 +207,24 @@ mod tests {
         assert_eq!(cache.bytes(), 8 * BYTES_PER_CELL);
     }
 
+    /// A workbook of `sheets` sheets of two rows, and a rewrite of it.
+    fn rewritten(sheets: usize) -> (Arc<Workbook>, Rewrite) {
+        let sheet = |i| Sheet::new(format!("S{i}"), vec![vec![Cell::Number(1.0)]; 2]);
+        let workbook = Workbook {
+            sheets: (0..sheets).map(sheet).collect(),
+            ..Workbook::default()
+        };
+        let rewrite = Rewrite::begin(&workbook).expect("begun");
+        (Arc::new(workbook), rewrite)
+    }
+
     #[test]
     fn only_the_last_written_workbooks_keep_their_rewrite() {
         let mut cache = Cache::new(usize::MAX);
-        let kept: Vec<(SpreadsheetId, Arc<Workbook>)> = (0..=MAX_KEPT_REWRITES)
+        // Two sheets each: one workbook too many for the files allowed.
+        let kept: Vec<(SpreadsheetId, Arc<Workbook>)> = (0..=MAX_KEPT_FILES / 2)
             .map(|_| {
-                let (id, workbook) = (SpreadsheetId::new_random(), workbook(2));
-                let rewrite = Rewrite::begin(&workbook).expect("begun");
+                let (id, (workbook, rewrite)) = (SpreadsheetId::new_random(), rewritten(2));
                 cache.insert(id, identity(), workbook.clone(), Some(rewrite));
                 (id, workbook)
             })
@@ -220,13 +235,25 @@ mod tests {
             cache.get(oldest.0, identity()).is_some(),
             "the workbook stays"
         );
+        let (equal, _) = rewritten(2);
+        assert_eq!(equal, rest[0].1);
+        assert!(
+            cache.take_rewrite(rest[0].0, &equal).is_none(),
+            "an equal workbook parsed again is another version"
+        );
         for (id, workbook) in rest {
             assert!(cache.take_rewrite(*id, workbook).is_some());
         }
-        assert!(
-            cache.take_rewrite(rest[0].0, &workbook(2)).is_none(),
-            "another version"
-        );
+    }
+
+    #[test]
+    fn a_rewrite_with_more_files_than_allowed_is_not_kept() {
+        let mut cache = Cache::new(usize::MAX);
+        let (id, (workbook, rewrite)) =
+            (SpreadsheetId::new_random(), rewritten(MAX_KEPT_FILES + 1));
+        cache.insert(id, identity(), workbook.clone(), Some(rewrite));
+        assert!(cache.take_rewrite(id, &workbook).is_none());
+        assert!(cache.get(id, identity()).is_some());
     }
 
     #[test]

@@ -126,9 +126,9 @@ pub fn write_workbook<W: Write + Seek + Send>(
 /// its ordinary mode, and the streamed rows leave out their outline level.
 /// Rows with settings of their own (a height, a format, hidden) must come
 /// before the last row with cells: the writer writes the settings of the
-/// row it holds at a save twice (an XML row repeated, which Excel repairs),
-/// and writes those of rows below it at the first save, after which it
-/// would refuse rows appended above them.
+/// row it holds at a save twice (a repeated XML row, which the format does
+/// not allow), and writes those of rows below it at the first save, after
+/// which it would refuse rows appended above them.
 fn in_row_order(sheet: &Sheet, formats: &Formats) -> bool {
     let layout = &sheet.layout;
     let settings_above_last_cells = match layout.rows.keys().next_back() {
@@ -228,6 +228,11 @@ impl Rewrite {
     /// the writer would hold every cell of the workbook once more).
     pub fn resumable(&self) -> bool {
         self.resumable
+    }
+
+    /// The temporary files this rewrite holds open: one per sheet.
+    pub fn files(&self) -> usize {
+        self.written.len()
     }
 
     /// Writes the rows of `workbook` below those written so far, and what

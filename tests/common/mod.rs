@@ -167,13 +167,13 @@ pub fn rows_path(sheet: &str) -> String {
     format!("/v1/data/{ID}/{sheet}")
 }
 
-/// A sheet read back from disk: `grid[row][column]` with absolute positions
-/// (row 0 is the sheet's row 1), trailing empties trimmed.
 /// A text cell as calamine reads it.
 pub fn s(text: &str) -> Data {
     Data::String(text.into())
 }
 
+/// A sheet read back from disk: `grid[row][column]` with absolute positions
+/// (row 0 is the sheet's row 1), trailing empties trimmed.
 pub fn read_sheet(path: &Path, sheet: &str) -> Vec<Vec<Data>> {
     let mut workbook: Xlsx<_> = open_workbook(path).expect("workbook opens");
     let range = workbook.worksheet_range(sheet).expect("sheet exists");
