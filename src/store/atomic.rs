@@ -1,7 +1,7 @@
 //! Replacing a file so that a crash leaves the old or the new one, never a
 //! torn one: temp file in the same directory, fsync, rename, fsync directory.
 
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -13,12 +13,14 @@ use super::StoreError;
 pub const TEMP_PREFIX: &str = ".sheetd-tmp-";
 
 /// Writes a new version of `target` with `write` and swaps it in atomically.
-/// `owner` names the temp file (see [`TEMP_PREFIX`]).
+/// `owner` names the temp file (see [`TEMP_PREFIX`]). Returns the metadata
+/// of the file written, taken before the rename (which keeps its inode and
+/// times), so it describes that file even if another one replaces it next.
 pub fn replace_atomically(
     target: &Path,
     owner: &str,
     write: impl FnOnce(&mut BufWriter<&File>) -> Result<(), StoreError>,
-) -> Result<(), StoreError> {
+) -> Result<Metadata, StoreError> {
     let dir = target.parent().expect("a data file lives in a directory");
     let temp = tempfile::Builder::new()
         .prefix(&format!("{TEMP_PREFIX}{owner}-"))
@@ -37,13 +39,35 @@ pub fn replace_atomically(
         out.flush()?;
     }
     temp.as_file().sync_all()?;
+    let written = temp.as_file().metadata()?;
     // tempfile's `persist` renames; it syncs neither the file nor the directory.
     temp.persist(target).map_err(|e| StoreError::Io(e.error))?;
-    sync_dir(dir)
+    sync_dir(dir)?;
+    Ok(written)
 }
 
 /// Makes a rename or removal in `dir` durable.
 pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
     File::open(dir)?.sync_all()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::cache::FileIdentity;
+
+    #[test]
+    fn the_metadata_returned_is_that_of_the_file_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("book.xlsx");
+        std::fs::write(&target, b"old").unwrap();
+        let written = replace_atomically(&target, "owner", |out| {
+            out.write_all(b"new contents").map_err(StoreError::from)
+        })
+        .unwrap();
+        let in_place = std::fs::metadata(&target).unwrap();
+        assert_eq!(FileIdentity::of(&written), FileIdentity::of(&in_place));
+        assert_eq!(std::fs::read(&target).unwrap(), b"new contents");
+    }
 }

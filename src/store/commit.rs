@@ -7,7 +7,6 @@
 //! an I/O error), every edit that succeeded in memory gets that error and
 //! nothing of the batch is kept.
 
-use std::fs;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -195,8 +194,9 @@ impl Store {
             Some(rewrite) => rewrite,
             None => Rewrite::begin(workbook)?,
         };
-        let path = self.path(id);
-        replace_atomically(&path, &id.to_string(), |out| rewrite.save(workbook, out))?;
-        Ok((FileIdentity::of(&fs::metadata(&path)?), rewrite))
+        let written = replace_atomically(&self.path(id), &id.to_string(), |out| {
+            rewrite.save(workbook, out)
+        })?;
+        Ok((FileIdentity::of(&written), rewrite))
     }
 }

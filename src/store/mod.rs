@@ -284,7 +284,8 @@ impl Store {
         }
         replace_atomically(&path, &id.to_string(), |out| {
             write::write_workbook(workbook, out)
-        })
+        })?;
+        Ok(())
     }
 
     /// The workbook's bytes as they are on disk.
