@@ -788,6 +788,75 @@ mod tests {
         assert!(Rewrite::begin(&workbook).expect("begun").resumable());
     }
 
+    /// A cell of a generated sheet.
+    fn any_cell() -> impl proptest::strategy::Strategy<Value = Cell> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just(Cell::Empty),
+            (-1e6..1e6f64).prop_map(Cell::Number),
+            "[a-z <&]{0,6}".prop_map(Cell::Text),
+            any::<bool>().prop_map(Cell::Bool),
+            (1.0..50_000.0f64).prop_map(|d| Cell::DateTime(d.floor())),
+        ]
+    }
+
+    /// Rows of 0 to 4 cells, each with a format id of 0 to 2.
+    fn any_rows(
+        rows: std::ops::Range<usize>,
+    ) -> impl proptest::strategy::Strategy<Value = Vec<Vec<(Cell, u32)>>> {
+        use proptest::prelude::*;
+        prop::collection::vec(prop::collection::vec((any_cell(), 0..3u32), 0..4), rows)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Saving the kept writer again after appends writes the same sheet
+        /// XML, byte for byte, as a rewrite of the whole workbook.
+        #[test]
+        fn a_kept_writer_writes_what_a_whole_rewrite_writes(
+            base in any_rows(0..8),
+            more in any_rows(1..5),
+            tall_rows in proptest::collection::btree_set(0..12u32, 0..3),
+            filtered in proptest::bool::ANY,
+        ) {
+            let mut workbook = workbook();
+            let sheet = &mut workbook.sheets[0];
+            for row in &base {
+                sheet.rows.push(row.iter().map(|(cell, _)| cell.clone()).collect());
+                sheet.layout.formats.push(row.iter().map(|(_, id)| *id).collect());
+            }
+            let tall = RowProps { height: Some(30.0), ..RowProps::default() };
+            sheet.layout.rows = tall_rows.iter().map(|&row| (row, tall.clone())).collect();
+            if !filtered {
+                sheet.layout.autofilter = None;
+            }
+            workbook.formats.push(CellFormat {
+                num_format: Some("0.00".into()),
+                ..CellFormat::default()
+            });
+            let mut rewrite = Rewrite::begin(&workbook).expect("begun");
+            rewrite.save(&workbook, Cursor::new(Vec::new())).expect("saved");
+            if !rewrite.resumable() {
+                return Ok(());
+            }
+
+            let before = workbook.clone();
+            let sheet = &mut workbook.sheets[0];
+            let first = sheet.extent();
+            for row in &more {
+                sheet.rows.push(row.iter().map(|(cell, _)| cell.clone()).collect());
+            }
+            sheet.layout.rows_appended(first, more.len());
+            proptest::prop_assert!(workbook.appends_to(&before));
+            let mut kept = Cursor::new(Vec::new());
+            rewrite.save(&workbook, &mut kept).expect("saved again");
+            let mut whole = Cursor::new(Vec::new());
+            write_workbook(&workbook, &mut whole).expect("written");
+            proptest::prop_assert_eq!(sheet_xml(kept.get_ref()), sheet_xml(whole.get_ref()));
+        }
+    }
+
     #[test]
     fn sheets_with_merged_cells_are_not_saved_again() {
         let mut merged = workbook();
