@@ -133,7 +133,7 @@ impl Store {
         let result = if changed {
             // Once rewritten, the file no longer holds what the rewrite lost.
             workbook.unkept.clear();
-            let appends = before.is_some_and(|b| workbook.appends_to(&b));
+            let appends = before.as_deref().is_some_and(|b| workbook.appends_to(b));
             // After a batch that did more than append, the next commit
             // rewrites in full without the copy, and only the one after
             // that copies again: a spreadsheet that is mostly updated pays
@@ -155,6 +155,9 @@ impl Store {
                 Err(error) => Err(error.duplicate()),
             });
         }
+        // Freed once the requests are answered: freeing 100,000 rows takes
+        // milliseconds.
+        drop(before);
     }
 
     /// A workbook with parts a rewrite would lose accepts no change: each
