@@ -42,7 +42,7 @@ const MAX_KEPT_FILES: usize = 64;
 /// an average share of text on the heap.
 const BYTES_PER_CELL: usize = 48;
 
-struct Entry {
+pub struct Entry {
     identity: FileIdentity,
     workbook: Arc<Workbook>,
     /// The rewrite that saved `workbook`, kept to save it again once rows
@@ -81,16 +81,18 @@ impl Cache {
         Some(entry.workbook.clone())
     }
 
-    /// The rewrite that saved `workbook`, if it is kept with it.
-    pub fn take_rewrite(&mut self, id: SpreadsheetId, workbook: &Arc<Workbook>) -> Option<Rewrite> {
-        self.entries
-            .get_mut(&id)
-            .filter(|e| Arc::ptr_eq(&e.workbook, workbook))
-            .and_then(|e| e.rewrite.take())
+    /// Removes the entry of `id`, which a commit is about to replace, and
+    /// gives back the rewrite kept with it if the entry holds `workbook`
+    /// (the version the commit starts from).
+    pub fn take(&mut self, id: SpreadsheetId, workbook: &Arc<Workbook>) -> Option<Rewrite> {
+        let entry = self.remove(id)?;
+        entry
+            .rewrite
+            .filter(|_| Arc::ptr_eq(&entry.workbook, workbook))
     }
 
     /// Keeps `workbook` as the content of the file with `identity`, with
-    /// the rewrite that saved it, if any.
+    /// the rewrite that saved it, if any and if it can be saved again.
     pub fn insert(
         &mut self,
         id: SpreadsheetId,
@@ -111,7 +113,7 @@ impl Cache {
             };
             self.remove(oldest);
         }
-        let rewrite = rewrite.filter(|r| r.files() <= MAX_KEPT_FILES);
+        let rewrite = rewrite.filter(|r| r.resumable() && r.files() <= MAX_KEPT_FILES);
         if let Some(rewrite) = &rewrite {
             self.keep_rewrites(MAX_KEPT_FILES - rewrite.files());
         }
@@ -151,10 +153,10 @@ impl Cache {
         }
     }
 
-    pub fn remove(&mut self, id: SpreadsheetId) {
-        if let Some(entry) = self.entries.remove(&id) {
-            self.bytes -= entry.bytes;
-        }
+    pub fn remove(&mut self, id: SpreadsheetId) -> Option<Entry> {
+        let entry = self.entries.remove(&id)?;
+        self.bytes -= entry.bytes;
+        Some(entry)
     }
 
     /// The estimated bytes held.
@@ -230,19 +232,20 @@ mod tests {
             })
             .collect();
         let (oldest, rest) = kept.split_first().unwrap();
-        assert!(cache.take_rewrite(oldest.0, &oldest.1).is_none());
         assert!(
             cache.get(oldest.0, identity()).is_some(),
             "the workbook stays"
         );
+        assert!(cache.take(oldest.0, &oldest.1).is_none());
+        let ((id, workbook), rest) = rest.split_first().unwrap();
         let (equal, _) = rewritten(2);
-        assert_eq!(equal, rest[0].1);
+        assert_eq!(equal, *workbook);
         assert!(
-            cache.take_rewrite(rest[0].0, &equal).is_none(),
+            cache.take(*id, &equal).is_none(),
             "an equal workbook parsed again is another version"
         );
         for (id, workbook) in rest {
-            assert!(cache.take_rewrite(*id, workbook).is_some());
+            assert!(cache.take(*id, workbook).is_some());
         }
     }
 
@@ -252,8 +255,8 @@ mod tests {
         let (id, (workbook, rewrite)) =
             (SpreadsheetId::new_random(), rewritten(MAX_KEPT_FILES + 1));
         cache.insert(id, identity(), workbook.clone(), Some(rewrite));
-        assert!(cache.take_rewrite(id, &workbook).is_none());
         assert!(cache.get(id, identity()).is_some());
+        assert!(cache.take(id, &workbook).is_none());
     }
 
     #[test]

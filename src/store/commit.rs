@@ -114,8 +114,7 @@ impl Store {
                 "rewriting a workbook that loses parts (--allow-lossy-writes)"
             );
         }
-        let rewrite = self.cache().take_rewrite(id, &shared);
-        self.forget(id);
+        let rewrite = self.cache().take(id, &shared);
         // A kept rewrite can only be saved again if the batch appends rows,
         // which takes the workbook as it was to compare with: a copy (a
         // few milliseconds for 10,000 rows, where formatting them again

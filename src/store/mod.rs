@@ -249,7 +249,6 @@ impl Store {
         workbook: Workbook,
         rewrite: Option<Rewrite>,
     ) {
-        let rewrite = rewrite.filter(Rewrite::resumable);
         self.cache()
             .insert(id, identity, Arc::new(workbook), rewrite);
     }
