@@ -114,17 +114,6 @@ async fn hidden_sheets_stay_hidden_and_in_order() {
     }
 }
 
-/// Makes a workbook (written by rust_xlsxwriter) with one feature sheetd
-/// cannot carry over; `tests/fidelity.rs` has the same from other producers.
-fn workbook_with(path: &std::path::Path, add: impl FnOnce(&mut rust_xlsxwriter::Worksheet)) {
-    let mut book = rust_xlsxwriter::Workbook::new();
-    let sheet = book.add_worksheet().set_name("People").unwrap();
-    sheet.write_string(0, 0, "name").unwrap();
-    sheet.write_string(1, 0, "a").unwrap();
-    add(sheet);
-    book.save(path).unwrap();
-}
-
 #[tokio::test]
 async fn writes_that_would_lose_content_are_refused_untouched() {
     type AddFeature = Box<dyn FnOnce(&mut rust_xlsxwriter::Worksheet)>;

@@ -432,8 +432,8 @@ fn parse_rgb(text: &str) -> Option<u32> {
     u32::from_str_radix(hex, 16).ok()
 }
 
-/// An attribute's value by local name, entities resolved.
-/// The value of an attribute by local name (`r:id` is `id`), unescaped.
+/// The value of an attribute by local name (`r:id` is `id`), entities
+/// resolved.
 pub(super) fn attr<'a>(
     element: &'a BytesStart,
     name: &str,

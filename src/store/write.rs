@@ -742,6 +742,14 @@ mod tests {
         assert_eq!(read_back(out), saved);
     }
 
+    /// Row settings: a height of its own.
+    fn tall() -> RowProps {
+        RowProps {
+            height: Some(30.0),
+            ..RowProps::default()
+        }
+    }
+
     /// The XML of the first sheet of a written workbook.
     fn sheet_xml(bytes: &[u8]) -> String {
         let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).expect("a zip");
@@ -754,11 +762,7 @@ mod tests {
     #[test]
     fn a_last_row_with_settings_is_written_once() {
         let mut workbook = workbook();
-        let tall = RowProps {
-            height: Some(30.0),
-            ..RowProps::default()
-        };
-        workbook.sheets[0].layout.rows.insert(1, tall);
+        workbook.sheets[0].layout.rows.insert(1, tall());
         let mut out = Cursor::new(Vec::new());
         write_workbook(&workbook, &mut out).expect("written");
         let xml = sheet_xml(out.get_ref());
@@ -772,19 +776,15 @@ mod tests {
         // which it ignores writes to rows above it: appended rows would be
         // lost.
         let mut workbook = workbook();
-        let tall = RowProps {
-            height: Some(30.0),
-            ..RowProps::default()
-        };
         for row in [9, 1] {
-            workbook.sheets[0].layout.rows = [(row, tall.clone())].into();
+            workbook.sheets[0].layout.rows = [(row, tall())].into();
             assert!(
                 !Rewrite::begin(&workbook).expect("begun").resumable(),
                 "{row}"
             );
         }
         // Above the last row with cells, it is written with the rows.
-        workbook.sheets[0].layout.rows = [(0, tall)].into();
+        workbook.sheets[0].layout.rows = [(0, tall())].into();
         assert!(Rewrite::begin(&workbook).expect("begun").resumable());
     }
 
@@ -826,8 +826,7 @@ mod tests {
                 sheet.rows.push(row.iter().map(|(cell, _)| cell.clone()).collect());
                 sheet.layout.formats.push(row.iter().map(|(_, id)| *id).collect());
             }
-            let tall = RowProps { height: Some(30.0), ..RowProps::default() };
-            sheet.layout.rows = tall_rows.iter().map(|&row| (row, tall.clone())).collect();
+            sheet.layout.rows = tall_rows.iter().map(|&row| (row, tall())).collect();
             if !filtered {
                 sheet.layout.autofilter = None;
             }

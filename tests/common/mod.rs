@@ -257,6 +257,17 @@ pub fn make_workbook(path: &Path, sheets: &[(&str, Vec<Vec<Spec>>)]) {
     book.save(path).expect("workbook saved");
 }
 
+/// A workbook (written by rust_xlsxwriter) with a sheet People of one
+/// column, `name`, and one row, `a`, to which `add` adds one feature.
+pub fn workbook_with(path: &Path, add: impl FnOnce(&mut rust_xlsxwriter::Worksheet)) {
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let sheet = book.add_worksheet().set_name("People").unwrap();
+    sheet.write_string(0, 0, "name").unwrap();
+    sheet.write_string(1, 0, "a").unwrap();
+    add(sheet);
+    book.save(path).unwrap();
+}
+
 /// The "People" workbook most tests start from, as spreadsheet [`ID`]:
 /// sheet People (name, age, city, joined, active) with three rows, and a
 /// second sheet Other with a formula that must survive every write.
