@@ -42,6 +42,7 @@ async fn hostile_workbooks_are_refused_and_others_keep_working() {
         "hostile/billion_laughs.xlsx",
         "hostile/truncated.xlsx",
         "hostile/far_cell.xlsx",
+        "hostile/text_bomb.xlsx",
     ] {
         let (status, body) = upload(&server, fixture(name)).await;
         assert_eq!(status, 400, "{name}: {body}");
@@ -79,6 +80,36 @@ async fn hostile_workbooks_are_refused_and_others_keep_working() {
         .filter(|n| n.ends_with(".xlsx"))
         .collect();
     assert_eq!(stored.len(), 2, "no upload was stored: {stored:?}");
+}
+
+/// A cell whose text unpacks to 1.5 GiB: the server refuses the file without
+/// holding the text (its peak memory, read from /proc, stays far below it).
+#[tokio::test]
+async fn a_text_bomb_is_refused_without_unpacking_it_into_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = "0b1e3a5c-0000-4000-8000-0000000000dd";
+    std::fs::write(
+        dir.path().join(format!("{id}.xlsx")),
+        fixture("hostile/text_bomb.xlsx"),
+    )
+    .unwrap();
+    let (mut child, base) = common::spawn::spawn_sheetd(dir.path(), &[]);
+
+    let response = reqwest::get(format!("{base}/v1/data/{id}/People"))
+        .await
+        .unwrap();
+    let status = response.status();
+    let status_file = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    assert_eq!(status, 500);
+    let peak_kib: u64 = status_file
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.split_whitespace().next()?.parse().ok())
+        .expect("a VmHWM line");
+    assert!(peak_kib < 256 << 10, "peak memory {} MiB", peak_kib >> 10);
 }
 
 #[tokio::test]

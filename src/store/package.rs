@@ -81,12 +81,7 @@ const UNKEPT_ELEMENTS: &[(&str, &str)] = &[
 /// Reads everything but the cell values. `max_cells` bounds the formatted
 /// cells and rows kept, as it bounds the values.
 pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Package, StoreError> {
-    let mut archive = zip::ZipArchive::new(reader).map_err(unreadable)?;
-    if archive.len() > MAX_PARTS {
-        return Err(StoreError::Unreadable(format!(
-            "the package has more than {MAX_PARTS} parts"
-        )));
-    }
+    let mut archive = open_archive(reader)?;
     let mut part_counts = vec![0usize; UNKEPT_PARTS.len()];
     // Objects placed on drawings: images, shapes, charts. (LibreOffice
     // writes an empty drawing for every sheet with an autofilter.)
@@ -138,10 +133,7 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
         }
         budget.unpacked += part.count;
         if budget.unpacked > MAX_UNPACKED_BYTES {
-            return Err(StoreError::Unreadable(format!(
-                "the package unpacks to more than {} MiB",
-                MAX_UNPACKED_BYTES >> 20
-            )));
+            return Err(too_large());
         }
     }
 
@@ -241,6 +233,44 @@ fn is_kept_part(name: &str) -> bool {
         || name == "xl/styles.xml"
         || name.ends_with(".rels")
         || (name.starts_with("xl/tables/") && name.ends_with(".xml"))
+}
+
+/// The package as a zip archive, refused when it has too many parts.
+fn open_archive<R: Read + Seek>(reader: R) -> Result<zip::ZipArchive<R>, StoreError> {
+    let archive = zip::ZipArchive::new(reader).map_err(unreadable)?;
+    if archive.len() > MAX_PARTS {
+        return Err(StoreError::Unreadable(format!(
+            "the package has more than {MAX_PARTS} parts"
+        )));
+    }
+    Ok(archive)
+}
+
+fn too_large() -> StoreError {
+    StoreError::Unreadable(format!(
+        "the package unpacks to more than {} MiB",
+        MAX_UNPACKED_BYTES >> 20
+    ))
+}
+
+/// Inflates every part and discards it, to refuse a package with too many
+/// parts or one that unpacks past [`MAX_UNPACKED_BYTES`] before any parser
+/// reads it: calamine holds a cell's whole text in memory, so a bomb of one
+/// long text would cost gigabytes before [`read_package`], beside it, could
+/// stop it.
+pub fn check_size<R: Read + Seek>(reader: R) -> Result<(), StoreError> {
+    let mut archive = open_archive(reader)?;
+    let mut unpacked = 0;
+    for i in 0..archive.len() {
+        let entry = archive.by_index(i).map_err(unreadable)?;
+        // Never read more than the budget left, whatever the headers say.
+        let mut part = entry.take(MAX_UNPACKED_BYTES - unpacked + 1);
+        unpacked += std::io::copy(&mut part, &mut std::io::sink()).map_err(unreadable)?;
+        if unpacked > MAX_UNPACKED_BYTES {
+            return Err(too_large());
+        }
+    }
+    Ok(())
 }
 
 /// Counts the bytes read through it.

@@ -10,7 +10,7 @@ use std::io::{Cursor, Read, Seek};
 use calamine::{DataRef, Reader, SheetType, SheetVisible, Xlsx};
 
 use super::StoreError;
-use super::package::read_package;
+use super::package::{check_size, read_package};
 use crate::model::value::{DateParse, DateSyntax, Formula, parse_date};
 use crate::model::{Cell, Sheet, Visibility, Workbook};
 
@@ -23,6 +23,9 @@ const DAYS_1900_TO_1904: f64 = 1462.0;
 /// column XFD costs 16,384 slots (about 32 bytes each). The bound keeps a
 /// hostile or absurd file from exhausting memory.
 pub fn parse_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, StoreError> {
+    // Checked first: the two parsers below run side by side, so the package
+    // scan's own budget cannot stop calamine in time.
+    check_size(Cursor::new(bytes))?;
     // The package scan and calamine parse the same bytes independently, each
     // inflating and reading every sheet's XML: on two threads, a cold load
     // takes about as long as the slower of them instead of both.
