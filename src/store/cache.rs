@@ -35,7 +35,7 @@ impl FileIdentity {
 
 /// The most temporary files the kept rewrites hold open together: one per
 /// sheet, each with the sheet's XML (about 7 times the size of the xlsx).
-/// Rewrites are kept for the spreadsheets written last.
+/// The least recently used workbooks give theirs up first.
 const MAX_KEPT_FILES: usize = 64;
 
 /// The estimated memory of one cell slot: the cell itself (32 bytes) and

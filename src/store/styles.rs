@@ -3,9 +3,9 @@
 //! the same look.
 //!
 //! Only what the model holds is read: number formats, fonts, pattern fills,
-//! the four outer borders and alignment. Theme tints, gradient fills,
-//! diagonal borders, protection, font scripts, cell styles and
-//! differential (conditional) formats are not carried.
+//! the four outer borders and alignment, theme colours with their tints.
+//! Gradient fills, diagonal borders, protection, font scripts, cell styles
+//! and differential (conditional) formats are not carried.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
