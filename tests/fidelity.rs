@@ -47,17 +47,35 @@ async fn round_trip_with(
     name: &str,
     adjust: impl FnOnce(&mut sheetd::Config),
 ) -> Trip {
+    trip(producer, name, adjust, &[]).await
+}
+
+/// As [`round_trip`], then inserts a row like Eve's for each of `more`
+/// (rows 7, 8…), one request each: the last ones are saved by the writer
+/// the one before kept, where the workbook allows it.
+async fn trip(
+    producer: &'static str,
+    name: &str,
+    adjust: impl FnOnce(&mut sheetd::Config),
+    more: &[&str],
+) -> Trip {
     let server = Server::start_with(adjust).await;
     server.add_fixture(&format!("fidelity/{producer}/{name}.xlsx"), ID);
     let before = parse(&std::fs::read(server.file(ID)).unwrap());
-    let row = json!({"name": "Eve", "amount": 50, "when": "2024/05/01", "note": "v"});
+    let row = |name: &str| json!({"name": name, "amount": 50, "when": "2024/05/01", "note": "v"});
     let (status, body) = server
-        .post(&rows_path("Data"), json!({"data": [row]}))
+        .post(&rows_path("Data"), json!({"data": [row("Eve")]}))
         .await;
     assert_eq!(status, StatusCode::CREATED, "{producer}/{name}: {body}");
     let update = json!({"type": "filter", "filter": "name:eq:Bob", "data": {"amount": 21}});
     let (status, body) = server.patch(&rows_path("Data"), update).await;
     assert_eq!(status, StatusCode::OK, "{producer}/{name}: {body}");
+    for name in more {
+        let (status, body) = server
+            .post(&rows_path("Data"), json!({"data": [row(name)]}))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{producer}/{name}: {body}");
+    }
     let response = server.download(ID).await;
     assert_eq!(response.status(), StatusCode::OK);
     let after = parse(&response.bytes().await.unwrap());
@@ -160,9 +178,15 @@ impl Trip {
 
     /// The new row 6 looks like row 5 above it, column by column.
     fn assert_new_row_looks_like_the_one_above(&self) {
+        self.assert_new_row_looks_like_row_five(5);
+    }
+
+    /// The new row `row` (0-based) looks like the last row of the original,
+    /// row 5, column by column.
+    fn assert_new_row_looks_like_row_five(&self, row: usize) {
         for column in 0..4 {
             let above = look(&self.before, "Data", 4, column);
-            let new = look(&self.after, "Data", 5, column);
+            let new = look(&self.after, "Data", row, column);
             // A date written into a General cell gets the service's own format.
             if above.num_format.is_none() && column == 2 {
                 assert!(
@@ -476,6 +500,33 @@ async fn formulas_and_dates_survive() {
         let trip = round_trip(producer, "styles_all").await;
         trip.assert_same_looks(6, 6);
         trip.assert_new_row_looks_like_the_one_above();
+    }
+}
+
+/// Inserts after the first are saved by the writer the one before kept
+/// (where the workbook's sheets allow it): the workbook keeps its looks,
+/// and each new row takes the looks of the rows above.
+#[tokio::test]
+async fn inserts_saved_by_a_kept_writer_keep_the_looks() {
+    for producer in PRODUCERS {
+        for (name, columns) in [
+            ("styles_all", 6),
+            ("number_formats", 7),
+            ("fonts", 6),
+            ("dimensions", 6),
+            ("date1904", 4),
+        ] {
+            let trip = trip(producer, name, |_| {}, &["Fay", "Gus"]).await;
+            trip.assert_same_looks(6, columns);
+            for row in 5..8 {
+                trip.assert_new_row_looks_like_row_five(row);
+            }
+            assert_eq!(
+                value(&trip.after, "Data", 7, 0),
+                Cell::Text("Gus".into()),
+                "{producer}/{name}"
+            );
+        }
     }
 }
 

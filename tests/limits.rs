@@ -5,6 +5,7 @@ mod common;
 
 use std::fs::OpenOptions;
 
+use calamine::Data;
 use common::*;
 use serde_json::{Map, Value, json};
 
@@ -48,6 +49,29 @@ async fn writes_may_not_grow_a_workbook_past_the_cell_limit() {
         .post(&rows_path("People"), json!({"data": [{"name": "a"}]}))
         .await;
     assert_eq!(status, 201);
+}
+
+/// The same refusal once a write has kept its writer for the next insert:
+/// the refused rows reach neither the file nor the inserts after them.
+#[tokio::test]
+async fn a_refused_insert_leaves_no_rows_behind_for_the_next_one() {
+    let server = Server::start_with(|c| c.max_cells = 30).await;
+    people_workbook(&server);
+    let name = |n: &str| json!({"data": [{"name": n}]});
+    assert_eq!(server.post(&rows_path("People"), name("a")).await.0, 201);
+    let before = std::fs::read(server.file(ID)).unwrap();
+
+    let wide = json!({"data": [{"name": "x", "active": true}, {"name": "y", "active": true}]});
+    let (status, body) = server.post(&rows_path("People"), wide).await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
+
+    assert_eq!(server.post(&rows_path("People"), name("b")).await.0, 201);
+    let names: Vec<Data> = read_sheet(&server.file(ID), "People")
+        .into_iter()
+        .map(|row| row[0].clone())
+        .collect();
+    assert_eq!(names, ["name", "Alice", "Bob", "Carol", "a", "b"].map(s));
 }
 
 #[tokio::test]

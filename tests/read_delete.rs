@@ -1181,6 +1181,18 @@ async fn delete_is_refused_when_a_hyperlink_leads_to_the_sheet() {
 }
 
 #[tokio::test]
+async fn delete_is_refused_when_a_hyperlink_on_the_sheet_names_only_a_cell() {
+    // A link to `A4` with no sheet name leads to its own sheet's A4.
+    let server = Server::start().await;
+    workbook_with(&server.file(ID), |sheet| {
+        sheet.write_string(2, 0, "b").unwrap();
+        let link = rust_xlsxwriter::Url::new("internal:A3").set_text("to b");
+        sheet.write_url(0, 3, link).unwrap();
+    });
+    assert_row_delete_refused(&server, "People", 2).await;
+}
+
+#[tokio::test]
 async fn delete_is_refused_when_a_3d_reference_spans_the_sheet() {
     // `Alpha:Gamma!A2` takes in every sheet from Alpha to Gamma, Data included,
     // without naming Data.
@@ -1230,6 +1242,23 @@ async fn delete_shrinks_a_table_that_covers_the_rows() {
         (table.range.first_row, table.range.last_row),
         (0, 2),
         "A1:A4 became A1:A3"
+    );
+
+    // With every data row deleted, it keeps its header and one empty row,
+    // as in a spreadsheet app.
+    let (status, body) = server
+        .delete(
+            &rows_path("Data"),
+            json!({"type": "filter", "filter": "a:gte:1"}),
+        )
+        .await;
+    assert_eq!((status, body), (StatusCode::OK, json!({"deleted": 2})));
+    let after = parse_file(&server.file(ID));
+    let table = &after.sheet("Data").unwrap().layout.tables[0];
+    assert_eq!(
+        (table.range.first_row, table.range.last_row),
+        (0, 1),
+        "A1:A3 became A1:A2"
     );
 }
 
