@@ -24,11 +24,11 @@ pub struct Config {
 
     /// Bearer token that may read and write (repeatable; the variable takes a
     /// comma-separated list). With no token at all, no authentication is asked.
-    #[arg(long = "token", env = "SHEETD_TOKENS", value_delimiter = ',')]
+    #[arg(long = "token", env = "SHEETD_TOKENS", value_delimiter = ',', value_parser = parse_token)]
     pub tokens: Vec<String>,
 
     /// Bearer token that may only read (repeatable; comma-separated in the variable).
-    #[arg(long = "read-token", env = "SHEETD_READ_TOKENS", value_delimiter = ',')]
+    #[arg(long = "read-token", env = "SHEETD_READ_TOKENS", value_delimiter = ',', value_parser = parse_token)]
     pub read_tokens: Vec<String>,
 
     /// Largest request body accepted, in bytes.
@@ -90,6 +90,21 @@ impl Config {
     }
 }
 
+/// A token as configured, without the spaces around it (`"a, b"` is `a`
+/// and `b`). An empty one is a start-up error: a server that answered 401
+/// to every request, as an empty list once gave, helps no one (§9).
+fn parse_token(value: &str) -> Result<String, String> {
+    let token = value.trim();
+    if token.is_empty() {
+        return Err(
+            "a token must not be empty (leave the flag and variable unset to serve \
+             without authentication)"
+                .into(),
+        );
+    }
+    Ok(token.to_owned())
+}
+
 /// Tokens are secrets: never print them.
 impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -109,5 +124,28 @@ impl fmt::Debug for Config {
             .field("queue_timeout_ms", &self.queue_timeout_ms)
             .field("allow_lossy_writes", &self.allow_lossy_writes)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_trimmed() {
+        let config =
+            Config::try_parse_from(["sheetd", "--token", " a ", "--read-token", "b "]).unwrap();
+        assert_eq!(config.tokens, ["a"]);
+        assert_eq!(config.read_tokens, ["b"]);
+    }
+
+    #[test]
+    fn an_empty_token_is_a_start_up_error() {
+        let error = Config::try_parse_from(["sheetd", "--token", ""]).unwrap_err();
+        assert!(
+            error.to_string().contains("a token must not be empty"),
+            "{error}"
+        );
+        assert!(Config::try_parse_from(["sheetd", "--token", "a,,b"]).is_err());
     }
 }

@@ -29,10 +29,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let address = listener.local_addr()?;
     tracing::info!(?config, "listening on http://{address}");
-    tracing::info!(
-        "try: curl 'http://{address}/v1/data/{}/People?limit=10'",
-        sample::SAMPLE_ID
-    );
+    tracing::info!("try: {}", try_command(&config, &store, address));
 
     let state = AppState {
         config: Arc::new(config),
@@ -41,6 +38,31 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     sheetd::serve(listener, state, shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// A curl command that works against this server as configured: it reads
+/// the sample workbook when there is one, else lists a workbook's sheets,
+/// else uploads one; with tokens, it sends one (from `$TOKEN`).
+fn try_command(config: &Config, store: &Store, address: std::net::SocketAddr) -> String {
+    let auth = if config.auth_required() {
+        "-H \"Authorization: Bearer $TOKEN\" "
+    } else {
+        ""
+    };
+    let base = format!("http://{address}");
+    if store.exists(sample::SAMPLE_ID) {
+        return format!(
+            "curl {auth}'{base}/v1/data/{}/People?limit=10'",
+            sample::SAMPLE_ID
+        );
+    }
+    match store.any_id() {
+        Some(id) => format!("curl {auth}'{base}/v1/data/{id}'"),
+        None => format!(
+            "curl {auth}-X POST '{base}/v1/spreadsheets' \
+             -H 'Content-Type: application/octet-stream' --data-binary @book.xlsx"
+        ),
+    }
 }
 
 /// Resolves on Ctrl-C (SIGINT) or SIGTERM.

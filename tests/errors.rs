@@ -13,9 +13,11 @@ async fn unknown_routes_and_methods_answer_in_json() {
     people_workbook(&server);
     let (status, body) = server.get("/v2/nothing").await;
     assert_eq!(
-        (status.as_u16(), body),
-        (404, json!({"success": false, "error": "Not Found"}))
+        (status.as_u16(), &body["error"]),
+        (404, &json!("Not Found"))
     );
+    let hint = body["detail"].as_str().unwrap();
+    assert!(hint.contains("/v1/openapi.json"), "{hint}");
     let (status, body) = server
         .send(Method::PUT, &rows_path("People"), Some(json!({})))
         .await;
@@ -58,7 +60,8 @@ async fn bodies_must_be_json() {
         (status.as_u16(), body),
         (
             415,
-            json!({"success": false, "error": "Unsupported Media Type"})
+            json!({"success": false, "error": "Unsupported Media Type",
+                "detail": "send the body as JSON with the header Content-Type: application/json"})
         )
     );
 

@@ -167,11 +167,12 @@ async fn insert_rejects_every_bad_row_and_writes_nothing() {
         body["error"],
         "data[2].age: must not be an object or array, \
          data[3].joined: is not a real date, \
-         data[4].age: is an integer beyond 2^53, which a cell cannot hold exactly, \
-         data[5].name: is longer than 32767 characters, \
+         data[4].age: is an integer beyond 2^53 (a cell cannot hold it exactly), \
+         data[5].name: is longer than 32767 UTF-16 code units (the xlsx limit of a cell), \
          data[6]: must set at least one non-null value, \
          data[7]: must be an object, \
-         data[8].joined: is not a real time of day"
+         data[8].joined: is not a real time of day, \
+         data[1].nme: is not a column of the sheet"
     );
     assert_eq!(
         std::fs::read(server.file(ID)).unwrap(),

@@ -24,8 +24,7 @@ pub async fn require_token(State(state): State<AppState>, req: Request, next: Ne
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
+        .and_then(bearer_token);
     let access = presented.and_then(|token| {
         if config.tokens.iter().any(|t| same_secret(t, token)) {
             Some(Access::ReadWrite)
@@ -44,6 +43,16 @@ pub async fn require_token(State(state): State<AppState>, req: Request, next: Ne
     }
 }
 
+/// The token of a `Bearer` credential; the scheme name is case-insensitive
+/// (RFC 7235 §2.1), so `bearer x` counts.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|token| !token.is_empty())
+}
+
 /// Compares two secrets in time that depends only on their lengths.
 fn same_secret(expected: &str, presented: &str) -> bool {
     let (a, b) = (expected.as_bytes(), presented.as_bytes());
@@ -58,7 +67,17 @@ fn same_secret(expected: &str, presented: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::same_secret;
+    use super::{bearer_token, same_secret};
+
+    #[test]
+    fn bearer_scheme_is_case_insensitive() {
+        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("BEARER  abc "), Some("abc"));
+        assert_eq!(bearer_token("Basic abc"), None);
+        assert_eq!(bearer_token("Bearer "), None);
+        assert_eq!(bearer_token("Bearerabc"), None);
+    }
 
     #[test]
     fn secrets_compare_whole() {

@@ -33,9 +33,10 @@ pub enum ApiError {
     /// 413: the body is over the configured limit.
     #[error("Payload Too Large")]
     PayloadTooLarge,
-    /// 415: the body is not of the content type the route takes.
+    /// 415: the body is not of the content type the route takes; the
+    /// detail says which to send.
     #[error("Unsupported Media Type")]
-    UnsupportedMediaType,
+    UnsupportedMediaType(&'static str),
     /// 503: too many requests queued for one spreadsheet, or the wait for
     /// its turn ran out; the client may retry after `Retry-After` seconds.
     #[error("Service Unavailable")]
@@ -75,7 +76,7 @@ impl ApiError {
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal { .. } => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -85,6 +86,7 @@ impl ApiError {
         match self {
             ApiError::NotFound(detail) | ApiError::Internal { detail, .. } => detail.as_deref(),
             ApiError::Conflict(detail) => Some(detail),
+            ApiError::UnsupportedMediaType(detail) => Some(detail),
             _ => None,
         }
     }

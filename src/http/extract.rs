@@ -1,32 +1,50 @@
 //! Extractors that answer in the contract's error shape: JSON and xlsx
 //! bodies (415 for another content type, 413 over the limit, 400 for bad
-//! JSON) and the `{spreadsheet_id}/{sheet_name}` path.
+//! JSON or a key given twice), query strings, and the
+//! `{spreadsheet_id}/{sheet_name}` path.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::fmt;
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, FromRequestParts, Path, Request};
 use axum::http::{StatusCode, header, request::Parts};
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use super::error::ApiError;
+use crate::model::request::no_query_parameters;
 use crate::model::{Problems, SpreadsheetId};
 
 /// The content type of uploaded and downloaded workbooks.
 pub const XLSX_MIME: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+/// The generic binary type, also taken for uploads: what HTTP clients and
+/// generated API clients send for a file when told nothing else.
+pub const OCTET_STREAM: &str = "application/octet-stream";
+
+/// What to send instead, for a JSON body of another content type.
+const SEND_JSON: &str = "send the body as JSON with the header Content-Type: application/json";
+/// What to send instead, for an upload of another content type.
+const SEND_XLSX: &str = "send the .xlsx file's bytes as the whole body with the header \
+     Content-Type: application/vnd.openxmlformats-officedocument.spreadsheetml.sheet \
+     (or application/octet-stream); a form upload (curl -F) is not taken, use \
+     curl --data-binary @book.xlsx";
 
 /// A JSON request body, parsed but not yet checked.
 pub struct JsonBody(pub Value);
 
-/// An xlsx request body.
+/// An xlsx request body, not empty.
 pub struct XlsxBody(pub Bytes);
 
-/// Whether the request's content type is `expected` (parameters allowed).
-fn has_content_type(req: &Request, expected: &str) -> bool {
+/// The request's media type (before any `;` parameter), in lower case.
+fn media_type(req: &Request) -> Option<String> {
     req.headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
-        .is_some_and(|mime| mime.trim().eq_ignore_ascii_case(expected))
+        .map(|mime| mime.trim().to_ascii_lowercase())
 }
 
 async fn body_bytes<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
@@ -45,13 +63,110 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        if !has_content_type(&req, "application/json") {
-            return Err(ApiError::UnsupportedMediaType);
+        if media_type(&req).as_deref() != Some("application/json") {
+            return Err(ApiError::UnsupportedMediaType(SEND_JSON));
         }
         let bytes = body_bytes(req, state).await?;
-        serde_json::from_slice(&bytes)
-            .map(JsonBody)
-            .map_err(|e| ApiError::invalid("body", format!("is not valid JSON ({e})")))
+        let json: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| ApiError::invalid("body", format!("is not valid JSON ({e})")))?;
+        if let Some(problem) = first_duplicate_key(&bytes) {
+            return Err(problem.into());
+        }
+        Ok(JsonBody(json))
+    }
+}
+
+/// The first object key given twice in `json` (already known to parse), as
+/// a problem at its object's path: serde_json keeps the last silently, so
+/// `{"type": "row", "type": "filter"}` would otherwise be read as a filter.
+fn first_duplicate_key(json: &[u8]) -> Option<Problems> {
+    let found = RefCell::new(None);
+    let seed = NoDuplicateKeys {
+        path: String::new(),
+        found: &found,
+    };
+    let mut deserializer = serde_json::Deserializer::from_slice(json);
+    // An error here is the duplicate, recorded in `found`.
+    let _ = seed.deserialize(&mut deserializer);
+    found.into_inner()
+}
+
+/// Walks a JSON value, failing at the first object key seen twice.
+struct NoDuplicateKeys<'a> {
+    path: String,
+    found: &'a RefCell<Option<Problems>>,
+}
+
+impl NoDuplicateKeys<'_> {
+    fn child(&self, step: fmt::Arguments<'_>) -> NoDuplicateKeys<'_> {
+        NoDuplicateKeys {
+            path: format!("{}{step}", self.path),
+            found: self.found,
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for NoDuplicateKeys<'_> {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NoDuplicateKeys<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let child = if self.path.is_empty() {
+                self.child(format_args!("{key}"))
+            } else {
+                self.child(format_args!(".{key}"))
+            };
+            if !seen.insert(key) {
+                let rule = "is given more than once (a JSON object may not repeat a key)";
+                *self.found.borrow_mut() = Some(Problems::one(child.path, rule));
+                return Err(de::Error::custom("duplicate key"));
+            }
+            map.next_value_seed(child)?;
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut index = 0;
+        while seq
+            .next_element_seed(self.child(format_args!("[{index}]")))?
+            .is_some()
+        {
+            index += 1;
+        }
+        Ok(())
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
     }
 }
 
@@ -59,10 +174,45 @@ impl<S: Send + Sync> FromRequest<S> for XlsxBody {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        if !has_content_type(&req, XLSX_MIME) {
-            return Err(ApiError::UnsupportedMediaType);
+        let mime = media_type(&req);
+        if !matches!(mime.as_deref(), Some(XLSX_MIME | OCTET_STREAM)) {
+            return Err(ApiError::UnsupportedMediaType(SEND_XLSX));
         }
-        body_bytes(req, state).await.map(XlsxBody)
+        let bytes = body_bytes(req, state).await?;
+        if bytes.is_empty() {
+            return Err(ApiError::invalid(
+                "body",
+                "is empty; send the bytes of an .xlsx file (curl --data-binary @book.xlsx)",
+            ));
+        }
+        Ok(XlsxBody(bytes))
+    }
+}
+
+/// The query string's pairs, decoded, in the order given.
+pub struct QueryPairs(pub Vec<(String, String)>);
+
+impl<S: Send + Sync> FromRequestParts<S> for QueryPairs {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        serde_urlencoded::from_str(parts.uri.query().unwrap_or(""))
+            .map(QueryPairs)
+            .map_err(|_| ApiError::invalid("query", "is not a valid query string"))
+    }
+}
+
+/// For the routes that take no query parameter: refuses any (§9), so that
+/// `DELETE …?dry_run=true` cannot pass for a dry run.
+pub struct NoQuery;
+
+impl<S: Send + Sync> FromRequestParts<S> for NoQuery {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let QueryPairs(pairs) = QueryPairs::from_request_parts(parts, state).await?;
+        no_query_parameters(&pairs)?;
+        Ok(NoQuery)
     }
 }
 
@@ -126,6 +276,11 @@ impl SpreadsheetPath {
 }
 
 impl SheetPath {
+    /// The spreadsheet id, checked.
+    pub fn id(&self) -> Result<SpreadsheetId, Problems> {
+        parse_id(&self.id)
+    }
+
     /// The spreadsheet id and the request, both checked.
     pub fn validate<T>(
         &self,

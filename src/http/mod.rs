@@ -7,13 +7,16 @@ pub mod error;
 mod extract;
 mod openapi;
 mod rows;
+pub mod serve;
 mod spreadsheets;
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::HeaderName;
+use axum::http::Response;
 use axum::{Json, Router, middleware};
 use tokio::net::TcpListener;
 use tower::ServiceBuilder;
@@ -36,6 +39,10 @@ pub struct AppState {
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
+/// The detail of a 404 for a path no route has.
+const NO_ROUTE: &str = "no route has this path; rows are at /v1/data/{spreadsheet_id}/{sheet_name}, \
+     workbooks at /v1/spreadsheets, and /v1/openapi.json lists every route";
+
 /// The whole service as a router, for `serve` and for tests.
 pub fn app(state: AppState) -> Router {
     let layers = ServiceBuilder::new()
@@ -47,7 +54,10 @@ pub fn app(state: AppState) -> Router {
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("-");
             tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path())
-        }))
+        })
+        // One line per request at the default level (contract §9): the span
+        // gives method, path and request id; this adds status and time.
+        .on_response(LogAnswer))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(CatchPanicLayer::custom(|_| {
             axum::response::IntoResponse::into_response(ApiError::internal("a handler panicked"))
@@ -56,10 +66,24 @@ pub fn app(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes));
     let (router, _) = routes().split_for_parts();
     router
-        .fallback(|| async { ApiError::NotFound(None) })
+        .fallback(|| async { ApiError::NotFound(Some(NO_ROUTE.into())) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .with_state(state)
         .layer(layers)
+}
+
+/// Logs the status and time of each answer, at the default level.
+#[derive(Clone, Copy)]
+struct LogAnswer;
+
+impl<B> tower_http::trace::OnResponse<B> for LogAnswer {
+    fn on_response(self, response: &Response<B>, latency: Duration, _: &tracing::Span) {
+        tracing::info!(
+            status = response.status().as_u16(),
+            ms = latency.as_millis(),
+            "answered"
+        );
+    }
 }
 
 /// Every route, each registered with its OpenAPI description.
@@ -78,15 +102,13 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    serve::serve_router(listener, app(state), shutdown).await
 }
 
 /// §4.6 `GET /healthz`: 200 `{"status": "ok"}`, never needs a token.
-#[utoipa::path(get, path = "/healthz", tag = "service",
-    responses((status = 200, description = "The service is up", body = openapi::Health)))]
-async fn healthz() -> Json<openapi::Health> {
+#[utoipa::path(get, path = "/healthz", tag = "service", security(()),
+    responses((status = 200, description = "The service is up", body = openapi::Health), openapi::Errors))]
+async fn healthz(_: extract::NoQuery) -> Json<openapi::Health> {
     Json(openapi::Health {
         status: "ok".into(),
     })

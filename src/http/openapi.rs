@@ -11,9 +11,12 @@ use axum::Json;
 use axum::response::IntoResponse;
 use serde::Serialize;
 use serde_json::Value;
-use utoipa::openapi::OpenApi;
-use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
-use utoipa::{IntoResponses, ToSchema};
+use utoipa::openapi::schema::AdditionalProperties;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::{OpenApi, RefOr, Schema};
+use utoipa::{IntoParams, IntoResponses, PartialSchema, ToSchema};
+
+use crate::model::request::BODY_SCHEMAS;
 
 /// Every error: `{"success": false, "error": "…", "detail"?: "…"}`.
 #[derive(Serialize, ToSchema)]
@@ -61,48 +64,47 @@ pub enum Errors {
     Internal(ErrorBody),
 }
 
-/// `POST` rows body.
-#[derive(ToSchema)]
-#[allow(dead_code)] // describes the body; `model::request` parses it
-pub struct InsertBody {
-    /// Rows to append: each an object of column name → value (string,
-    /// number, boolean or null), setting at least one non-null value.
-    #[schema(value_type = Vec<Object>)]
-    data: Vec<Value>,
+/// `{spreadsheet_id}` in a path.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // describes the path; `extract` reads it
+pub struct SpreadsheetParams {
+    /// The spreadsheet's id: a UUID, hyphenated, any letter case.
+    spreadsheet_id: uuid::Uuid,
 }
 
-/// `PATCH` rows body.
-#[derive(ToSchema)]
-#[allow(dead_code)] // describes the body; `model::request` parses it
-pub struct UpdateBody {
-    /// `filter` or `row`.
-    #[schema(value_type = String, pattern = "^(filter|row)$")]
-    r#type: String,
-    /// With `type: filter`: `column:operator:value`, or an array of them (all must hold).
-    #[schema(value_type = Option<Object>)]
-    filter: Option<Value>,
-    /// With `type: row`: the row number as the spreadsheet app shows it.
-    #[schema(minimum = 1)]
-    row: Option<u64>,
-    /// Column name → new value; only these cells change, `null` clears.
-    #[schema(value_type = Object)]
-    data: Value,
+/// `{spreadsheet_id}/{sheet_name}` in a path.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // describes the path; `extract` reads it
+pub struct SheetParams {
+    /// The spreadsheet's id: a UUID, hyphenated, any letter case.
+    spreadsheet_id: uuid::Uuid,
+    /// The sheet's name, percent-encoded; exact match first, else a unique
+    /// case-insensitive one.
+    sheet_name: String,
 }
 
-/// `DELETE` rows body.
-#[derive(ToSchema)]
-#[allow(dead_code)] // describes the body; `model::request` parses it
-pub struct DeleteBody {
-    /// `filter` or `row`.
-    #[schema(value_type = String, pattern = "^(filter|row)$")]
-    r#type: String,
-    /// With `type: filter`: `column:operator:value`, or an array of them.
-    #[schema(value_type = Option<Object>)]
-    filter: Option<Value>,
-    /// With `type: row`: the row number as the spreadsheet app shows it.
-    #[schema(minimum = 1)]
-    row: Option<u64>,
+/// The query of `GET` rows; any other parameter is a 400.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // describes the query; `model::request::ReadQuery` reads it
+pub struct ReadParams {
+    /// `column:operator:value`; repeat for more (all must hold).
+    filter: Option<Vec<String>>,
+    /// At most this many rows.
+    #[param(minimum = 0, maximum = 100_000, default = 1000)]
+    limit: Option<u32>,
+    /// Skip this many matching rows.
+    #[param(minimum = 0, default = 0)]
+    offset: Option<u64>,
 }
+
+/// An .xlsx file, as the raw bytes of a body.
+#[derive(ToSchema)]
+#[schema(value_type = String, format = Binary)]
+#[allow(dead_code)] // describes a body; the handlers move bytes
+pub struct XlsxFile(Vec<u8>);
 
 #[derive(Serialize, ToSchema)]
 pub struct Inserted {
@@ -175,14 +177,35 @@ pub fn base() -> OpenApi {
         "bearer",
         SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
     );
+    components
+        .schemas
+        .insert("ErrorBody".into(), ErrorBody::schema());
+    // Every operation takes the token; `/healthz` says it needs none.
+    api.security = Some(vec![SecurityRequirement::new(
+        "bearer",
+        Vec::<String>::new(),
+    )]);
     api
+}
+
+/// What the derives cannot say: request bodies allow no other fields.
+fn close_bodies(api: &mut OpenApi) {
+    let Some(components) = api.components.as_mut() else {
+        return;
+    };
+    for name in BODY_SCHEMAS {
+        if let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(name) {
+            object.additional_properties = Some(Box::new(AdditionalProperties::FreeForm(false)));
+        }
+    }
 }
 
 /// The description of every route [`super::routes`] registers, built once.
 pub fn description() -> &'static Value {
     static DESCRIPTION: OnceLock<Value> = OnceLock::new();
     DESCRIPTION.get_or_init(|| {
-        let (_, api) = super::routes().split_for_parts();
+        let (_, mut api) = super::routes().split_for_parts();
+        close_bodies(&mut api);
         serde_json::to_value(api).expect("an OpenAPI description serializes")
     })
 }
@@ -190,6 +213,6 @@ pub fn description() -> &'static Value {
 /// §4.6 `GET /v1/openapi.json`: the OpenAPI 3 description of every route.
 #[utoipa::path(get, path = "/v1/openapi.json", tag = "service",
     responses((status = 200, description = "The OpenAPI description", body = Object), Errors))]
-pub async fn openapi_json() -> impl IntoResponse {
+pub async fn openapi_json(_: super::extract::NoQuery) -> impl IntoResponse {
     Json(description())
 }

@@ -4,18 +4,19 @@
 //! read, runs one model function inside it and maps the answer.
 
 use axum::Json;
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::AppState;
 use super::error::{ApiError, Result};
-use super::extract::{JsonBody, SheetPath};
-use super::openapi::{
-    DeleteBody, Deleted, Errors, InsertBody, Inserted, RowsPage, UpdateBody, Updated,
+use super::extract::{JsonBody, NoQuery, QueryPairs, SheetPath};
+use super::openapi::{Deleted, Errors, Inserted, ReadParams, RowsPage, SheetParams, Updated};
+use crate::model::request::{
+    DeleteBody, DeleteRows, InsertBody, InsertRows, ReadQuery, Rejected, UpdateBody, UpdateRows,
 };
-use crate::model::request::{DeleteRows, InsertRows, ReadQuery, UpdateRows};
+use crate::model::{Problems, Sheet, SpreadsheetId};
 use crate::store::Edit;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -25,21 +26,18 @@ pub fn router() -> OpenApiRouter<AppState> {
 const PATH: &str = "/v1/data/{spreadsheet_id}/{sheet_name}";
 
 /// §4.1 Insert rows: 201 `{"inserted": N}`.
-#[utoipa::path(post, path = PATH, tag = "rows", params(
-        ("spreadsheet_id" = String, Path, description = "UUID, hyphenated"),
-        ("sheet_name" = String, Path, description = "sheet name, percent-encoded"),
-    ),
+#[utoipa::path(post, path = PATH, tag = "rows", params(SheetParams),
     request_body = InsertBody,
     responses((status = 201, description = "Rows appended", body = Inserted), Errors))]
 #[tracing::instrument(skip_all, fields(sheet = %path.sheet))]
 async fn rows_insert(
     State(state): State<AppState>,
     path: SheetPath,
+    _: NoQuery,
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<Inserted>)> {
-    let max_rows = state.config.max_rows_per_request;
-    let request = InsertRows::from_json(body).and_then(|r| r.at_most(max_rows));
-    let (id, request) = path.validate(request)?;
+    let request = InsertRows::from_json(body, state.config.max_rows_per_request);
+    let (id, request) = checked(&state, &path, request, Sheet::insert_problems).await?;
     let sheet = path.sheet;
     let inserted = state
         .store
@@ -55,19 +53,18 @@ async fn rows_insert(
 }
 
 /// §4.2 Update rows by filter or row number: 200 `{"updated": N}`.
-#[utoipa::path(patch, path = PATH, tag = "rows", params(
-        ("spreadsheet_id" = String, Path, description = "UUID, hyphenated"),
-        ("sheet_name" = String, Path, description = "sheet name, percent-encoded"),
-    ),
+#[utoipa::path(patch, path = PATH, tag = "rows", params(SheetParams),
     request_body = UpdateBody,
     responses((status = 200, description = "Matched rows updated", body = Updated), Errors))]
 #[tracing::instrument(skip_all, fields(sheet = %path.sheet))]
 async fn rows_update(
     State(state): State<AppState>,
     path: SheetPath,
+    _: NoQuery,
     JsonBody(body): JsonBody,
 ) -> Result<Json<Updated>> {
-    let (id, request) = path.validate(UpdateRows::from_json(body))?;
+    let request = UpdateRows::from_json(body);
+    let (id, request) = checked(&state, &path, request, Sheet::update_problems).await?;
     let sheet = path.sheet;
     let updated = state
         .store
@@ -84,22 +81,14 @@ async fn rows_update(
 
 /// §4.3 Read rows: 200 `{"data": [...], "total": T}`. Never rewrites the file.
 #[utoipa::path(get, path = PATH, tag = "rows",
-    params(
-        ("spreadsheet_id" = String, Path, description = "UUID, hyphenated"),
-        ("sheet_name" = String, Path, description = "sheet name, percent-encoded"),
-        ("filter" = Option<Vec<String>>, Query, description = "column:operator:value; repeat for more (all must hold)"),
-        ("limit" = Option<u32>, Query, description = "at most this many rows (0 to 100000, default 1000)"),
-        ("offset" = Option<u32>, Query, description = "skip this many matching rows (default 0)"),
-    ),
+    params(SheetParams, ReadParams),
     responses((status = 200, description = "Matching rows", body = RowsPage), Errors))]
 #[tracing::instrument(skip_all, fields(sheet = %path.sheet))]
 async fn rows_read(
     State(state): State<AppState>,
     path: SheetPath,
-    RawQuery(query): RawQuery,
+    QueryPairs(pairs): QueryPairs,
 ) -> Result<Json<RowsPage>> {
-    let pairs = serde_urlencoded::from_str::<Vec<(String, String)>>(query.as_deref().unwrap_or(""))
-        .map_err(|_| ApiError::invalid("query", "is not a valid query string"))?;
     let (id, query) = path.validate(ReadQuery::from_pairs(&pairs))?;
     let sheet = path.sheet;
     let page = state
@@ -113,19 +102,18 @@ async fn rows_read(
 }
 
 /// §4.4 Delete rows by filter or row number; rows below move up: 200 `{"deleted": N}`.
-#[utoipa::path(delete, path = PATH, tag = "rows", params(
-        ("spreadsheet_id" = String, Path, description = "UUID, hyphenated"),
-        ("sheet_name" = String, Path, description = "sheet name, percent-encoded"),
-    ),
+#[utoipa::path(delete, path = PATH, tag = "rows", params(SheetParams),
     request_body = DeleteBody,
     responses((status = 200, description = "Matched rows deleted", body = Deleted), Errors))]
 #[tracing::instrument(skip_all, fields(sheet = %path.sheet))]
 async fn rows_delete(
     State(state): State<AppState>,
     path: SheetPath,
+    _: NoQuery,
     JsonBody(body): JsonBody,
 ) -> Result<Json<Deleted>> {
-    let (id, request) = path.validate(DeleteRows::from_json(body))?;
+    let request = DeleteRows::from_json(body);
+    let (id, request) = checked(&state, &path, request, Sheet::delete_problems).await?;
     let sheet = path.sheet;
     let deleted = state
         .store
@@ -138,4 +126,45 @@ async fn rows_delete(
         })
         .await?;
     Ok(Json(Deleted { deleted }))
+}
+
+/// The checked id and request. A request with problems is answered 400
+/// naming every one: the id's, its own, and those only the sheet can see
+/// (columns it lacks), looked up without taking the write turn.
+async fn checked<T: Send + 'static>(
+    state: &AppState,
+    path: &SheetPath,
+    request: std::result::Result<T, Rejected<T>>,
+    sheet_problems: fn(&Sheet, &T) -> Problems,
+) -> Result<(SpreadsheetId, T)> {
+    let (
+        id,
+        Rejected {
+            partial,
+            mut problems,
+        },
+    ) = match (path.id(), request) {
+        (Ok(id), Ok(request)) => return Ok((id, request)),
+        (Err(problems), Ok(_)) => return Err(problems.into()),
+        (Err(mut problems), Err(rejected)) => {
+            problems.extend(rejected.problems);
+            return Err(problems.into());
+        }
+        (Ok(id), Err(rejected)) => (id, rejected),
+    };
+    let sheet = path.sheet.clone();
+    let found = state
+        .store
+        .read(id, move |workbook| {
+            workbook
+                .sheet(&sheet)
+                .map(|sheet| sheet_problems(sheet, &partial))
+        })
+        .await;
+    // A missing workbook or sheet adds nothing: the request's own problems
+    // are answered first, as for any other request.
+    if let Ok(Ok(more)) = found {
+        problems.extend(more);
+    }
+    Err(ApiError::Invalid(problems))
 }

@@ -10,8 +10,11 @@ use utoipa_axum::routes;
 
 use super::AppState;
 use super::error::{ApiError, Result};
+use super::extract::NoQuery;
 use super::extract::{SpreadsheetPath, XLSX_MIME, XlsxBody};
-use super::openapi::{Errors, SheetList, SheetSummary, SpreadsheetCreated};
+use super::openapi::{
+    Errors, SheetList, SheetSummary, SpreadsheetCreated, SpreadsheetParams, XlsxFile,
+};
 use crate::model::header::Header;
 use crate::store::StoreError;
 
@@ -23,11 +26,12 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// `GET /v1/data/{id}`: each sheet with its columns and data-row count.
-#[utoipa::path(get, path = "/v1/data/{spreadsheet_id}", tag = "spreadsheets", params(("spreadsheet_id" = String, Path, description = "UUID, hyphenated")),
+#[utoipa::path(get, path = "/v1/data/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams),
     responses((status = 200, description = "The workbook's sheets", body = SheetList), Errors))]
 async fn sheets_list(
     State(state): State<AppState>,
     path: SpreadsheetPath,
+    _: NoQuery,
 ) -> Result<Json<SheetList>> {
     let sheets = state
         .store
@@ -50,10 +54,13 @@ async fn sheets_list(
 
 /// `POST /v1/spreadsheets`: stores an uploaded workbook under a new id.
 #[utoipa::path(post, path = "/v1/spreadsheets", tag = "spreadsheets",
-    request_body(content = Vec<u8>, content_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+    request_body(description = "The .xlsx file's bytes", content(
+        (XlsxFile = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+        (XlsxFile = "application/octet-stream"))),
     responses((status = 201, description = "Stored under a new id", body = SpreadsheetCreated), Errors))]
 async fn spreadsheets_upload(
     State(state): State<AppState>,
+    _: NoQuery,
     XlsxBody(bytes): XlsxBody,
 ) -> Result<(StatusCode, Json<SpreadsheetCreated>)> {
     let id = state
@@ -62,6 +69,8 @@ async fn spreadsheets_upload(
         .await
         .map_err(|e| match e {
             StoreError::Unreadable(why) => {
+                // One rule of a 400 must not hold the ", " that separates rules.
+                let why = why.replace(", ", "; ");
                 ApiError::invalid("body", format!("is not a readable xlsx workbook ({why})"))
             }
             other => other.into(),
@@ -75,12 +84,13 @@ async fn spreadsheets_upload(
 }
 
 /// `GET /v1/spreadsheets/{id}`: the workbook as it is on disk.
-#[utoipa::path(get, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets", params(("spreadsheet_id" = String, Path, description = "UUID, hyphenated")),
+#[utoipa::path(get, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams),
     responses((status = 200, description = "The xlsx file, as an attachment",
-        content_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", body = Vec<u8>), Errors))]
+        content_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", body = XlsxFile), Errors))]
 async fn spreadsheets_download(
     State(state): State<AppState>,
     path: SpreadsheetPath,
+    _: NoQuery,
 ) -> Result<Response> {
     let id = path.id()?;
     let bytes = state.store.download(id).await?;
@@ -95,11 +105,12 @@ async fn spreadsheets_download(
 }
 
 /// `DELETE /v1/spreadsheets/{id}`: removes the workbook (204).
-#[utoipa::path(delete, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets", params(("spreadsheet_id" = String, Path, description = "UUID, hyphenated")),
+#[utoipa::path(delete, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams),
     responses((status = 204, description = "Removed"), Errors))]
 async fn spreadsheets_remove(
     State(state): State<AppState>,
     path: SpreadsheetPath,
+    _: NoQuery,
 ) -> Result<StatusCode> {
     state.store.remove(path.id()?).await?;
     Ok(StatusCode::NO_CONTENT)

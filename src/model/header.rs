@@ -71,7 +71,7 @@ impl Header {
     pub fn resolve(&self, name: &str) -> Result<usize, &'static str> {
         match self.index.get(name) {
             Some(Some(column)) => Ok(*column),
-            Some(None) => Err("is ambiguous: the header names more than one column so"),
+            Some(None) => Err("is ambiguous: more than one column of the header has this name"),
             None => Err("is not a column of the sheet"),
         }
     }

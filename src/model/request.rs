@@ -1,10 +1,23 @@
 //! Request bodies and queries, checked and turned into types.
 //!
+//! Each body is described once: the `*Body` types below are what serde
+//! reads a request into *and* what the OpenAPI document shows (utoipa's
+//! `ToSchema`). They take any JSON value in each field, so that the checks
+//! after them can name every problem at once instead of serde's first; the
+//! schema annotations say what the checks accept.
+//!
 //! Everything that can be judged without the sheet is judged here: the shape
 //! of the body, unknown fields, value rules, filter syntax. Column names are
-//! resolved later, against the sheet's header (see `sheet`).
+//! resolved later, against the sheet's header (see `sheet`); a request with
+//! problems here still carries what could be read of it ([`Rejected`]), so
+//! that the sheet can add the problems only it can see.
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
+use utoipa::openapi::schema::{
+    ArrayBuilder, ArrayItems, ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type,
+};
 
 use super::filter::{FilterExpr, parse_filter};
 use super::problems::Problems;
@@ -14,6 +27,137 @@ use super::value::Cell;
 pub const MAX_LIMIT: usize = 100_000;
 /// The number of rows a read returns when no `limit` is given.
 pub const DEFAULT_LIMIT: usize = 1000;
+
+/// `POST /v1/data/{id}/{sheet}` (contract §4.1).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct InsertBody {
+    /// Rows to append, each an object of column name → value that sets at
+    /// least one non-null value.
+    #[schema(schema_with = rows_schema, required = true)]
+    data: Option<Value>,
+    #[serde(flatten)]
+    #[schema(ignore)]
+    unknown: Map<String, Value>,
+}
+
+/// `PATCH /v1/data/{id}/{sheet}` (contract §4.2).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct UpdateBody {
+    #[schema(value_type = SelectorType, required = true)]
+    r#type: Option<Value>,
+    /// With `type: filter`: `column:operator:value`, or a non-empty array of
+    /// them that must all hold.
+    #[schema(schema_with = filter_schema)]
+    filter: Option<Value>,
+    /// With `type: row`: the row number, as the spreadsheet app shows it.
+    #[schema(value_type = Option<u64>, minimum = 1)]
+    row: Option<Value>,
+    /// Column name → new value; only these cells change, `null` clears one.
+    #[schema(schema_with = values_schema, required = true)]
+    data: Option<Value>,
+    #[serde(flatten)]
+    #[schema(ignore)]
+    unknown: Map<String, Value>,
+}
+
+/// `DELETE /v1/data/{id}/{sheet}` (contract §4.4).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct DeleteBody {
+    #[schema(value_type = SelectorType, required = true)]
+    r#type: Option<Value>,
+    /// With `type: filter`: `column:operator:value`, or a non-empty array of
+    /// them that must all hold.
+    #[schema(schema_with = filter_schema)]
+    filter: Option<Value>,
+    /// With `type: row`: the row number, as the spreadsheet app shows it.
+    #[schema(value_type = Option<u64>, minimum = 1)]
+    row: Option<Value>,
+    #[serde(flatten)]
+    #[schema(ignore)]
+    unknown: Map<String, Value>,
+}
+
+/// How an update or delete picks its rows.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SelectorType {
+    /// The rows matching `filter`.
+    Filter,
+    /// The one row numbered `row`.
+    Row,
+}
+
+/// The names of the body schemas, whose objects allow no other fields.
+pub const BODY_SCHEMAS: [&str; 3] = ["InsertBody", "UpdateBody", "DeleteBody"];
+
+/// A cell value: text (`YYYY/MM/DD`, `YYYY/MM/DD HH:MM[:SS]` make dates),
+/// a number, a boolean, or null for an empty cell.
+fn cell_value_schema() -> Schema {
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([
+            Type::String,
+            Type::Number,
+            Type::Boolean,
+            Type::Null,
+        ]))
+        .description(Some(
+            "text (YYYY/MM/DD or YYYY/MM/DD HH:MM[:SS] makes a date), number, boolean, or null",
+        ))
+        .into()
+}
+
+/// Column name → cell value, at least one entry.
+fn values_schema() -> Schema {
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .additional_properties(Some(cell_value_schema()))
+        .min_properties(Some(1))
+        .into()
+}
+
+fn rows_schema() -> Schema {
+    ArrayBuilder::new()
+        .items(ArrayItems::RefOrSchema(Box::new(values_schema().into())))
+        .into()
+}
+
+fn filter_schema() -> Schema {
+    let expression = || {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some("column:operator:value"))
+    };
+    OneOfBuilder::new()
+        .item(expression())
+        .item(ArrayBuilder::new().items(expression()).min_items(Some(1)))
+        .into()
+}
+
+/// A request that broke rules checkable without the sheet: its problems,
+/// and what could be read of it (the well-formed cells and filters).
+#[derive(Debug)]
+pub struct Rejected<T> {
+    pub partial: T,
+    pub problems: Problems,
+}
+
+impl<T> From<Rejected<T>> for Problems {
+    fn from(rejected: Rejected<T>) -> Problems {
+        rejected.problems
+    }
+}
+
+/// `Ok(value)` when nothing was found, else `value` rejected with the problems.
+fn checked<T>(value: T, problems: Problems) -> Result<T, Rejected<T>> {
+    if problems.is_empty() {
+        Ok(value)
+    } else {
+        Err(Rejected {
+            partial: value,
+            problems,
+        })
+    }
+}
 
 /// One row of an insert: its place in `data` and its cells by column name.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,13 +202,41 @@ pub struct ReadQuery {
     pub offset: usize,
 }
 
+/// Reads a body into its `*Body` type; only a body that is no JSON object fails.
+fn body_of<B: for<'de> Deserialize<'de>>(json: Value) -> Result<B, Problems> {
+    if !json.is_object() {
+        return Err(Problems::one("body", "must be a JSON object"));
+    }
+    serde_json::from_value(json)
+        .map_err(|e| Problems::one("body", format!("could not be read ({e})")))
+}
+
+/// Reports every field of `unknown` as not known.
+fn report_unknown(unknown: &Map<String, Value>, problems: &mut Problems) {
+    for key in unknown.keys() {
+        problems.push(key.as_str(), "is not a known field");
+    }
+}
+
 impl InsertRows {
-    pub fn from_json(body: Value) -> Result<InsertRows, Problems> {
+    /// Checks an insert body of at most `max_rows` rows.
+    pub fn from_json(json: Value, max_rows: usize) -> Result<InsertRows, Rejected<InsertRows>> {
+        let body: InsertBody = body_of(json).map_err(|problems| Rejected {
+            partial: InsertRows { rows: Vec::new() },
+            problems,
+        })?;
         let mut problems = Problems::new();
-        let body = object_body(body, &["data"], &mut problems)?;
+        report_unknown(&body.unknown, &mut problems);
         let mut rows = Vec::new();
-        match body.get("data") {
-            None => problems.push("data", "is required"),
+        match body.data {
+            None | Some(Value::Null) => problems.push("data", "is required"),
+            Some(Value::Array(items)) if items.len() > max_rows => problems.push(
+                "data",
+                format!(
+                    "holds {} rows; one request may insert at most {max_rows}",
+                    items.len()
+                ),
+            ),
             Some(Value::Array(items)) => {
                 for (index, item) in items.iter().enumerate() {
                     let field = format!("data[{index}]");
@@ -82,31 +254,29 @@ impl InsertRows {
             }
             Some(_) => problems.push("data", "must be an array"),
         }
-        problems.into_result(InsertRows { rows })
-    }
-}
-
-impl InsertRows {
-    /// Refuses a batch of more than `max` rows.
-    pub fn at_most(self, max: usize) -> Result<InsertRows, Problems> {
-        if self.rows.len() > max {
-            let rule = format!(
-                "holds {} rows; one request may insert at most {max}",
-                self.rows.len()
-            );
-            return Err(Problems::one("data", rule));
-        }
-        Ok(self)
+        checked(InsertRows { rows }, problems)
     }
 }
 
 impl UpdateRows {
-    pub fn from_json(body: Value) -> Result<UpdateRows, Problems> {
+    pub fn from_json(json: Value) -> Result<UpdateRows, Rejected<UpdateRows>> {
+        let body: UpdateBody = body_of(json).map_err(|problems| Rejected {
+            partial: UpdateRows {
+                selector: Selector::Filter(Vec::new()),
+                data: Vec::new(),
+            },
+            problems,
+        })?;
         let mut problems = Problems::new();
-        let body = object_body(body, &["type", "filter", "row", "data"], &mut problems)?;
-        let selector = selector_from_json(&body, &mut problems);
-        let data = match body.get("data") {
-            None => {
+        report_unknown(&body.unknown, &mut problems);
+        let selector = selector_from_json(
+            body.r#type.as_ref(),
+            body.filter.as_ref(),
+            body.row.as_ref(),
+            &mut problems,
+        );
+        let data = match body.data {
+            None | Some(Value::Null) => {
                 problems.push("data", "is required");
                 Vec::new()
             }
@@ -114,27 +284,33 @@ impl UpdateRows {
                 problems.push("data", "must set at least one column");
                 Vec::new()
             }
-            Some(Value::Object(map)) => cells_from_json(map, "data", &mut problems),
+            Some(Value::Object(map)) => cells_from_json(&map, "data", &mut problems),
             Some(_) => {
                 problems.push("data", "must be an object of column names to values");
                 Vec::new()
             }
         };
-        match selector {
-            Some(selector) if problems.is_empty() => Ok(UpdateRows { selector, data }),
-            _ => Err(problems),
-        }
+        checked(UpdateRows { selector, data }, problems)
     }
 }
 
 impl DeleteRows {
-    pub fn from_json(body: Value) -> Result<DeleteRows, Problems> {
+    pub fn from_json(json: Value) -> Result<DeleteRows, Rejected<DeleteRows>> {
+        let body: DeleteBody = body_of(json).map_err(|problems| Rejected {
+            partial: DeleteRows {
+                selector: Selector::Filter(Vec::new()),
+            },
+            problems,
+        })?;
         let mut problems = Problems::new();
-        let body = object_body(body, &["type", "filter", "row"], &mut problems)?;
-        match selector_from_json(&body, &mut problems) {
-            Some(selector) if problems.is_empty() => Ok(DeleteRows { selector }),
-            _ => Err(problems),
-        }
+        report_unknown(&body.unknown, &mut problems);
+        let selector = selector_from_json(
+            body.r#type.as_ref(),
+            body.filter.as_ref(),
+            body.row.as_ref(),
+            &mut problems,
+        );
+        checked(DeleteRows { selector }, problems)
     }
 }
 
@@ -147,12 +323,19 @@ impl ReadQuery {
             limit: DEFAULT_LIMIT,
             offset: 0,
         };
-        for (name, value) in pairs {
+        for (i, (name, value)) in pairs.iter().enumerate() {
+            let earlier = pairs[..i].iter().filter(|(n, _)| n == name).count();
             match name.as_str() {
                 "filter" => match parse_filter("filter", value) {
                     Ok(filter) => query.filters.push(filter),
                     Err(rule) => problems.push("filter", rule),
                 },
+                // Reported once, at the second occurrence.
+                "limit" | "offset" if earlier > 0 => {
+                    if earlier == 1 {
+                        problems.push(name.as_str(), "must be given at most once");
+                    }
+                }
                 "limit" => match value.parse::<usize>() {
                     Ok(limit) if limit <= MAX_LIMIT => query.limit = limit,
                     _ => {
@@ -170,19 +353,15 @@ impl ReadQuery {
     }
 }
 
-/// The body as an object, with every field outside `known` reported.
-fn object_body(
-    body: Value,
-    known: &[&str],
-    problems: &mut Problems,
-) -> Result<Map<String, Value>, Problems> {
-    let Value::Object(map) = body else {
-        return Err(Problems::one("body", "must be a JSON object"));
-    };
-    for key in map.keys().filter(|key| !known.contains(&key.as_str())) {
-        problems.push(key.as_str(), "is not a known field");
+/// Refuses every query parameter: for the routes that take none (§9).
+pub fn no_query_parameters(pairs: &[(String, String)]) -> Result<(), Problems> {
+    let mut problems = Problems::new();
+    for (i, (name, _)) in pairs.iter().enumerate() {
+        if !pairs[..i].iter().any(|(earlier, _)| earlier == name) {
+            problems.push(name.as_str(), "is not a known query parameter");
+        }
     }
-    Ok(map)
+    problems.into_result(())
 }
 
 /// Converts each value of `map`, reporting bad ones under `<field>.<column>`.
@@ -205,14 +384,22 @@ fn cells_from_json(
     cells
 }
 
-/// `type` with its `filter` or `row` (contract §4.2 and §4.4).
-fn selector_from_json(body: &Map<String, Value>, problems: &mut Problems) -> Option<Selector> {
-    let filter = body.get("filter");
-    let row = body.get("row");
-    match body.get("type").map(Value::as_str) {
+/// `type` with its `filter` or `row` (contract §4.2 and §4.4). When they
+/// are not valid, an empty filter list stands in, so that the filters that
+/// could be read are still checked against the sheet.
+fn selector_from_json(
+    kind: Option<&Value>,
+    filter: Option<&Value>,
+    row: Option<&Value>,
+    problems: &mut Problems,
+) -> Selector {
+    let nothing = || Selector::Filter(Vec::new());
+    match kind.filter(|v| !v.is_null()).map(Value::as_str) {
         None => {
             problems.push("type", "is required");
-            None
+            filter.map_or_else(nothing, |f| {
+                Selector::Filter(filters_from_json(f, problems))
+            })
         }
         Some(Some("filter")) => {
             if row.is_some() {
@@ -221,74 +408,63 @@ fn selector_from_json(body: &Map<String, Value>, problems: &mut Problems) -> Opt
             match filter {
                 None => {
                     problems.push("filter", "is required when type is filter");
-                    None
+                    nothing()
                 }
-                Some(filter) => filters_from_json(filter, problems).map(Selector::Filter),
+                Some(filter) => Selector::Filter(filters_from_json(filter, problems)),
             }
         }
         Some(Some("row")) => {
             if filter.is_some() {
                 problems.push("filter", "is not allowed when type is row");
             }
-            match row {
+            match row.map(Value::as_u64) {
                 None => {
                     problems.push("row", "is required when type is row");
-                    None
+                    nothing()
                 }
-                Some(row) => match row.as_u64() {
-                    Some(n) if n >= 1 => Some(Selector::Row(n)),
-                    _ => {
-                        problems.push("row", "must be a row number (an integer of 1 or more)");
-                        None
-                    }
-                },
+                Some(Some(n)) if n >= 1 => Selector::Row(n),
+                Some(_) => {
+                    problems.push("row", "must be a row number (an integer of 1 or more)");
+                    nothing()
+                }
             }
         }
         Some(_) => {
             problems.push("type", "must be one of filter or row");
-            None
+            nothing()
         }
     }
 }
 
-/// A filter expression, or a non-empty array of them.
-fn filters_from_json(filter: &Value, problems: &mut Problems) -> Option<Vec<FilterExpr>> {
-    let parse =
-        |field: String, expr: &str, problems: &mut Problems| match parse_filter(&field, expr) {
+/// A filter expression, or a non-empty array of them: the ones that parse.
+fn filters_from_json(filter: &Value, problems: &mut Problems) -> Vec<FilterExpr> {
+    let mut parse = |field: String, expr: &Value| match expr {
+        Value::String(expr) => match parse_filter(&field, expr) {
             Ok(filter) => Some(filter),
             Err(rule) => {
                 problems.push(field, rule);
                 None
             }
-        };
+        },
+        _ => {
+            problems.push(field, "must be a filter expression string");
+            None
+        }
+    };
     match filter {
-        Value::String(expr) => parse("filter".into(), expr, problems).map(|f| vec![f]),
+        Value::String(_) => parse("filter".into(), filter).into_iter().collect(),
         Value::Array(items) if items.is_empty() => {
             problems.push("filter", "must not be an empty array");
-            None
+            Vec::new()
         }
-        Value::Array(items) => {
-            let mut filters = Vec::with_capacity(items.len());
-            let mut all_parsed = true;
-            for (i, item) in items.iter().enumerate() {
-                let field = format!("filter[{i}]");
-                let parsed = match item {
-                    Value::String(expr) => parse(field, expr, problems),
-                    _ => {
-                        problems.push(field, "must be a filter expression string");
-                        None
-                    }
-                };
-                match parsed {
-                    Some(f) => filters.push(f),
-                    None => all_parsed = false,
-                }
-            }
-            all_parsed.then_some(filters)
-        }
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| parse(format!("filter[{i}]"), item))
+            .collect(),
         _ => {
             problems.push("filter", "must be a filter expression or an array of them");
-            None
+            Vec::new()
         }
     }
 }
@@ -299,11 +475,17 @@ mod tests {
     use serde_json::json;
 
     fn insert_error(body: Value) -> String {
-        InsertRows::from_json(body).unwrap_err().to_string()
+        InsertRows::from_json(body, 100)
+            .unwrap_err()
+            .problems
+            .to_string()
     }
 
     fn update_error(body: Value) -> String {
-        UpdateRows::from_json(body).unwrap_err().to_string()
+        UpdateRows::from_json(body)
+            .unwrap_err()
+            .problems
+            .to_string()
     }
 
     #[test]
@@ -322,7 +504,9 @@ mod tests {
     #[test]
     fn insert_accepts_an_empty_batch() {
         assert_eq!(
-            InsertRows::from_json(json!({"data": []})).unwrap().rows,
+            InsertRows::from_json(json!({"data": []}), 100)
+                .unwrap()
+                .rows,
             vec![]
         );
     }
@@ -365,6 +549,65 @@ mod tests {
             update_error(json!({"type": "filter", "filter": ["a:eq:1", "b", 3], "data": {"a": 1}})),
             "filter[1]: \"b\" is not a filter expression (column:operator:value), \
              filter[2]: must be a filter expression string"
+        );
+    }
+
+    #[test]
+    fn a_rejected_request_keeps_what_could_be_read() {
+        let rejected =
+            InsertRows::from_json(json!({"data": [{"a": {}, "b": 1}, {"c": 2}]}), 100).unwrap_err();
+        assert_eq!(
+            rejected.problems.to_string(),
+            "data[0].a: must not be an object or array"
+        );
+        let columns: Vec<_> = rejected
+            .partial
+            .rows
+            .iter()
+            .flat_map(|row| row.cells.iter().map(|(name, _)| name.as_str()))
+            .collect();
+        assert_eq!(columns, ["b", "c"]);
+
+        let rejected = DeleteRows::from_json(json!({"type": "filter", "filter": ["a:eq:1", "b"]}))
+            .unwrap_err();
+        let Selector::Filter(filters) = rejected.partial.selector else {
+            panic!("a filter selector")
+        };
+        assert_eq!(filters.len(), 1);
+    }
+
+    #[test]
+    fn insert_refuses_too_many_rows() {
+        assert_eq!(
+            InsertRows::from_json(json!({"data": [{"a": 1}, {"a": 2}]}), 1)
+                .unwrap_err()
+                .problems
+                .to_string(),
+            "data: holds 2 rows; one request may insert at most 1"
+        );
+    }
+
+    #[test]
+    fn single_valued_parameters_may_not_repeat() {
+        let pairs = |p: &[(&str, &str)]| -> Vec<(String, String)> {
+            p.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            ReadQuery::from_pairs(&pairs(&[("limit", "1"), ("limit", "2"), ("limit", "3")]))
+                .unwrap_err()
+                .to_string(),
+            "limit: must be given at most once"
+        );
+        assert!(
+            ReadQuery::from_pairs(&pairs(&[("filter", "a:eq:1"), ("filter", "b:eq:2")])).is_ok()
+        );
+        assert_eq!(
+            no_query_parameters(&pairs(&[("dry_run", "true"), ("dry_run", "1")]))
+                .unwrap_err()
+                .to_string(),
+            "dry_run: is not a known query parameter"
         );
     }
 

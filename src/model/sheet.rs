@@ -338,19 +338,18 @@ impl Sheet {
         let header = existing
             .clone()
             .unwrap_or_else(|| Header::from_names(first_seen_keys(&request)));
-        let mut problems = Problems::new();
+        let mut problems = self.insert_problems(&request);
         let count = request.rows.len();
-        let mut rows = Vec::with_capacity(count);
-        for row in request.rows {
-            let mut cells = Vec::with_capacity(row.cells.len());
-            for (name, cell) in row.cells {
-                match header.resolve(&name) {
-                    Ok(column) => cells.push((column, cell)),
-                    Err(rule) => problems.push(format!("data[{}].{name}", row.index), rule),
-                }
-            }
-            rows.push(cells);
-        }
+        let rows: Vec<Vec<(usize, Cell)>> = request
+            .rows
+            .into_iter()
+            .map(|row| {
+                row.cells
+                    .into_iter()
+                    .filter_map(|(name, cell)| Some((header.resolve(&name).ok()?, cell)))
+                    .collect()
+            })
+            .collect();
         if existing.is_none() && header.all().len() > MAX_COLUMNS {
             problems.push(
                 "data",
@@ -390,18 +389,12 @@ impl Sheet {
     /// Sets the given cells of every selected row (contract §4.2).
     pub fn update(&mut self, request: UpdateRows) -> Result<usize, Error> {
         let header = Header::of(self);
-        let mut problems = Problems::new();
-        let mut cells = Vec::with_capacity(request.data.len());
-        for (name, cell) in request.data {
-            let column = match &header {
-                Some(header) => header.resolve(&name),
-                None => Err("is not a column of the sheet"),
-            };
-            match column {
-                Ok(column) => cells.push((column, cell)),
-                Err(rule) => problems.push(format!("data.{name}"), rule),
-            }
-        }
+        let problems = data_problems(header.as_ref(), &request.data);
+        let cells: Vec<_> = request
+            .data
+            .into_iter()
+            .filter_map(|(name, cell)| Some((header.as_ref()?.resolve(&name).ok()?, cell)))
+            .collect();
         let rows = self.select(&request.selector, problems)?;
         for &row in &rows {
             for (column, cell) in &cells {
@@ -409,6 +402,36 @@ impl Sheet {
             }
         }
         Ok(rows.len())
+    }
+
+    /// The columns of an insert that the sheet does not have. A blank sheet
+    /// has every column: the insert's keys become its header.
+    pub fn insert_problems(&self, request: &InsertRows) -> Problems {
+        let mut problems = Problems::new();
+        let Some(header) = Header::of(self) else {
+            return problems;
+        };
+        for row in &request.rows {
+            for (name, _) in &row.cells {
+                if let Err(rule) = header.resolve(name) {
+                    problems.push(format!("data[{}].{name}", row.index), rule);
+                }
+            }
+        }
+        problems
+    }
+
+    /// The columns of an update, and of its filters, that the sheet lacks.
+    pub fn update_problems(&self, request: &UpdateRows) -> Problems {
+        let header = Header::of(self);
+        let mut problems = data_problems(header.as_ref(), &request.data);
+        problems.extend(filter_problems(header.as_ref(), &request.selector));
+        problems
+    }
+
+    /// The columns of a delete's filters that the sheet lacks.
+    pub fn delete_problems(&self, request: &DeleteRows) -> Problems {
+        filter_problems(Header::of(self).as_ref(), &request.selector)
     }
 
     /// The rows matching the query, as JSON objects with `_row` (contract §4.3).
@@ -530,6 +553,34 @@ impl Sheet {
     }
 }
 
+/// The columns of `data` that `header` does not name, or names twice.
+fn data_problems(header: Option<&Header>, data: &[(String, Cell)]) -> Problems {
+    let mut problems = Problems::new();
+    for (name, _) in data {
+        let column = match header {
+            Some(header) => header.resolve(name),
+            None => Err("is not a column of the sheet"),
+        };
+        if let Err(rule) = column {
+            problems.push(format!("data.{name}"), rule);
+        }
+    }
+    problems
+}
+
+/// The problems of binding a selector's filters to `header`.
+fn filter_problems(header: Option<&Header>, selector: &Selector) -> Problems {
+    let mut problems = Problems::new();
+    if let Selector::Filter(filters) = selector {
+        for filter in filters {
+            if let Err(rule) = filter.bind(header) {
+                problems.push(filter.field.clone(), rule);
+            }
+        }
+    }
+    problems
+}
+
 /// The keys of all rows in first-seen order: the header a blank sheet gets.
 fn first_seen_keys(request: &InsertRows) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
@@ -566,7 +617,7 @@ mod tests {
     }
 
     fn insert(sheet: &mut Sheet, body: Value) -> Result<usize, Error> {
-        sheet.insert(InsertRows::from_json(body).expect("valid body"))
+        sheet.insert(InsertRows::from_json(body, usize::MAX).expect("valid body"))
     }
 
     fn update(sheet: &mut Sheet, body: Value) -> Result<usize, Error> {

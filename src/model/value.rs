@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-/// The longest text a cell may hold (the xlsx format's limit).
+/// The longest text a cell may hold, in UTF-16 code units (the xlsx format's limit).
 pub const MAX_TEXT_CHARS: usize = 32_767;
 /// The largest integer magnitude a numeric cell (an f64) holds exactly.
 pub const MAX_EXACT_INTEGER: u64 = 1 << 53;
@@ -108,16 +108,24 @@ impl Cell {
 }
 
 fn number_from_json(n: &serde_json::Number) -> Result<Cell, String> {
-    let too_big = match (n.as_i64(), n.as_u64()) {
-        (Some(i), _) => i.unsigned_abs() > MAX_EXACT_INTEGER,
-        (None, Some(u)) => u > MAX_EXACT_INTEGER,
-        (None, None) => false,
-    };
-    if too_big {
-        return Err("is an integer beyond 2^53, which a cell cannot hold exactly".into());
+    // The number keeps its literal (serde_json's `arbitrary_precision`), so
+    // an integer too large for u64 is still told from a float: `1e30` is a
+    // float and kept, `1000000000000000000000000000000` is refused (§9).
+    let literal = n.to_string();
+    let is_integer = !literal.contains(['.', 'e', 'E']);
+    let float = n.as_f64().filter(|f| f.is_finite());
+    if is_integer && !integer_fits(&literal) {
+        return Err("is an integer beyond 2^53 (a cell cannot hold it exactly)".into());
     }
-    let float = n.as_f64().ok_or("is not a number a cell can hold")?;
-    Ok(Cell::Number(float))
+    float
+        .map(Cell::Number)
+        .ok_or_else(|| "is not a number a cell can hold".into())
+}
+
+/// Whether an integer literal's magnitude is at most 2^53.
+fn integer_fits(literal: &str) -> bool {
+    let digits = literal.trim_start_matches('-');
+    digits.len() <= 16 && digits.parse::<u64>().is_ok_and(|n| n <= MAX_EXACT_INTEGER)
 }
 
 fn text_from_json(s: &str) -> Result<Cell, String> {
@@ -129,10 +137,21 @@ fn text_from_json(s: &str) -> Result<Cell, String> {
         DateParse::Valid(serial, _) => return Ok(Cell::DateTime(serial)),
         DateParse::Invalid(rule) => return Err(rule.into()),
     }
-    if s.chars().count() > MAX_TEXT_CHARS {
-        return Err(format!("is longer than {MAX_TEXT_CHARS} characters"));
+    if !fits_in_a_cell(s) {
+        return Err(too_long());
     }
     Ok(Cell::Text(s.to_owned()))
+}
+
+/// Whether `s` fits the xlsx limit of a cell's text, which counts UTF-16
+/// code units (an emoji is two), as the writer does.
+pub fn fits_in_a_cell(s: &str) -> bool {
+    s.len() <= MAX_TEXT_CHARS || s.encode_utf16().count() <= MAX_TEXT_CHARS
+}
+
+/// The rule a text over [`MAX_TEXT_CHARS`] breaks.
+pub fn too_long() -> String {
+    format!("is longer than {MAX_TEXT_CHARS} UTF-16 code units (the xlsx limit of a cell)")
 }
 
 fn number_to_json(n: f64) -> Value {
@@ -394,8 +413,32 @@ mod tests {
         assert!(cell(json!("x".repeat(MAX_TEXT_CHARS))).is_ok());
         assert_eq!(
             cell(json!("x".repeat(MAX_TEXT_CHARS + 1))),
-            Err("is longer than 32767 characters".into())
+            Err("is longer than 32767 UTF-16 code units (the xlsx limit of a cell)".into())
         );
+        // An emoji is two UTF-16 code units: the writer's count, not chars.
+        let half = MAX_TEXT_CHARS / 2;
+        assert!(cell(json!("😀".repeat(half))).is_ok());
+        assert!(cell(json!("😀".repeat(half + 1))).is_err());
+    }
+
+    fn parsed(literal: &str) -> Result<Cell, String> {
+        cell(serde_json::from_str(literal).unwrap())
+    }
+
+    #[test]
+    fn integer_literals_beyond_two_to_the_53_are_rejected_however_large() {
+        let rule = Err("is an integer beyond 2^53 (a cell cannot hold it exactly)".to_string());
+        assert_eq!(parsed("18446744073709551616"), rule);
+        assert_eq!(parsed("1000000000000000000000000000000"), rule);
+        assert_eq!(parsed("-9007199254740993"), rule);
+        assert_eq!(
+            parsed("9007199254740992"),
+            Ok(Cell::Number(9_007_199_254_740_992.0))
+        );
+        // Floats are not integer literals: stored as the nearest double.
+        assert_eq!(parsed("1e30"), Ok(Cell::Number(1e30)));
+        assert_eq!(parsed("30.0"), Ok(Cell::Number(30.0)));
+        assert_eq!(parsed("-0"), Ok(Cell::Number(0.0)));
     }
 
     #[test]

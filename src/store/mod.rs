@@ -122,6 +122,23 @@ impl Store {
         self.inner.dir.join(id.file_name())
     }
 
+    /// Whether a workbook has this id.
+    pub fn exists(&self, id: SpreadsheetId) -> bool {
+        self.path(id).is_file()
+    }
+
+    /// The id of some workbook of the directory, if it holds any.
+    pub fn any_id(&self) -> Option<SpreadsheetId> {
+        fs::read_dir(&self.inner.dir)
+            .ok()?
+            .filter_map(Result::ok)
+            .find_map(|entry| {
+                let name = entry.file_name();
+                let id = name.to_str()?.strip_suffix(".xlsx")?;
+                SpreadsheetId::parse(id).ok()
+            })
+    }
+
     /// Runs `f` on the current workbook, without taking any lock.
     pub async fn read<T, F>(&self, id: SpreadsheetId, f: F) -> Result<T, StoreError>
     where

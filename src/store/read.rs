@@ -23,6 +23,9 @@ const DAYS_1900_TO_1904: f64 = 1462.0;
 /// column XFD costs 16,384 slots (about 32 bytes each). The bound keeps a
 /// hostile or absurd file from exhausting memory.
 pub fn parse_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, StoreError> {
+    if let Some(what) = not_a_package(bytes) {
+        return Err(StoreError::Unreadable(what.into()));
+    }
     // Checked first: the two parsers below run side by side, so the package
     // scan's own budget cannot stop calamine in time.
     check_size(Cursor::new(bytes))?;
@@ -120,6 +123,35 @@ fn read_grids(bytes: &[u8], max_cells: usize) -> Result<Vec<Grid>, StoreError> {
         grids.push(Grid { meta, rows });
     }
     Ok(grids)
+}
+
+/// What a file is when it is plainly no .xlsx package, said so that the
+/// user knows what to do (§9); `None` when it starts like a zip archive.
+fn not_a_package(bytes: &[u8]) -> Option<&'static str> {
+    /// Every OLE compound file (legacy .xls, encrypted .xlsx) starts so.
+    const COMPOUND_FILE: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
+    if bytes.is_empty() {
+        return Some("the file is empty");
+    }
+    if bytes.starts_with(b"PK") {
+        return None;
+    }
+    if bytes.starts_with(COMPOUND_FILE) {
+        // An encrypted workbook keeps its package in a stream of a compound
+        // file, beside one named EncryptionInfo (MS-OFFCRYPTO).
+        let name: Vec<u8> = "EncryptionInfo"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        if bytes.windows(name.len()).any(|w| w == name) {
+            return Some(
+                "the workbook is password-protected (encrypted); remove its password in the \
+                 spreadsheet app and save it again",
+            );
+        }
+        return Some("the file is a legacy .xls workbook (or another OLE file); save it as .xlsx");
+    }
+    Some("the file is not an .xlsx package (an .xlsx file is a zip archive)")
 }
 
 fn unreadable(error: impl std::fmt::Display) -> StoreError {

@@ -82,11 +82,15 @@ impl Formats {
 
     /// The format to write `cell` with, when it needs one: its cell format,
     /// with a date format added when the value is a date the cell format
-    /// would not show as one.
+    /// would not show as one, and a number format when the value is a
+    /// number the cell format would show as a date (a number written into
+    /// a date column reads back as that number, §9: the reader takes every
+    /// number in a date format for a date).
     fn of(&mut self, id: u32, cell: &Cell) -> Option<&Format> {
         let index = id as usize;
-        let date = match self.dated.get(index) {
-            Some(true) => None,
+        let date = match (self.dated.get(index), cell) {
+            (Some(true), Cell::Number(_)) => Some("General"),
+            (Some(true), _) => None,
             _ => date_code(cell),
         };
         // Ids past the table (which the reader does not make) count as plain.
@@ -190,7 +194,9 @@ impl Rewrite {
             } else {
                 book.add_worksheet()
             };
-            worksheet.set_name(&sheet.name).map_err(unwritable)?;
+            worksheet
+                .set_name(&sheet.name)
+                .map_err(|_| bad_sheet_name(&sheet.name))?;
             // A formula with no cached result keeps none (rather than 0).
             worksheet.set_formula_result_default("");
             match sheet.visibility {
@@ -521,8 +527,53 @@ fn write_print_setup(worksheet: &mut Worksheet, print: &PrintSetup) {
     worksheet.set_print_gridlines(print.gridlines);
 }
 
+/// The refusal of a sheet name the writer will not write: the reader takes
+/// names that spreadsheet apps refuse, from hand-edited files.
+fn bad_sheet_name(name: &str) -> StoreError {
+    StoreError::Conflict(format!(
+        "the workbook cannot be rewritten: the sheet name {name:?} is not allowed in an \
+         .xlsx file (31 characters at most, none of [ ] : * ? / \\, no quote at either \
+         end, each name once); rename the sheet in a spreadsheet app"
+    ))
+}
+
+/// A writer refusal, said in the user's terms: the writer's own message
+/// names its calls and, for temporary files, paths (§9), so it goes to the
+/// log and the client hears what in the workbook blocks the write.
 fn unwritable(error: XlsxError) -> StoreError {
-    StoreError::Conflict(format!("the workbook cannot be rewritten: {error}"))
+    let why: &str = match &error {
+        XlsxError::IoError(_) | XlsxError::TempFileError(..) | XlsxError::ZipError(_) => {
+            return StoreError::Io(std::io::Error::other(error.to_string()));
+        }
+        XlsxError::SheetnameCannotBeBlank(_)
+        | XlsxError::SheetnameLengthExceeded(_)
+        | XlsxError::SheetnameReused(_)
+        | XlsxError::SheetnameContainsInvalidCharacter(_)
+        | XlsxError::SheetnameStartsOrEndsWithApostrophe(_) => {
+            "a sheet name is not allowed in an .xlsx file"
+        }
+        XlsxError::MaxStringLengthExceeded => {
+            "a text of the workbook is longer than 32767 UTF-16 code units"
+        }
+        XlsxError::RowColumnLimitError => {
+            "the workbook reaches past the last row or column of the .xlsx format"
+        }
+        XlsxError::MaxUrlLengthExceeded | XlsxError::UnknownUrlType(_) => {
+            "a hyperlink of the workbook cannot be written back"
+        }
+        XlsxError::TableError(_) | XlsxError::TableRangeOverlaps(..) => {
+            "a table of the workbook cannot be written back"
+        }
+        XlsxError::NameError(..) | XlsxError::NameReused(_) => {
+            "a defined name of the workbook cannot be written back"
+        }
+        XlsxError::MergeRangeSingleCell | XlsxError::MergeRangeOverlaps(..) => {
+            "a merged range of the workbook cannot be written back"
+        }
+        _ => "a part of the workbook cannot be written back",
+    };
+    tracing::warn!(error = %error, "the writer refused a workbook");
+    StoreError::Conflict(format!("the workbook cannot be rewritten: {why}"))
 }
 
 fn write_cell(
@@ -686,7 +737,7 @@ mod tests {
     }
 
     fn insert(workbook: &mut Workbook, sheet: usize, body: serde_json::Value) {
-        let request = InsertRows::from_json(body).expect("a valid body");
+        let request = InsertRows::from_json(body, usize::MAX).expect("a valid body");
         workbook.sheets[sheet].insert(request).expect("inserted");
     }
 

@@ -17,6 +17,13 @@ use tempfile::TempDir;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+/// The path of `fixtures/<name>`.
+pub fn fixture_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
+}
+
 /// The spreadsheet id tests use for their main workbook.
 pub const ID: &str = "0b1e3a5c-0000-4000-8000-00000000000a";
 
