@@ -88,6 +88,40 @@ async fn a_number_written_into_a_date_column_reads_back_as_that_number() {
 }
 
 #[tokio::test]
+async fn a_date_time_reads_back_as_a_date_time_also_at_midnight() {
+    let server = Server::start().await;
+    people_workbook(&server); // `joined` is formatted as a date only
+    let rows = json!({"data": [
+        {"name": "Dan", "joined": "2024/01/15 00:00"},
+        {"name": "Eve", "joined": "2024/01/15 12:30"},
+        {"name": "Fay", "joined": "2024/01/15"},
+    ]});
+    let (status, _) = server.post(&rows_path("People"), rows).await;
+    assert_eq!(status, 201);
+    let expected = [
+        json!("2024/01/15 00:00:00"),
+        json!("2024/01/15 12:30:00"),
+        json!("2024/01/15"),
+    ];
+    let joined = |page: &Value| -> Vec<Value> {
+        page["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| row["joined"].clone())
+            .collect()
+    };
+    let query = format!("{}?offset=3", rows_path("People"));
+    let (_, page) = server.get(&query).await;
+    assert_eq!(joined(&page), expected);
+    // Parsed afresh, the file's formats say the same: the date-times were
+    // given a format that shows their time.
+    let fresh = Server::start_sharing(server.data_dir()).await;
+    let (_, page) = fresh.get(&query).await;
+    assert_eq!(joined(&page), expected);
+}
+
+#[tokio::test]
 async fn integer_literals_beyond_two_to_the_53_are_rejected_however_large() {
     let server = Server::start().await;
     people_workbook(&server);

@@ -233,9 +233,17 @@ fn value_kinds() -> Vec<(&'static str, Written, Value)> {
             Formatted(45306.0 + 49530.0 / 86400.0, "yyyy/mm/dd hh:mm:ss"),
             json!("2024/01/15 13:45:30"),
         ),
+        // §9: the contract's own date-time format is what a date-time sent
+        // through the API is stored with; it reads back as a date-time.
         (
             "date_time_at_midnight",
             Formatted(45306.0, "yyyy/mm/dd hh:mm:ss"),
+            json!("2024/01/15 00:00:00"),
+        ),
+        // Any other format follows §2: a date at midnight reads as a date.
+        (
+            "own_date_time_format_at_midnight",
+            Formatted(45306.0, "dd/mm/yyyy hh:mm"),
             json!("2024/01/15"),
         ),
         (

@@ -223,7 +223,7 @@ fn compare(cell: &Cell, operand: &Operand) -> Option<Ordering> {
                 number: Some(v), ..
             },
         ) => n.partial_cmp(v),
-        (Cell::DateTime(d), Operand { date: Some(v), .. }) => {
+        (Cell::DateTime(d) | Cell::Timestamp(d), Operand { date: Some(v), .. }) => {
             Some(to_seconds(*d).cmp(&to_seconds(*v)))
         }
         (

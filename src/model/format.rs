@@ -83,15 +83,42 @@ impl CellFormat {
     pub fn shows_date(&self) -> bool {
         self.num_format.as_deref().is_some_and(is_date_format)
     }
+
+    /// What the number format shows of a date-like value.
+    pub fn date_parts(&self) -> DateParts {
+        self.num_format
+            .as_deref()
+            .map(date_parts)
+            .unwrap_or_default()
+    }
 }
 
 /// Whether a number format code shows a date or time: it has a date or time
 /// token outside quoted text, escapes and `[colour]`/`[$-locale]` brackets.
 /// (`[h]` and `[mm]` elapsed-time brackets count as time.)
 pub fn is_date_format(code: &str) -> bool {
-    let mut chars = code.chars().peekable();
+    let parts = date_parts(code);
+    parts.date || parts.time
+}
+
+/// Which parts of a date-like value a number format code shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DateParts {
+    /// A year, month or day.
+    pub date: bool,
+    /// An hour, minute or second.
+    pub time: bool,
+}
+
+/// What `code` shows of a date-like value. `m` is a minute next to an `h`
+/// or `s` token and a month elsewhere, as spreadsheet apps read it; here
+/// a code with hours or seconds counts its `m` as minutes.
+pub fn date_parts(code: &str) -> DateParts {
+    let mut parts = DateParts::default();
+    let mut month_or_minute = false;
+    let mut chars = code.chars();
     while let Some(c) = chars.next() {
-        match c {
+        match c.to_ascii_lowercase() {
             '"' => {
                 for c in chars.by_ref() {
                     if c == '"' {
@@ -106,14 +133,19 @@ pub fn is_date_format(code: &str) -> bool {
                 let inner: String = chars.by_ref().take_while(|&c| c != ']').collect();
                 let lower = inner.to_ascii_lowercase();
                 if !lower.is_empty() && lower.chars().all(|c| matches!(c, 'h' | 'm' | 's')) {
-                    return true;
+                    parts.time = true;
                 }
             }
-            'y' | 'Y' | 'd' | 'D' | 'h' | 'H' | 's' | 'S' | 'm' | 'M' => return true,
+            'y' | 'd' => parts.date = true,
+            'h' | 's' => parts.time = true,
+            'm' => month_or_minute = true,
             _ => {}
         }
     }
-    false
+    if month_or_minute && !parts.time {
+        parts.date = true;
+    }
+    parts
 }
 
 #[cfg(test)]
@@ -141,6 +173,24 @@ mod tests {
             "0.00\\h",
         ] {
             assert!(!is_date_format(code), "{code}");
+        }
+    }
+
+    #[test]
+    fn tells_dates_from_times() {
+        let parts = |date, time| DateParts { date, time };
+        for (code, expected) in [
+            ("yyyy/mm/dd", parts(true, false)),
+            ("yyyy/mm/dd hh:mm:ss", parts(true, true)),
+            ("mmm yyyy", parts(true, false)),
+            ("mmmm", parts(true, false)),
+            ("hh:mm", parts(false, true)),
+            ("mm:ss", parts(false, true)),
+            ("[h]:mm", parts(false, true)),
+            ("d/m/yy h:mm AM/PM", parts(true, true)),
+            ("\"day\" 0", parts(false, false)),
+        ] {
+            assert_eq!(date_parts(code), expected, "{code}");
         }
     }
 }

@@ -13,7 +13,7 @@ use super::header::Header;
 use super::layout::{Layout, LinkTarget};
 use super::problems::Problems;
 use super::request::{DeleteRows, InsertRows, ReadQuery, Selector, UpdateRows};
-use super::value::Cell;
+use super::value::{Cell, DATE_TIME_CODE};
 
 /// The last row number of the xlsx format.
 pub const MAX_ROWS: usize = 1_048_576;
@@ -402,6 +402,33 @@ impl Sheet {
             }
         }
         Ok(rows.len())
+    }
+
+    /// Makes timestamps of the dates whose cell format is the contract's
+    /// date-time format, the one a date-time sent through the API is stored
+    /// with, so that it reads back with its time also at midnight (§9).
+    /// Other formats follow §2: a date at midnight reads as a date. For the
+    /// reader, once the sheet's layout is known.
+    pub fn show_times(&mut self, formats: &[CellFormat]) {
+        let exact: Vec<bool> = formats
+            .iter()
+            .map(|format| format.num_format.as_deref() == Some(DATE_TIME_CODE))
+            .collect();
+        let is_date_time = |id: u32| exact.get(id as usize).copied().unwrap_or(false);
+        for (r, row) in self.rows.iter_mut().enumerate() {
+            for (c, cell) in row.iter_mut().enumerate() {
+                let value = match cell {
+                    Cell::Formula(formula) => &mut formula.cached,
+                    other => other,
+                };
+                if let Cell::DateTime(serial) = *value
+                    && serial >= 1.0
+                    && is_date_time(self.layout.format(r, c))
+                {
+                    *value = Cell::Timestamp(serial);
+                }
+            }
+        }
     }
 
     /// The columns of an insert that the sheet does not have. A blank sheet

@@ -10,6 +10,9 @@ use serde_json::Value;
 
 /// The longest text a cell may hold, in UTF-16 code units (the xlsx format's limit).
 pub const MAX_TEXT_CHARS: usize = 32_767;
+/// The number format of a date-time cell (contract §2). A date cell of this
+/// format reads back as a date-time also at midnight (§9).
+pub const DATE_TIME_CODE: &str = "yyyy/mm/dd hh:mm:ss";
 /// The largest integer magnitude a numeric cell (an f64) holds exactly.
 pub const MAX_EXACT_INTEGER: u64 = 1 << 53;
 
@@ -21,8 +24,13 @@ pub enum Cell {
     Number(f64),
     Text(String),
     Bool(bool),
-    /// A date, date-time or time of day, as an Excel serial number.
+    /// A date, date-time or time of day, as an Excel serial number; read
+    /// back as a date when its time of day is zero (contract §2).
     DateTime(f64),
+    /// A date with a time of day that is shown with its time, also at
+    /// midnight: a date-time sent through the API, or a cell whose format
+    /// shows both (contract §9: a date-time reads back as a date-time).
+    Timestamp(f64),
     /// A duration (`[h]:mm:ss`), as a number of days.
     Duration(f64),
     /// An error value such as `#DIV/0!`, by its text.
@@ -101,6 +109,7 @@ impl Cell {
             Cell::Bool(true) => Cow::Borrowed("true"),
             Cell::Bool(false) => Cow::Borrowed("false"),
             Cell::DateTime(serial) => Cow::Owned(format_date_time(*serial)),
+            Cell::Timestamp(serial) => Cow::Owned(format_timestamp(*serial)),
             Cell::Duration(days) => Cow::Owned(format_duration(*days)),
             Cell::Formula(_) => unreachable!("value() never returns a formula"),
         }
@@ -134,6 +143,7 @@ fn text_from_json(s: &str) -> Result<Cell, String> {
     }
     match parse_date(s, DateSyntax::Value) {
         DateParse::NotADate => {}
+        DateParse::Valid(serial, DateKind::DateTime) => return Ok(Cell::Timestamp(serial)),
         DateParse::Valid(serial, _) => return Ok(Cell::DateTime(serial)),
         DateParse::Invalid(rule) => return Err(rule.into()),
     }
@@ -351,6 +361,18 @@ pub fn format_date_time(serial: f64) -> String {
     }
 }
 
+/// `YYYY/MM/DD HH:MM:SS`, also at midnight.
+pub fn format_timestamp(serial: f64) -> String {
+    let (days, seconds) = split_serial(serial);
+    let (y, m, d) = date_from_serial(days.max(0));
+    format!(
+        "{y:04}/{m:02}/{d:02} {:02}:{:02}:{:02}",
+        seconds / 3600,
+        seconds % 3600 / 60,
+        seconds % 60
+    )
+}
+
 /// `HH:MM:SS` with as many hours as it takes (`30:15:00`).
 pub fn format_duration(days: f64) -> String {
     let seconds = (days * 86_400.0).round() as i64;
@@ -373,7 +395,14 @@ mod tests {
         assert_eq!(cell(json!("2024/01/15")), Ok(Cell::DateTime(45306.0)));
         assert_eq!(cell(json!("1900/01/01")), Ok(Cell::DateTime(1.0)));
         assert_eq!(cell(json!("1900/03/01")), Ok(Cell::DateTime(61.0)));
-        assert_eq!(cell(json!("2024/01/15 12:00")), Ok(Cell::DateTime(45306.5)));
+        assert_eq!(
+            cell(json!("2024/01/15 12:00")),
+            Ok(Cell::Timestamp(45306.5))
+        );
+        assert_eq!(
+            cell(json!("2024/01/15 00:00")),
+            Ok(Cell::Timestamp(45306.0))
+        );
     }
 
     #[test]
@@ -457,6 +486,10 @@ mod tests {
             json!("2024/01/15 12:00:00")
         );
         assert_eq!(Cell::DateTime(0.5208333333).to_json(), json!("12:30:00"));
+        assert_eq!(
+            Cell::Timestamp(45306.0).to_json(),
+            json!("2024/01/15 00:00:00")
+        );
         assert_eq!(Cell::Duration(1.2604166667).to_json(), json!("30:15:00"));
         assert_eq!(Cell::DateTime(60.0).to_json(), json!("1900/02/29"));
         assert_eq!(Cell::DateTime(59.0).to_json(), json!("1900/02/28"));

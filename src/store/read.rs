@@ -70,6 +70,7 @@ pub fn parse_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, StoreE
             SheetVisible::VeryHidden => Visibility::VeryHidden,
         };
         sheet.layout = package.layouts.remove(&sheet.name).unwrap_or_default();
+        sheet.show_times(&workbook.formats);
         workbook.sheets.push(sheet);
     }
     workbook.active_sheet = kept_index

@@ -15,26 +15,52 @@ use rust_xlsxwriter::{
 
 use super::StoreError;
 use super::styles::{to_format, xlsx_color};
-use crate::model::format::{CellFormat, Font};
+use crate::model::format::{CellFormat, DateParts, Font};
 use crate::model::layout::{Layout, LinkTarget, PrintSetup};
 use crate::model::sheet::DocumentProperties;
 use crate::model::value::{DateKind, date_kind, format_number};
 use crate::model::{Cell, Sheet, Visibility, Workbook};
+
+use crate::model::value::DATE_TIME_CODE;
 
 /// The number format codes the service gives date-like values (contract §2)
 /// when their cell's own format does not show a date.
 fn date_code(cell: &Cell) -> Option<&'static str> {
     let serial = match cell {
         Cell::DateTime(serial) => *serial,
+        Cell::Timestamp(_) => return Some(DATE_TIME_CODE),
         Cell::Duration(_) => return Some("[h]:mm:ss"),
         Cell::Formula(f) => return date_code(&f.cached),
         _ => return None,
     };
     Some(match date_kind(serial) {
         DateKind::Date => "yyyy/mm/dd",
-        DateKind::DateTime => "yyyy/mm/dd hh:mm:ss",
+        DateKind::DateTime => DATE_TIME_CODE,
         DateKind::TimeOfDay => "hh:mm:ss",
     })
+}
+
+/// The number format to give a value whose cell format shows a date or
+/// time (`shows`), when that format does not fit the value's kind (§9):
+/// - a number gets `General`, so that it reads back as a number;
+/// - a timestamp gets [`DATE_TIME_CODE`], unless its cell format already
+///   shows a date with a nonzero time;
+/// - a date in a cell of [`DATE_TIME_CODE`] gets `yyyy/mm/dd`.
+///
+/// The reader takes the cells of [`DATE_TIME_CODE`] for timestamps, so the
+/// cells of a file always fit and keep their format.
+fn code_for_shown(cell: &Cell, shows: DateParts, exact: bool) -> Option<&'static str> {
+    match cell {
+        Cell::Number(_) => Some("General"),
+        Cell::Timestamp(serial) => {
+            let keeps_time = shows.date && shows.time && date_kind(*serial) == DateKind::DateTime;
+            (!exact && !keeps_time).then_some(DATE_TIME_CODE)
+        }
+        Cell::DateTime(serial) if exact && date_kind(*serial) == DateKind::Date => {
+            Some("yyyy/mm/dd")
+        }
+        _ => None,
+    }
 }
 
 /// rust_xlsxwriter formats for the workbook's cell formats, built once each.
@@ -42,8 +68,8 @@ struct Formats {
     cell_formats: Vec<CellFormat>,
     /// Whether each cell format is the default one (needs no format).
     plain: Vec<bool>,
-    /// Whether each cell format shows numbers as dates.
-    dated: Vec<bool>,
+    /// What each cell format shows of a date-like value.
+    dated: Vec<DateParts>,
     /// Each cell format as built, by id: looked up for most formatted cells.
     built: Vec<Option<Format>>,
     /// Cell formats with a date format added, for date values in cells
@@ -57,7 +83,7 @@ impl Formats {
         Formats {
             cell_formats: cell_formats.to_vec(),
             plain: cell_formats.iter().map(|f| *f == default).collect(),
-            dated: cell_formats.iter().map(CellFormat::shows_date).collect(),
+            dated: cell_formats.iter().map(CellFormat::date_parts).collect(),
             built: vec![None; cell_formats.len()],
             built_with_date: HashMap::new(),
         }
@@ -88,10 +114,12 @@ impl Formats {
     /// number in a date format for a date).
     fn of(&mut self, id: u32, cell: &Cell) -> Option<&Format> {
         let index = id as usize;
-        let date = match (self.dated.get(index), cell) {
-            (Some(true), Cell::Number(_)) => Some("General"),
-            (Some(true), _) => None,
-            _ => date_code(cell),
+        let shows = self.dated.get(index).copied().unwrap_or_default();
+        let date = if shows.date || shows.time {
+            let exact = self.cell_formats[index].num_format.as_deref() == Some(DATE_TIME_CODE);
+            code_for_shown(cell, shows, exact)
+        } else {
+            date_code(cell)
         };
         // Ids past the table (which the reader does not make) count as plain.
         let index = match self.plain.get(index) {
@@ -598,10 +626,13 @@ fn write_cell(
         return Ok(());
     }
     match (cell, format) {
-        (Cell::Number(n) | Cell::DateTime(n) | Cell::Duration(n), Some(format)) => {
+        (
+            Cell::Number(n) | Cell::DateTime(n) | Cell::Timestamp(n) | Cell::Duration(n),
+            Some(format),
+        ) => {
             worksheet.write_number_with_format(row, column, *n, format)?;
         }
-        (Cell::Number(n) | Cell::DateTime(n) | Cell::Duration(n), None) => {
+        (Cell::Number(n) | Cell::DateTime(n) | Cell::Timestamp(n) | Cell::Duration(n), None) => {
             worksheet.write_number(row, column, *n)?;
         }
         (Cell::Text(text), Some(format)) if !text.is_empty() => {
@@ -693,7 +724,9 @@ fn table_style(name: &str) -> Option<TableStyle> {
 fn cached_result(cell: &Cell) -> String {
     match cell {
         Cell::Number(n) => format_number(*n),
-        Cell::DateTime(serial) | Cell::Duration(serial) => serial.to_string(),
+        Cell::DateTime(serial) | Cell::Timestamp(serial) | Cell::Duration(serial) => {
+            serial.to_string()
+        }
         Cell::Bool(true) => "TRUE".into(),
         Cell::Bool(false) => "FALSE".into(),
         Cell::Text(text) | Cell::Error(text) => text.clone(),
