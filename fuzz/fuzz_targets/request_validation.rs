@@ -108,17 +108,31 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
 
-    if let Ok(insert) = InsertRows::from_json(json.clone(), usize::MAX) {
-        for mut sheet in sheets() {
-            let _ = sheet.insert(insert.clone());
-            read_all(&sheet, query.as_ref());
+    match InsertRows::from_json(json.clone(), usize::MAX) {
+        Ok(insert) => {
+            for mut sheet in sheets() {
+                let _ = sheet.insert(insert.clone());
+                read_all(&sheet, query.as_ref());
+            }
+        }
+        Err(rejected) => {
+            for sheet in sheets() {
+                let _ = sheet.insert_problems(&rejected.partial);
+            }
         }
     }
 
-    if let Ok(update) = UpdateRows::from_json(json.clone()) {
-        for mut sheet in sheets() {
-            let _ = sheet.update(update.clone());
-            read_all(&sheet, query.as_ref());
+    match UpdateRows::from_json(json.clone()) {
+        Ok(update) => {
+            for mut sheet in sheets() {
+                let _ = sheet.update(update.clone());
+                read_all(&sheet, query.as_ref());
+            }
+        }
+        Err(rejected) => {
+            for sheet in sheets() {
+                let _ = sheet.update_problems(&rejected.partial);
+            }
         }
     }
 
