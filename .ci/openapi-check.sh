@@ -269,7 +269,7 @@ def xlsx_body(ctx, value):
     return _as_bytes(value)
 
 
-@schemathesis.deserializer(XLSX)
+@schemathesis.deserializer(XLSX, "application/octet-stream")
 def xlsx_response(ctx, response):
     with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
         if "xl/workbook.xml" not in archive.namelist():

@@ -183,10 +183,27 @@ async fn the_description_types_what_the_server_takes() {
         );
     }
 
-    // Every operation takes the bearer token but /healthz.
-    assert_eq!(spec["security"], serde_json::json!([{"bearer": []}]));
+    // Every operation takes the bearer token but /healthz, said on each
+    // operation (generated clients read only that).
+    assert_eq!(
+        rows["post"]["security"],
+        serde_json::json!([{"bearer": []}])
+    );
+    assert_eq!(
+        spec["paths"]["/v1/spreadsheets"]["post"]["security"],
+        serde_json::json!([{"bearer": []}])
+    );
     assert_eq!(
         spec["paths"]["/healthz"]["get"]["security"],
-        serde_json::json!([{}])
+        serde_json::json!([])
     );
+
+    // Every error status refers to the one error body.
+    for status in ["400", "404", "409"] {
+        assert_eq!(
+            rows["post"]["responses"][status]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/ErrorBody",
+            "{status}"
+        );
+    }
 }

@@ -85,8 +85,11 @@ async fn spreadsheets_upload(
 
 /// `GET /v1/spreadsheets/{id}`: the workbook as it is on disk.
 #[utoipa::path(get, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams),
-    responses((status = 200, description = "The xlsx file, as an attachment",
-        content_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", body = XlsxFile), Errors))]
+    responses((status = 200, description = "The xlsx file, as an attachment (sent with the xlsx content type)",
+        content(
+            (XlsxFile = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+            (XlsxFile = "application/octet-stream")),
+        headers(("Content-Disposition" = String, description = "attachment; filename=\"<id>.xlsx\""))), Errors))]
 async fn spreadsheets_download(
     State(state): State<AppState>,
     path: SpreadsheetPath,
