@@ -165,6 +165,39 @@ async fn an_update_names_bad_values_and_unknown_columns_together() {
 }
 
 #[tokio::test]
+async fn a_read_names_bad_filters_and_unknown_columns_together() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let (status, body) = server
+        .get(&format!(
+            "{}?filter=bad&filter=nosuch:eq:1",
+            rows_path("People")
+        ))
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        body["error"],
+        "filter: \"bad\" is not a filter expression (column:operator:value), \
+         filter: column \"nosuch\" is not a column of the sheet"
+    );
+}
+
+#[tokio::test]
+async fn a_column_name_is_measured_as_the_writer_does() {
+    let server = Server::start().await;
+    make_workbook(&server.file(ID), &[("Blank", vec![])]);
+    let name = "😀".repeat(16_384); // 32,768 UTF-16 code units
+    let (status, body) = server
+        .post(&rows_path("Blank"), json!({"data": [{ name: 1 }]}))
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        body["error"],
+        "data[0]: a column name must be at most 32767 UTF-16 code units"
+    );
+}
+
+#[tokio::test]
 async fn the_ambiguous_column_message_is_whole() {
     let server = Server::start().await;
     make_workbook(

@@ -257,18 +257,6 @@ fn parse_id(id: &str) -> Result<SpreadsheetId, Problems> {
     SpreadsheetId::parse(id).map_err(|rule| Problems::one("spreadsheet_id", rule))
 }
 
-/// The id and the checked request, with the problems of both reported together.
-fn validate<T>(id: &str, request: Result<T, Problems>) -> Result<(SpreadsheetId, T), ApiError> {
-    match (parse_id(id), request) {
-        (Ok(id), Ok(request)) => Ok((id, request)),
-        (Err(mut problems), Err(more)) => {
-            problems.extend(more);
-            Err(problems.into())
-        }
-        (Err(problems), _) | (_, Err(problems)) => Err(problems.into()),
-    }
-}
-
 impl SpreadsheetPath {
     pub fn id(&self) -> Result<SpreadsheetId, ApiError> {
         Ok(parse_id(&self.id)?)
@@ -279,13 +267,5 @@ impl SheetPath {
     /// The spreadsheet id, checked.
     pub fn id(&self) -> Result<SpreadsheetId, Problems> {
         parse_id(&self.id)
-    }
-
-    /// The spreadsheet id and the request, both checked.
-    pub fn validate<T>(
-        &self,
-        request: Result<T, Problems>,
-    ) -> Result<(SpreadsheetId, T), ApiError> {
-        validate(&self.id, request)
     }
 }

@@ -89,7 +89,8 @@ async fn rows_read(
     path: SheetPath,
     QueryPairs(pairs): QueryPairs,
 ) -> Result<Json<RowsPage>> {
-    let (id, query) = path.validate(ReadQuery::from_pairs(&pairs))?;
+    let query = ReadQuery::from_pairs(&pairs);
+    let (id, query) = checked(&state, &path, query, Sheet::read_problems).await?;
     let sheet = path.sheet;
     let page = state
         .store

@@ -21,7 +21,7 @@ use utoipa::openapi::schema::{
 
 use super::filter::{FilterExpr, parse_filter};
 use super::problems::Problems;
-use super::value::Cell;
+use super::value::{Cell, MAX_TEXT_CHARS, fits_in_a_cell};
 
 /// The most rows one read returns (contract §4.3).
 pub const MAX_LIMIT: usize = 100_000;
@@ -316,7 +316,7 @@ impl DeleteRows {
 
 impl ReadQuery {
     /// From the decoded query pairs, in the order they were given.
-    pub fn from_pairs(pairs: &[(String, String)]) -> Result<ReadQuery, Problems> {
+    pub fn from_pairs(pairs: &[(String, String)]) -> Result<ReadQuery, Rejected<ReadQuery>> {
         let mut problems = Problems::new();
         let mut query = ReadQuery {
             filters: Vec::new(),
@@ -349,7 +349,7 @@ impl ReadQuery {
                 other => problems.push(other, "is not a known query parameter"),
             }
         }
-        problems.into_result(query)
+        checked(query, problems)
     }
 }
 
@@ -374,6 +374,14 @@ fn cells_from_json(
     for (column, value) in map {
         if column.is_empty() {
             problems.push(field, "a column name must not be empty");
+            continue;
+        }
+        if !fits_in_a_cell(column) {
+            // It would become a header cell on a blank sheet.
+            problems.push(
+                field,
+                format!("a column name must be at most {MAX_TEXT_CHARS} UTF-16 code units"),
+            );
             continue;
         }
         match Cell::from_json(value) {
@@ -597,6 +605,7 @@ mod tests {
         assert_eq!(
             ReadQuery::from_pairs(&pairs(&[("limit", "1"), ("limit", "2"), ("limit", "3")]))
                 .unwrap_err()
+                .problems
                 .to_string(),
             "limit: must be given at most once"
         );
@@ -623,6 +632,7 @@ mod tests {
         assert_eq!(
             ReadQuery::from_pairs(&pairs(&[("limit", "100001"), ("offest", "1")]))
                 .unwrap_err()
+                .problems
                 .to_string(),
             "limit: must be an integer from 0 to 100000, offest: is not a known query parameter"
         );

@@ -7,6 +7,7 @@
 
 use serde_json::{Map, Value};
 
+use super::filter::FilterExpr;
 use super::format::{CellFormat, Font};
 use super::formula::{may_refer_to_cells, sheet_prefixes};
 use super::header::Header;
@@ -461,6 +462,11 @@ impl Sheet {
         filter_problems(Header::of(self).as_ref(), &request.selector)
     }
 
+    /// The columns of a read's filters that the sheet lacks.
+    pub fn read_problems(&self, query: &ReadQuery) -> Problems {
+        bind_problems(Header::of(self).as_ref(), &query.filters)
+    }
+
     /// The rows matching the query, as JSON objects with `_row` (contract §4.3).
     pub fn read(&self, query: &ReadQuery) -> Result<RowsPage, Error> {
         let header = Header::of(self);
@@ -597,12 +603,18 @@ fn data_problems(header: Option<&Header>, data: &[(String, Cell)]) -> Problems {
 
 /// The problems of binding a selector's filters to `header`.
 fn filter_problems(header: Option<&Header>, selector: &Selector) -> Problems {
+    match selector {
+        Selector::Filter(filters) => bind_problems(header, filters),
+        Selector::Row(_) => Problems::new(),
+    }
+}
+
+/// The problems of binding `filters` to `header`.
+fn bind_problems(header: Option<&Header>, filters: &[FilterExpr]) -> Problems {
     let mut problems = Problems::new();
-    if let Selector::Filter(filters) = selector {
-        for filter in filters {
-            if let Err(rule) = filter.bind(header) {
-                problems.push(filter.field.clone(), rule);
-            }
+    for filter in filters {
+        if let Err(rule) = filter.bind(header) {
+            problems.push(filter.field.clone(), rule);
         }
     }
     problems
