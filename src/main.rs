@@ -42,7 +42,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 /// A curl command that works against this server as configured: it reads
 /// the sample workbook when there is one, else lists a workbook's sheets,
-/// else uploads one; with tokens, it sends one (from `$TOKEN`).
+/// else uploads one; with tokens, it sends one (from `$TOKEN`, which the
+/// user sets to one of them).
 fn try_command(config: &Config, store: &Store, address: std::net::SocketAddr) -> String {
     let auth = if config.auth_required() {
         "-H \"Authorization: Bearer $TOKEN\" "
@@ -58,6 +59,10 @@ fn try_command(config: &Config, store: &Store, address: std::net::SocketAddr) ->
     }
     match store.any_id() {
         Some(id) => format!("curl {auth}'{base}/v1/data/{id}'"),
+        // A read-only token cannot upload: show what it can read.
+        None if config.tokens.is_empty() && config.auth_required() => {
+            format!("curl {auth}'{base}/v1/openapi.json'")
+        }
         None => format!(
             "curl {auth}-X POST '{base}/v1/spreadsheets' \
              -H 'Content-Type: application/octet-stream' --data-binary @book.xlsx"

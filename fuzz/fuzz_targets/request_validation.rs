@@ -104,11 +104,11 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 
-    let Some(json) = json else {
+    if json.is_none() {
         return;
-    };
+    }
 
-    match InsertRows::from_json(json.clone(), usize::MAX) {
+    match InsertRows::from_json(data, usize::MAX) {
         Ok(insert) => {
             for mut sheet in sheets() {
                 let _ = sheet.insert(insert.clone());
@@ -122,7 +122,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 
-    match UpdateRows::from_json(json.clone()) {
+    match UpdateRows::from_json(data) {
         Ok(update) => {
             for mut sheet in sheets() {
                 let _ = sheet.update(update.clone());
@@ -136,7 +136,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 
-    if let Ok(delete) = DeleteRows::from_json(json) {
+    if let Ok(delete) = DeleteRows::from_json(data) {
         for sheet in sheets() {
             let mut workbook = Workbook {
                 sheets: vec![sheet],

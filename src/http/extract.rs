@@ -12,7 +12,6 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, FromRequestParts, Path, Request};
 use axum::http::{StatusCode, header, request::Parts};
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
-use serde_json::Value;
 
 use super::error::ApiError;
 use crate::model::request::no_query_parameters;
@@ -32,8 +31,9 @@ const SEND_XLSX: &str = "send the .xlsx file's bytes as the whole body with the 
      (or application/octet-stream); a form upload (curl -F) is not taken, use \
      curl --data-binary @book.xlsx";
 
-/// A JSON request body, parsed but not yet checked.
-pub struct JsonBody(pub Value);
+/// A JSON request body: valid JSON text with no key repeated in an object,
+/// not yet read into a type.
+pub struct JsonBody(pub Bytes);
 
 /// An xlsx request body, not empty.
 pub struct XlsxBody(pub Bytes);
@@ -67,28 +67,32 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
             return Err(ApiError::UnsupportedMediaType(SEND_JSON));
         }
         let bytes = body_bytes(req, state).await?;
-        let json: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| ApiError::invalid("body", format!("is not valid JSON ({e})")))?;
-        if let Some(problem) = first_duplicate_key(&bytes) {
-            return Err(problem.into());
-        }
-        Ok(JsonBody(json))
+        check_json(&bytes)?;
+        Ok(JsonBody(bytes))
     }
 }
 
-/// The first object key given twice in `json` (already known to parse), as
-/// a problem at its object's path: serde_json keeps the last silently, so
-/// `{"type": "row", "type": "filter"}` would otherwise be read as a filter.
-fn first_duplicate_key(json: &[u8]) -> Option<Problems> {
+/// Checks that `json` is JSON text with no object key given twice, in one
+/// pass: serde_json would keep the last of two keys silently, so
+/// `{"type": "row", "type": "filter"}` would be read as a filter.
+fn check_json(json: &[u8]) -> Result<(), ApiError> {
     let found = RefCell::new(None);
     let seed = NoDuplicateKeys {
         path: String::new(),
         found: &found,
     };
     let mut deserializer = serde_json::Deserializer::from_slice(json);
-    // An error here is the duplicate, recorded in `found`.
-    let _ = seed.deserialize(&mut deserializer);
-    found.into_inner()
+    let walked = seed
+        .deserialize(&mut deserializer)
+        .and_then(|()| deserializer.end());
+    match (found.into_inner(), walked) {
+        (Some(duplicate), _) => Err(duplicate.into()),
+        (None, Err(e)) => Err(ApiError::invalid(
+            "body",
+            format!("is not valid JSON ({e})"),
+        )),
+        (None, Ok(())) => Ok(()),
+    }
 }
 
 /// Walks a JSON value, failing at the first object key seen twice.

@@ -36,8 +36,8 @@ async fn rows_insert(
     _: NoQuery,
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<Inserted>)> {
-    let request = InsertRows::from_json(body, state.config.max_rows_per_request);
-    let (id, request) = checked(&state, &path, request, Sheet::insert_problems).await?;
+    let request = InsertRows::from_json(&body, state.config.max_rows_per_request);
+    let (id, request) = valid_request(&state, &path, request, Sheet::insert_problems).await?;
     let sheet = path.sheet;
     let inserted = state
         .store
@@ -63,8 +63,8 @@ async fn rows_update(
     _: NoQuery,
     JsonBody(body): JsonBody,
 ) -> Result<Json<Updated>> {
-    let request = UpdateRows::from_json(body);
-    let (id, request) = checked(&state, &path, request, Sheet::update_problems).await?;
+    let request = UpdateRows::from_json(&body);
+    let (id, request) = valid_request(&state, &path, request, Sheet::update_problems).await?;
     let sheet = path.sheet;
     let updated = state
         .store
@@ -90,7 +90,7 @@ async fn rows_read(
     QueryPairs(pairs): QueryPairs,
 ) -> Result<Json<RowsPage>> {
     let query = ReadQuery::from_pairs(&pairs);
-    let (id, query) = checked(&state, &path, query, Sheet::read_problems).await?;
+    let (id, query) = valid_request(&state, &path, query, Sheet::read_problems).await?;
     let sheet = path.sheet;
     let page = state
         .store
@@ -113,8 +113,8 @@ async fn rows_delete(
     _: NoQuery,
     JsonBody(body): JsonBody,
 ) -> Result<Json<Deleted>> {
-    let request = DeleteRows::from_json(body);
-    let (id, request) = checked(&state, &path, request, Sheet::delete_problems).await?;
+    let request = DeleteRows::from_json(&body);
+    let (id, request) = valid_request(&state, &path, request, Sheet::delete_problems).await?;
     let sheet = path.sheet;
     let deleted = state
         .store
@@ -132,7 +132,7 @@ async fn rows_delete(
 /// The checked id and request. A request with problems is answered 400
 /// naming every one: the id's, its own, and those only the sheet can see
 /// (columns it lacks), looked up without taking the write turn.
-async fn checked<T: Send + 'static>(
+async fn valid_request<T: Send + 'static>(
     state: &AppState,
     path: &SheetPath,
     request: std::result::Result<T, Rejected<T>>,

@@ -93,6 +93,10 @@ impl<S> JsonErrors<S> {
 /// The answer to send instead of `head`, when `head` is hyper's automatic
 /// answer to a malformed request.
 pub fn rewrite_parse_error(head: &[u8]) -> Option<Vec<u8>> {
+    // Cheap first: most writes are answers of the router, often large.
+    if head.len() > 512 || !head.starts_with(b"HTTP/1.1 4") {
+        return None;
+    }
     let text = std::str::from_utf8(head).ok()?;
     let rest = text.strip_prefix("HTTP/1.1 ")?;
     let (error, hint) = match rest.get(..4)? {
@@ -106,7 +110,7 @@ pub fn rewrite_parse_error(head: &[u8]) -> Option<Vec<u8>> {
         ),
         "431 " => (
             "Request Header Fields Too Large",
-            "send at most 100 header fields, each under 64 KiB together",
+            "send at most 100 header fields, and a request head under 400 KiB",
         ),
         _ => return None,
     };
@@ -119,6 +123,8 @@ pub fn rewrite_parse_error(head: &[u8]) -> Option<Vec<u8>> {
     }
     let body = serde_json::json!({"success": false, "error": error, "detail": hint}).to_string();
     let status_line = text.split("\r\n").next()?;
+    // No router span saw this request: its one log line is this.
+    tracing::info!(status = %status_line, "answered a request the HTTP library could not parse");
     Some(
         format!(
             "{status_line}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
@@ -167,6 +173,29 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for JsonErrors<S> {
             return Poll::Ready(Ok(buf.len()));
         }
         Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        ready!(self.poll_pending(cx))?;
+        // hyper's automatic answer is a head alone, in one slice.
+        if let [head] = bufs
+            && let Some(answer) = rewrite_parse_error(head)
+        {
+            self.pending = answer;
+            self.written = 0;
+            return Poll::Ready(Ok(head.len()));
+        }
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        // Keeps hyper's vectored writes: without it, hyper copies every
+        // body into one buffer first.
+        self.inner.is_write_vectored()
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

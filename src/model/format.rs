@@ -6,6 +6,8 @@
 //! the names the xlsx format gives them (`"thin"`, `"center"`, `"single"`),
 //! so a reader needs no translation and the writer maps them in one place.
 
+use super::value::DATE_TIME_CODE;
+
 /// A colour as a workbook names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Color {
@@ -91,6 +93,12 @@ impl CellFormat {
             .map(date_parts)
             .unwrap_or_default()
     }
+
+    /// Whether the number format is the contract's date-time format, whose
+    /// dates read back with their time also at midnight (§9).
+    pub fn is_date_time_code(&self) -> bool {
+        self.num_format.as_deref() == Some(DATE_TIME_CODE)
+    }
 }
 
 /// Whether a number format code shows a date or time: it has a date or time
@@ -112,7 +120,9 @@ pub struct DateParts {
 
 /// What `code` shows of a date-like value. `m` is a minute next to an `h`
 /// or `s` token and a month elsewhere, as spreadsheet apps read it; here
-/// a code with hours or seconds counts its `m` as minutes.
+/// a code with hours or seconds counts its `m` as minutes. Only the first
+/// section (up to `;`) counts, as calamine reads it: the two must agree on
+/// which numbers are dates.
 pub fn date_parts(code: &str) -> DateParts {
     let mut parts = DateParts::default();
     let mut month_or_minute = false;
@@ -129,6 +139,7 @@ pub fn date_parts(code: &str) -> DateParts {
             '\\' | '_' | '*' => {
                 chars.next();
             }
+            ';' => break,
             '[' => {
                 let inner: String = chars.by_ref().take_while(|&c| c != ']').collect();
                 let lower = inner.to_ascii_lowercase();
@@ -189,6 +200,7 @@ mod tests {
             ("[h]:mm", parts(false, true)),
             ("d/m/yy h:mm AM/PM", parts(true, true)),
             ("\"day\" 0", parts(false, false)),
+            ("0.00;[Red]yyyy", parts(false, false)),
         ] {
             assert_eq!(date_parts(code), expected, "{code}");
         }

@@ -12,6 +12,8 @@
 //! problems here still carries what could be read of it ([`Rejected`]), so
 //! that the sheet can add the problems only it can see.
 
+use std::collections::{HashMap, HashSet};
+
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
@@ -202,12 +204,15 @@ pub struct ReadQuery {
     pub offset: usize,
 }
 
-/// Reads a body into its `*Body` type; only a body that is no JSON object fails.
-fn body_of<B: for<'de> Deserialize<'de>>(json: Value) -> Result<B, Problems> {
-    if !json.is_object() {
+/// Reads a body (JSON text) into its `*Body` type; only a body that is no
+/// JSON object fails. Read from the text, not from a parsed `Value`: a
+/// `Value` read again turns `1000000000000000000000000000000000000000`
+/// into `1e39`, and the rule for integers beyond 2^53 needs the literal.
+fn body_of<B: for<'de> Deserialize<'de>>(json: &[u8]) -> Result<B, Problems> {
+    if json.trim_ascii_start().first() != Some(&b'{') {
         return Err(Problems::one("body", "must be a JSON object"));
     }
-    serde_json::from_value(json)
+    serde_json::from_slice(json)
         .map_err(|e| Problems::one("body", format!("could not be read ({e})")))
 }
 
@@ -220,7 +225,7 @@ fn report_unknown(unknown: &Map<String, Value>, problems: &mut Problems) {
 
 impl InsertRows {
     /// Checks an insert body of at most `max_rows` rows.
-    pub fn from_json(json: Value, max_rows: usize) -> Result<InsertRows, Rejected<InsertRows>> {
+    pub fn from_json(json: &[u8], max_rows: usize) -> Result<InsertRows, Rejected<InsertRows>> {
         let body: InsertBody = body_of(json).map_err(|problems| Rejected {
             partial: InsertRows { rows: Vec::new() },
             problems,
@@ -259,7 +264,7 @@ impl InsertRows {
 }
 
 impl UpdateRows {
-    pub fn from_json(json: Value) -> Result<UpdateRows, Rejected<UpdateRows>> {
+    pub fn from_json(json: &[u8]) -> Result<UpdateRows, Rejected<UpdateRows>> {
         let body: UpdateBody = body_of(json).map_err(|problems| Rejected {
             partial: UpdateRows {
                 selector: Selector::Filter(Vec::new()),
@@ -295,7 +300,7 @@ impl UpdateRows {
 }
 
 impl DeleteRows {
-    pub fn from_json(json: Value) -> Result<DeleteRows, Rejected<DeleteRows>> {
+    pub fn from_json(json: &[u8]) -> Result<DeleteRows, Rejected<DeleteRows>> {
         let body: DeleteBody = body_of(json).map_err(|problems| Rejected {
             partial: DeleteRows {
                 selector: Selector::Filter(Vec::new()),
@@ -323,19 +328,21 @@ impl ReadQuery {
             limit: DEFAULT_LIMIT,
             offset: 0,
         };
-        for (i, (name, value)) in pairs.iter().enumerate() {
-            let earlier = pairs[..i].iter().filter(|(n, _)| n == name).count();
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for (name, value) in pairs {
+            let earlier = seen.entry(name.as_str()).or_default();
+            *earlier += 1;
+            let earlier = *earlier - 1;
             match name.as_str() {
                 "filter" => match parse_filter("filter", value) {
                     Ok(filter) => query.filters.push(filter),
                     Err(rule) => problems.push("filter", rule),
                 },
                 // Reported once, at the second occurrence.
-                "limit" | "offset" if earlier > 0 => {
-                    if earlier == 1 {
-                        problems.push(name.as_str(), "must be given at most once");
-                    }
+                "limit" | "offset" if earlier == 1 => {
+                    problems.push(name.as_str(), "must be given at most once");
                 }
+                "limit" | "offset" if earlier > 1 => {}
                 "limit" => match value.parse::<usize>() {
                     Ok(limit) if limit <= MAX_LIMIT => query.limit = limit,
                     _ => {
@@ -346,7 +353,9 @@ impl ReadQuery {
                     Ok(offset) => query.offset = offset,
                     Err(_) => problems.push("offset", "must be an integer of 0 or more"),
                 },
-                other => problems.push(other, "is not a known query parameter"),
+                // Reported once, at its first occurrence.
+                other if earlier == 0 => problems.push(other, "is not a known query parameter"),
+                _ => {}
             }
         }
         checked(query, problems)
@@ -356,8 +365,9 @@ impl ReadQuery {
 /// Refuses every query parameter: for the routes that take none (§9).
 pub fn no_query_parameters(pairs: &[(String, String)]) -> Result<(), Problems> {
     let mut problems = Problems::new();
-    for (i, (name, _)) in pairs.iter().enumerate() {
-        if !pairs[..i].iter().any(|(earlier, _)| earlier == name) {
+    let mut seen = HashSet::new();
+    for (name, _) in pairs {
+        if seen.insert(name.as_str()) {
             problems.push(name.as_str(), "is not a known query parameter");
         }
     }
@@ -482,15 +492,19 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn text(body: Value) -> Vec<u8> {
+        body.to_string().into_bytes()
+    }
+
     fn insert_error(body: Value) -> String {
-        InsertRows::from_json(body, 100)
+        InsertRows::from_json(&text(body), 100)
             .unwrap_err()
             .problems
             .to_string()
     }
 
     fn update_error(body: Value) -> String {
-        UpdateRows::from_json(body)
+        UpdateRows::from_json(&text(body))
             .unwrap_err()
             .problems
             .to_string()
@@ -512,7 +526,7 @@ mod tests {
     #[test]
     fn insert_accepts_an_empty_batch() {
         assert_eq!(
-            InsertRows::from_json(json!({"data": []}), 100)
+            InsertRows::from_json(&text(json!({"data": []})), 100)
                 .unwrap()
                 .rows,
             vec![]
@@ -563,7 +577,8 @@ mod tests {
     #[test]
     fn a_rejected_request_keeps_what_could_be_read() {
         let rejected =
-            InsertRows::from_json(json!({"data": [{"a": {}, "b": 1}, {"c": 2}]}), 100).unwrap_err();
+            InsertRows::from_json(&text(json!({"data": [{"a": {}, "b": 1}, {"c": 2}]})), 100)
+                .unwrap_err();
         assert_eq!(
             rejected.problems.to_string(),
             "data[0].a: must not be an object or array"
@@ -576,8 +591,9 @@ mod tests {
             .collect();
         assert_eq!(columns, ["b", "c"]);
 
-        let rejected = DeleteRows::from_json(json!({"type": "filter", "filter": ["a:eq:1", "b"]}))
-            .unwrap_err();
+        let rejected =
+            DeleteRows::from_json(&text(json!({"type": "filter", "filter": ["a:eq:1", "b"]})))
+                .unwrap_err();
         let Selector::Filter(filters) = rejected.partial.selector else {
             panic!("a filter selector")
         };
@@ -587,7 +603,7 @@ mod tests {
     #[test]
     fn insert_refuses_too_many_rows() {
         assert_eq!(
-            InsertRows::from_json(json!({"data": [{"a": 1}, {"a": 2}]}), 1)
+            InsertRows::from_json(&text(json!({"data": [{"a": 1}, {"a": 2}]})), 1)
                 .unwrap_err()
                 .problems
                 .to_string(),

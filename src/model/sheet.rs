@@ -14,7 +14,7 @@ use super::header::Header;
 use super::layout::{Layout, LinkTarget};
 use super::problems::Problems;
 use super::request::{DeleteRows, InsertRows, ReadQuery, Selector, UpdateRows};
-use super::value::{Cell, DATE_TIME_CODE};
+use super::value::{Cell, DateKind, date_kind};
 
 /// The last row number of the xlsx format.
 pub const MAX_ROWS: usize = 1_048_576;
@@ -411,10 +411,7 @@ impl Sheet {
     /// Other formats follow §2: a date at midnight reads as a date. For the
     /// reader, once the sheet's layout is known.
     pub fn show_times(&mut self, formats: &[CellFormat]) {
-        let exact: Vec<bool> = formats
-            .iter()
-            .map(|format| format.num_format.as_deref() == Some(DATE_TIME_CODE))
-            .collect();
+        let exact: Vec<bool> = formats.iter().map(CellFormat::is_date_time_code).collect();
         let is_date_time = |id: u32| exact.get(id as usize).copied().unwrap_or(false);
         for (r, row) in self.rows.iter_mut().enumerate() {
             for (c, cell) in row.iter_mut().enumerate() {
@@ -422,8 +419,10 @@ impl Sheet {
                     Cell::Formula(formula) => &mut formula.cached,
                     other => other,
                 };
+                // Every date that is not a time of day alone: the writer
+                // takes any other date in this format for one the API wrote.
                 if let Cell::DateTime(serial) = *value
-                    && serial >= 1.0
+                    && date_kind(serial) != DateKind::TimeOfDay
                     && is_date_time(self.layout.format(r, c))
                 {
                     *value = Cell::Timestamp(serial);
@@ -656,11 +655,13 @@ mod tests {
     }
 
     fn insert(sheet: &mut Sheet, body: Value) -> Result<usize, Error> {
-        sheet.insert(InsertRows::from_json(body, usize::MAX).expect("valid body"))
+        sheet.insert(
+            InsertRows::from_json(body.to_string().as_bytes(), usize::MAX).expect("valid body"),
+        )
     }
 
     fn update(sheet: &mut Sheet, body: Value) -> Result<usize, Error> {
-        sheet.update(UpdateRows::from_json(body).expect("valid body"))
+        sheet.update(UpdateRows::from_json(body.to_string().as_bytes()).expect("valid body"))
     }
 
     #[test]
@@ -747,7 +748,7 @@ mod tests {
                 update(&mut w.sheets[0], body).unwrap();
             }),
             ("a row deleted", |w| {
-                let request = DeleteRows::from_json(json!({"type": "row", "row": 2})).unwrap();
+                let request = DeleteRows::from_json(br#"{"type": "row", "row": 2}"#).unwrap();
                 w.delete_rows("People", &request).unwrap();
             }),
             ("a format changed", |w| w.sheets[0].layout.formats[1][1] = 0),
@@ -829,7 +830,7 @@ mod tests {
             sheets: vec![people()],
             ..Workbook::default()
         };
-        let request = DeleteRows::from_json(json!({"type": "row", "row": 2})).unwrap();
+        let request = DeleteRows::from_json(br#"{"type": "row", "row": 2}"#).unwrap();
         assert_eq!(workbook.delete_rows("people", &request).unwrap(), 1);
         assert_eq!(
             workbook.sheets[0].rows[1],

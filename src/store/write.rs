@@ -116,7 +116,7 @@ impl Formats {
         let index = id as usize;
         let shows = self.dated.get(index).copied().unwrap_or_default();
         let date = if shows.date || shows.time {
-            let exact = self.cell_formats[index].num_format.as_deref() == Some(DATE_TIME_CODE);
+            let exact = self.cell_formats[index].is_date_time_code();
             code_for_shown(cell, shows, exact)
         } else {
             date_code(cell)
@@ -770,7 +770,8 @@ mod tests {
     }
 
     fn insert(workbook: &mut Workbook, sheet: usize, body: serde_json::Value) {
-        let request = InsertRows::from_json(body, usize::MAX).expect("a valid body");
+        let request =
+            InsertRows::from_json(body.to_string().as_bytes(), usize::MAX).expect("a valid body");
         workbook.sheets[sheet].insert(request).expect("inserted");
     }
 
