@@ -190,6 +190,29 @@ async fn a_read_names_bad_filters_and_unknown_columns_together() {
 }
 
 #[tokio::test]
+async fn a_comma_in_a_column_name_does_not_split_a_problem() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let (status, body) = server
+        .post(
+            &rows_path("People"),
+            json!({"data": [{"Last, First": "x", "age": [1]}]}),
+        )
+        .await;
+    assert_eq!(status, 400);
+    let error = body["error"].as_str().unwrap();
+    let problems: Vec<_> = error.split(", ").collect();
+    assert_eq!(
+        problems,
+        [
+            "data[0].age: must not be an object or array",
+            "data[0].Last,\u{a0}First: is not a column of the sheet"
+        ],
+        "{error}"
+    );
+}
+
+#[tokio::test]
 async fn a_column_name_is_measured_as_the_writer_does() {
     let server = Server::start().await;
     make_workbook(&server.file(ID), &[("Blank", vec![])]);

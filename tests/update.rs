@@ -178,7 +178,7 @@ async fn update_validation_errors_name_every_problem() {
         ),
         (
             json!({"type": "filter", "filter": ["age:eq:1", "x:is:maybe"], "data": {"age": 1}}),
-            "filter[1]: operator is takes null|notnull|true|false, not \"maybe\"",
+            "filter[1]: operator is takes null|notnull|true|false (not \"maybe\")",
         ),
         (
             json!({"type": "filter", "filter": [], "data": {"age": 1}}),

@@ -69,8 +69,6 @@ async fn spreadsheets_upload(
         .await
         .map_err(|e| match e {
             StoreError::Unreadable(why) => {
-                // One rule of a 400 must not hold the ", " that separates rules.
-                let why = why.replace(", ", "; ");
                 ApiError::invalid("body", format!("is not a readable xlsx workbook ({why})"))
             }
             other => other.into(),

@@ -139,7 +139,7 @@ pub fn parse_filter(field: &str, expr: &str) -> Result<FilterExpr, String> {
             "false" => Op::IsFalse,
             _ => {
                 return Err(format!(
-                    "operator is takes null|notnull|true|false, not {value:?}"
+                    "operator is takes null|notnull|true|false (not {value:?})"
                 ));
             }
         },

@@ -29,10 +29,14 @@ impl Problems {
         problems
     }
 
+    /// Adds a problem. A `", "` inside its field or rule (user text: a
+    /// column named `Last, First`) gets a no-break space, so that the `", "`
+    /// joining problems stays unambiguous (contract §5) and the text reads
+    /// the same.
     pub fn push(&mut self, field: impl Into<String>, rule: impl Into<String>) {
         self.0.push(Problem {
-            field: field.into(),
-            rule: rule.into(),
+            field: unambiguous(field.into()),
+            rule: unambiguous(rule.into()),
         });
     }
 
@@ -55,6 +59,15 @@ impl Problems {
         } else {
             Err(self)
         }
+    }
+}
+
+/// `text` with every `", "` written `",\u{a0}"`.
+fn unambiguous(text: String) -> String {
+    if text.contains(", ") {
+        text.replace(", ", ",\u{a0}")
+    } else {
+        text
     }
 }
 
@@ -84,5 +97,14 @@ mod tests {
             problems.to_string(),
             "data: is required, type: must be one of filter or row"
         );
+    }
+
+    #[test]
+    fn a_comma_inside_one_problem_never_reads_as_a_separator() {
+        let mut problems = Problems::one("data[0].Last, First", "is not a column of the sheet");
+        problems.push("filter", "column \"a, b\" is not a column of the sheet");
+        let text = problems.to_string();
+        assert_eq!(text.split(", ").count(), 2, "{text}");
+        assert!(text.starts_with("data[0].Last,\u{a0}First: "), "{text}");
     }
 }
