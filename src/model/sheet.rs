@@ -339,7 +339,10 @@ impl Sheet {
         let header = existing
             .clone()
             .unwrap_or_else(|| Header::from_names(first_seen_keys(&request)));
-        let mut problems = self.insert_problems(&request);
+        let mut problems = existing
+            .as_ref()
+            .map(|header| insert_problems(header, &request))
+            .unwrap_or_default();
         let count = request.rows.len();
         let rows: Vec<Vec<(usize, Cell)>> = request
             .rows
@@ -434,18 +437,9 @@ impl Sheet {
     /// The columns of an insert that the sheet does not have. A blank sheet
     /// has every column: the insert's keys become its header.
     pub fn insert_problems(&self, request: &InsertRows) -> Problems {
-        let mut problems = Problems::new();
-        let Some(header) = Header::of(self) else {
-            return problems;
-        };
-        for row in &request.rows {
-            for (name, _) in &row.cells {
-                if let Err(rule) = header.resolve(name) {
-                    problems.push(format!("data[{}].{name}", row.index), rule);
-                }
-            }
-        }
-        problems
+        Header::of(self)
+            .map(|header| insert_problems(&header, request))
+            .unwrap_or_default()
     }
 
     /// The columns of an update, and of its filters, that the sheet lacks.
@@ -583,6 +577,19 @@ impl Sheet {
         });
         self.layout.rows_removed(sorted);
     }
+}
+
+/// The columns of an insert that `header` does not name, or names twice.
+fn insert_problems(header: &Header, request: &InsertRows) -> Problems {
+    let mut problems = Problems::new();
+    for row in &request.rows {
+        for (name, _) in &row.cells {
+            if let Err(rule) = header.resolve(name) {
+                problems.push(format!("data[{}].{name}", row.index), rule);
+            }
+        }
+    }
+    problems
 }
 
 /// The columns of `data` that `header` does not name, or names twice.
