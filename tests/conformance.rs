@@ -402,6 +402,12 @@ async fn uploads_say_what_is_wrong_with_the_file() {
             "body: is empty; send the bytes of an .xlsx file (curl --data-binary @book.xlsx)",
         ),
         (
+            // An OLE compound file without an encrypted package: legacy .xls.
+            [&b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1"[..], &[0; 504]].concat(),
+            "body: is not a readable xlsx workbook (the file is a legacy .xls workbook \
+             (or another OLE file); save it as .xlsx)",
+        ),
+        (
             encrypted,
             "body: is not a readable xlsx workbook (the workbook is password-protected \
              (encrypted); remove its password in the spreadsheet app and save it again)",
