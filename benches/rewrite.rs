@@ -16,8 +16,8 @@
 use std::time::{Duration, Instant};
 
 use sheetd::model::Workbook;
-use sheetd::store::read::parse_workbook;
-use sheetd::store::write::{Rewrite, write_workbook};
+use sheetd::xlsx::read_workbook;
+use sheetd::xlsx::{Rewrite, write_workbook};
 
 mod common;
 use common::write_workbook as write_floor;
@@ -83,9 +83,9 @@ fn main() {
     for rows in sizes {
         let file = write_floor(rows);
         let cold = median(runs, || {
-            std::hint::black_box(parse_workbook(&file, usize::MAX).expect("parses"));
+            std::hint::black_box(read_workbook(&file, usize::MAX).expect("parses"));
         });
-        let workbook = parse_workbook(&file, usize::MAX).expect("parses");
+        let workbook = read_workbook(&file, usize::MAX).expect("parses");
         let mut size = 0;
         let rewrite = median(runs, || {
             let mut out = std::io::Cursor::new(Vec::new());

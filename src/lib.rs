@@ -1,7 +1,8 @@
 //! sheetd: the sheets of `.xlsx` workbooks as a JSON data API.
 //!
 //! A request goes http → model → store: the HTTP layer decodes and checks it,
-//! a model function decides the edit on plain data, the store persists it.
+//! a model function decides the edit on plain data, the store persists it
+//! through the xlsx layer, which turns workbooks into bytes and back.
 
 /// Flags and environment variables.
 pub mod config;
@@ -11,8 +12,10 @@ pub mod http;
 pub mod model;
 /// The workbook a new data directory starts with.
 pub mod sample;
-/// Files: reading, writing, atomic replace, locks, cache.
+/// Files: commit, queue, cache, locks, atomic replace.
 pub mod store;
+/// The xlsx format: bytes ⇄ workbook, with calamine and rust_xlsxwriter.
+pub mod xlsx;
 
 pub use config::Config;
 pub use http::{AppState, app, serve};

@@ -14,7 +14,7 @@ use serde_json::json;
 use sheetd::model::format::{CellFormat, Color};
 use sheetd::model::layout::{LinkTarget, Range};
 use sheetd::model::{Cell, Sheet, Visibility, Workbook};
-use sheetd::store::read::parse_workbook;
+use sheetd::xlsx::read_workbook;
 
 const PRODUCERS: [&str; 2] = ["openpyxl", "libreoffice"];
 
@@ -26,13 +26,13 @@ struct Trip {
 }
 
 fn parse(bytes: &[u8]) -> Workbook {
-    parse_workbook(bytes, 10_000_000).expect("a readable workbook")
+    read_workbook(bytes, 10_000_000).expect("a readable workbook")
 }
 
 /// `workbook` written by sheetd's writer and read back, without HTTP.
 fn rewritten(workbook: &Workbook) -> Workbook {
     let mut out = std::io::Cursor::new(Vec::new());
-    sheetd::store::write::write_workbook(workbook, &mut out).expect("written");
+    sheetd::xlsx::write_workbook(workbook, &mut out).expect("written");
     parse(out.get_ref())
 }
 

@@ -1452,5 +1452,5 @@ async fn delete_is_allowed_when_formulas_refer_to_no_cell() {
 /// The workbook on disk, read with sheetd's reader (layout included).
 fn parse_file(path: &std::path::Path) -> sheetd::model::Workbook {
     let bytes = std::fs::read(path).unwrap();
-    sheetd::store::read::parse_workbook(&bytes, 1_000_000).unwrap()
+    sheetd::xlsx::read_workbook(&bytes, 1_000_000).unwrap()
 }

@@ -45,10 +45,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(bytes) = package(sheet, styles) else {
         return;
     };
-    let Ok(workbook) = sheetd::store::read::parse_workbook(&bytes, 1_000_000) else {
+    let Ok(workbook) = sheetd::xlsx::read_workbook(&bytes, 1_000_000) else {
         return;
     };
     // What a write does next: rebuild the workbook from the model.
     let mut out = Cursor::new(Vec::new());
-    let _ = sheetd::store::write::write_workbook(&workbook, &mut out);
+    let _ = sheetd::xlsx::write_workbook(&workbook, &mut out);
 });

@@ -5,7 +5,7 @@ use libfuzzer_sys::fuzz_target;
 use sheetd::model::request::ReadQuery;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(workbook) = sheetd::store::read::parse_workbook(data, 10_000_000) else {
+    let Ok(workbook) = sheetd::xlsx::read_workbook(data, 10_000_000) else {
         return;
     };
     // What a GET does next with a parsed sheet: find the header, read rows.

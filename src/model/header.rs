@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::sheet::Sheet;
+use super::workbook::Sheet;
 
 /// One addressable column: its name and its 0-based column index.
 #[derive(Debug, Clone, PartialEq, Eq)]

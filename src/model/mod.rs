@@ -21,8 +21,11 @@ pub mod request;
 pub mod sheet;
 /// Cells and the JSON ⇄ cell rules, dates included.
 pub mod value;
+/// The types of a workbook and its sheets.
+pub mod workbook;
 
 pub use id::SpreadsheetId;
 pub use problems::Problems;
-pub use sheet::{Error, Sheet, Visibility, Workbook};
+pub use sheet::Error;
 pub use value::Cell;
+pub use workbook::{Sheet, Visibility, Workbook};

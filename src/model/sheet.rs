@@ -8,18 +8,14 @@
 use serde_json::{Map, Value};
 
 use super::filter::FilterExpr;
-use super::format::{CellFormat, Font};
+use super::format::CellFormat;
 use super::formula::{may_refer_to_cells, sheet_prefixes};
 use super::header::Header;
 use super::layout::{Layout, LinkTarget};
 use super::problems::Problems;
 use super::request::{DeleteRows, InsertRows, ReadQuery, Selector, UpdateRows};
 use super::value::{Cell, DateKind, date_kind};
-
-/// The last row number of the xlsx format.
-pub const MAX_ROWS: usize = 1_048_576;
-/// The number of columns of the xlsx format.
-pub const MAX_COLUMNS: usize = 16_384;
+use super::workbook::{MAX_COLUMNS, MAX_ROWS, Sheet, Visibility, Workbook};
 
 /// What went wrong in a model operation.
 #[derive(Debug, thiserror::Error)]
@@ -33,70 +29,6 @@ pub enum Error {
     /// The edit would leave workbook content pointing at the wrong cells.
     #[error("{0}")]
     Conflict(String),
-}
-
-/// A whole workbook.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Workbook {
-    pub sheets: Vec<Sheet>,
-    /// Parts of the file a rewrite would not keep, described for a user
-    /// ("2 charts on sheet 'Summary'"). Writes are refused while any exist.
-    pub unkept: Vec<String>,
-    /// The cell formats that `Layout::formats` ids point into; id 0 is the
-    /// default format (present whether or not this holds it).
-    pub formats: Vec<CellFormat>,
-    /// The font of cells with no font of their own; `Font::default()` is
-    /// the writer's own default (Calibri 11).
-    pub default_font: Font,
-    /// Defined names ("named ranges"), in the workbook's order.
-    pub names: Vec<DefinedName>,
-    /// The index of the sheet shown when the workbook opens.
-    pub active_sheet: usize,
-    pub properties: DocumentProperties,
-}
-
-/// What File → Properties shows. Empty fields are `None`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DocumentProperties {
-    pub title: Option<String>,
-    pub subject: Option<String>,
-    pub author: Option<String>,
-    pub keywords: Option<String>,
-    pub comment: Option<String>,
-    pub category: Option<String>,
-    pub status: Option<String>,
-    pub company: Option<String>,
-    pub manager: Option<String>,
-}
-
-/// A defined name: a name for a range, a constant or a formula.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DefinedName {
-    pub name: String,
-    /// The sheet (by index) the name belongs to; `None` is the whole workbook.
-    pub scope: Option<usize>,
-    /// What it stands for, as a formula without `=`: `Data!$B$2:$B$5`, `0.2`.
-    pub refers_to: String,
-    pub hidden: bool,
-}
-
-/// Whether a sheet shows in the spreadsheet app's tab bar.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Visibility {
-    #[default]
-    Visible,
-    Hidden,
-    /// Hidden, and not listed in the app's "unhide" dialog.
-    VeryHidden,
-}
-
-/// One worksheet: its name and its cells, `rows[row][column]`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Sheet {
-    pub name: String,
-    pub visibility: Visibility,
-    pub rows: Vec<Vec<Cell>>,
-    pub layout: Layout,
 }
 
 /// One page of a read: the rows as JSON objects and the number that matched.
@@ -644,6 +576,7 @@ fn first_seen_keys(request: &InsertRows) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::model::layout::Range;
+    use crate::model::workbook::DefinedName;
     use serde_json::json;
 
     fn text(s: &str) -> Cell {

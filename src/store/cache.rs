@@ -9,8 +9,8 @@ use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
 
-use super::write::Rewrite;
 use crate::model::{SpreadsheetId, Workbook};
+use crate::xlsx::Rewrite;
 
 /// Tells whether a file changed since it was parsed: a rename gives a new
 /// inode, an edit in place a new length or modification time.

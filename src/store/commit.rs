@@ -14,9 +14,9 @@ use tokio::sync::oneshot;
 
 use super::atomic::replace_atomically;
 use super::cache::FileIdentity;
-use super::write::Rewrite;
 use super::{Edit, Store, StoreError};
 use crate::model::{SpreadsheetId, Workbook};
+use crate::xlsx::Rewrite;
 
 /// An edit waiting in a queue, its result type erased.
 pub trait PendingEdit: Send {
@@ -197,7 +197,7 @@ impl Store {
             None => Rewrite::begin(workbook)?,
         };
         let written = replace_atomically(&self.path(id), &id.to_string(), |out| {
-            rewrite.save(workbook, out)
+            Ok(rewrite.save(workbook, out)?)
         })?;
         Ok((FileIdentity::of(&written), rewrite))
     }

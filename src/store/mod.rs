@@ -1,4 +1,6 @@
 //! Files: one `<id>.xlsx` per spreadsheet in the data directory.
+//! Turning a workbook into bytes and back is the [`xlsx`](crate::xlsx)
+//! layer's job; the store decides when, and makes it safe.
 //!
 //! The store hands out workbooks parsed into the model and takes edits back:
 //! [`Store::edit`] runs a model function under the spreadsheet's locks and
@@ -14,11 +16,7 @@ mod atomic;
 mod cache;
 mod commit;
 mod lock;
-pub mod package;
 mod queue;
-pub mod read;
-pub mod styles;
-pub mod write;
 
 use std::fs::{self, File};
 use std::io::Read;
@@ -27,13 +25,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::model::{SpreadsheetId, Workbook};
+use crate::xlsx::{self, Rewrite};
 use atomic::{TEMP_PREFIX, replace_atomically, sync_dir};
 use cache::{Cache, FileIdentity};
 use commit::EditRequest;
 use lock::{LOCK_DIR, lock_exclusive_until, try_lock_exclusive};
 use queue::Queues;
 use tokio::sync::oneshot;
-use write::Rewrite;
 
 /// When the last commit of a spreadsheet took several edits, the next
 /// committer waits until as many edits wait again, but no longer than
@@ -64,6 +62,21 @@ pub enum StoreError {
     /// The spreadsheet's queue is full, or the wait for its turn ran out.
     #[error("too many requests for this spreadsheet")]
     Busy,
+}
+
+impl From<xlsx::ReadError> for StoreError {
+    fn from(error: xlsx::ReadError) -> StoreError {
+        StoreError::Unreadable(error.0)
+    }
+}
+
+impl From<xlsx::WriteError> for StoreError {
+    fn from(error: xlsx::WriteError) -> StoreError {
+        match error {
+            xlsx::WriteError::Refused(_) => StoreError::Conflict(error.to_string()),
+            xlsx::WriteError::Io(io) => StoreError::Io(io),
+        }
+    }
 }
 
 /// What the store allows; `Config` documents each.
@@ -247,7 +260,7 @@ impl Store {
         }
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
-        let workbook = Arc::new(read::parse_workbook(&bytes, self.inner.limits.max_cells)?);
+        let workbook = Arc::new(xlsx::read_workbook(&bytes, self.inner.limits.max_cells)?);
         self.cache().insert(id, identity, workbook.clone(), None);
         Ok((identity, workbook))
     }
@@ -278,7 +291,7 @@ impl Store {
     pub async fn create(&self, bytes: Vec<u8>) -> Result<SpreadsheetId, StoreError> {
         let store = self.clone();
         blocking(move || {
-            read::parse_workbook(&bytes, store.inner.limits.max_cells)?;
+            xlsx::read_workbook(&bytes, store.inner.limits.max_cells)?;
             let id = SpreadsheetId::new_random();
             replace_atomically(&store.path(id), &id.to_string(), |out| {
                 std::io::Write::write_all(out, &bytes).map_err(StoreError::from)
@@ -299,7 +312,7 @@ impl Store {
             return Ok(());
         }
         replace_atomically(&path, &id.to_string(), |out| {
-            write::write_workbook(workbook, out)
+            Ok(xlsx::write_workbook(workbook, out)?)
         })?;
         Ok(())
     }

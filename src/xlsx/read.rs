@@ -9,8 +9,8 @@ use std::io::{Cursor, Read, Seek};
 
 use calamine::{DataRef, Reader, SheetType, SheetVisible, Xlsx};
 
-use super::StoreError;
 use super::package::{check_size, read_package};
+use super::{ReadError, unreadable};
 use crate::model::value::{DateParse, DateSyntax, Formula, parse_date};
 use crate::model::{Cell, Sheet, Visibility, Workbook};
 
@@ -22,9 +22,9 @@ const DAYS_1900_TO_1904: f64 = 1462.0;
 /// row holds its cells up to its last used column, so a row with one cell in
 /// column XFD costs 16,384 slots (about 32 bytes each). The bound keeps a
 /// hostile or absurd file from exhausting memory.
-pub fn parse_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, StoreError> {
+pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadError> {
     if let Some(what) = not_a_package(bytes) {
-        return Err(StoreError::Unreadable(what.into()));
+        return Err(ReadError(what.into()));
     }
     // Checked first: the two parsers below run side by side, so the package
     // scan's own budget cannot stop calamine in time.
@@ -100,7 +100,7 @@ struct Grid {
 }
 
 /// Every sheet's values, read with calamine, in the file's order.
-fn read_grids(bytes: &[u8], max_cells: usize) -> Result<Vec<Grid>, StoreError> {
+fn read_grids(bytes: &[u8], max_cells: usize) -> Result<Vec<Grid>, ReadError> {
     let mut xlsx = Xlsx::new(Cursor::new(bytes)).map_err(unreadable)?;
     let date_offset = if xlsx.has_1904_epoch() {
         DAYS_1900_TO_1904
@@ -155,10 +155,6 @@ fn not_a_package(bytes: &[u8]) -> Option<&'static str> {
     Some("the file is not an .xlsx package (an .xlsx file is a zip archive)")
 }
 
-fn unreadable(error: impl std::fmt::Display) -> StoreError {
-    StoreError::Unreadable(error.to_string())
-}
-
 /// The grid of one sheet, rows and columns absolute, formulas with their
 /// cached results, read cell by cell (never as one dense range: a sheet
 /// with cells at A1 and XFD1048576 would be 17 billion cells). `slots`
@@ -169,7 +165,7 @@ fn read_cells<R: Read + Seek>(
     date_offset: f64,
     slots: &mut usize,
     max_cells: usize,
-) -> Result<Vec<Vec<Cell>>, StoreError> {
+) -> Result<Vec<Vec<Cell>>, ReadError> {
     let mut reader = xlsx.worksheet_cells_reader(sheet).map_err(unreadable)?;
     let mut rows: Vec<Vec<Cell>> = Vec::new();
     while let Some(record) = reader.next_cell_with_formula().map_err(unreadable)? {
@@ -197,7 +193,7 @@ fn read_cells<R: Read + Seek>(
         // A row counts its length, at least 1 (as `Workbook::cell_slots`).
         *slots += new_rows + (column + 1).saturating_sub(width.max(1));
         if *slots > max_cells {
-            return Err(StoreError::Unreadable(format!(
+            return Err(ReadError(format!(
                 "the workbook is too large: it spans more than {max_cells} cells"
             )));
         }
@@ -266,7 +262,7 @@ mod tests {
 
     #[test]
     fn reads_a_cell_where_it_is() {
-        let workbook = parse_workbook(&workbook_with_a_cell_at("C3"), 100).unwrap();
+        let workbook = read_workbook(&workbook_with_a_cell_at("C3"), 100).unwrap();
         assert_eq!(
             workbook.sheets[0].rows[2],
             [Cell::Empty, Cell::Empty, Cell::Number(1.0)]
@@ -277,7 +273,7 @@ mod tests {
     fn a_cell_past_the_budget_fails_before_anything_grows() {
         // Four billion rows down: growing the grid first would ask for about
         // 100 GB (the fuzzer found this).
-        let error = parse_workbook(&workbook_with_a_cell_at("A4000000000"), 1000).unwrap_err();
+        let error = read_workbook(&workbook_with_a_cell_at("A4000000000"), 1000).unwrap_err();
         assert!(error.to_string().contains("too large"), "{error}");
     }
 }

@@ -13,12 +13,12 @@ use rust_xlsxwriter::{
     Url, Worksheet, XlsxError,
 };
 
-use super::StoreError;
+use super::WriteError;
 use super::styles::{to_format, xlsx_color};
 use crate::model::format::{CellFormat, DateParts, Font};
 use crate::model::layout::{Layout, LinkTarget, PrintSetup};
-use crate::model::sheet::DocumentProperties;
 use crate::model::value::{DateKind, date_kind, format_number};
+use crate::model::workbook::DocumentProperties;
 use crate::model::{Cell, Sheet, Visibility, Workbook};
 
 use crate::model::value::DATE_TIME_CODE;
@@ -149,7 +149,7 @@ impl Formats {
 pub fn write_workbook<W: Write + Seek + Send>(
     workbook: &Workbook,
     out: W,
-) -> Result<(), StoreError> {
+) -> Result<(), WriteError> {
     Rewrite::begin(workbook)?.save(workbook, out)
 }
 
@@ -197,7 +197,7 @@ pub struct Rewrite {
 impl Rewrite {
     /// Writes every sheet of `workbook` and its defined names;
     /// [`Rewrite::save`] saves them.
-    pub fn begin(workbook: &Workbook) -> Result<Rewrite, StoreError> {
+    pub fn begin(workbook: &Workbook) -> Result<Rewrite, WriteError> {
         let mut book = rust_xlsxwriter::Workbook::new();
         // Level 2 of 9 saves in about 0.6 of the time of the default level 6,
         // for files about 1.1 times as large (rust_xlsxwriter's own figures):
@@ -277,7 +277,7 @@ impl Rewrite {
         &mut self,
         workbook: &Workbook,
         out: W,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), WriteError> {
         for (index, sheet) in workbook.sheets.iter().enumerate() {
             let worksheet = self.book.worksheet_from_index(index).map_err(unwritable)?;
             let written = &mut self.written[index];
@@ -295,7 +295,7 @@ impl Rewrite {
         self.book
             .set_properties(&document_properties(&workbook.properties));
         self.book.save_to_writer(out).map_err(|e| match e {
-            XlsxError::IoError(io) => StoreError::Io(io),
+            XlsxError::IoError(io) => WriteError::Io(io),
             other => unwritable(other),
         })
     }
@@ -557,9 +557,9 @@ fn write_print_setup(worksheet: &mut Worksheet, print: &PrintSetup) {
 
 /// The refusal of a sheet name the writer will not write: the reader takes
 /// names that spreadsheet apps refuse, from hand-edited files.
-fn bad_sheet_name(name: &str) -> StoreError {
-    StoreError::Conflict(format!(
-        "the workbook cannot be rewritten: the sheet name {name:?} is not allowed in an \
+fn bad_sheet_name(name: &str) -> WriteError {
+    WriteError::Refused(format!(
+        "the sheet name {name:?} is not allowed in an \
          .xlsx file (31 characters at most, none of [ ] : * ? / \\, no quote at either \
          end, each name once); rename the sheet in a spreadsheet app"
     ))
@@ -568,10 +568,10 @@ fn bad_sheet_name(name: &str) -> StoreError {
 /// A writer refusal, said in the user's terms: the writer's own message
 /// names its calls and, for temporary files, paths (§9), so it goes to the
 /// log and the client hears what in the workbook blocks the write.
-fn unwritable(error: XlsxError) -> StoreError {
+fn unwritable(error: XlsxError) -> WriteError {
     let why: &str = match &error {
         XlsxError::IoError(_) | XlsxError::TempFileError(..) | XlsxError::ZipError(_) => {
-            return StoreError::Io(std::io::Error::other(error.to_string()));
+            return WriteError::Io(std::io::Error::other(error.to_string()));
         }
         XlsxError::SheetnameCannotBeBlank(_)
         | XlsxError::SheetnameLengthExceeded(_)
@@ -601,7 +601,7 @@ fn unwritable(error: XlsxError) -> StoreError {
         _ => "a part of the workbook cannot be written back",
     };
     tracing::warn!(error = %error, "the writer refused a workbook");
-    StoreError::Conflict(format!("the workbook cannot be rewritten: {why}"))
+    WriteError::Refused(why.into())
 }
 
 fn write_cell(
@@ -741,7 +741,7 @@ mod tests {
     use super::*;
     use crate::model::layout::{Range, RowProps};
     use crate::model::request::InsertRows;
-    use crate::store::read::parse_workbook;
+    use crate::xlsx::read_workbook;
 
     /// Two sheets with formatted cells, dates and an autofilter.
     fn workbook() -> Workbook {
@@ -776,7 +776,7 @@ mod tests {
     }
 
     fn read_back(out: Cursor<Vec<u8>>) -> Workbook {
-        parse_workbook(&out.into_inner(), usize::MAX).expect("the written workbook reads")
+        read_workbook(&out.into_inner(), usize::MAX).expect("the written workbook reads")
     }
 
     /// What `write_workbook` makes of `workbook`, read back.

@@ -15,13 +15,13 @@ use std::io::{BufRead, BufReader, Read, Seek};
 use quick_xml::events::{BytesRef, BytesStart, BytesText, Event};
 use quick_xml::{Reader, XmlVersion};
 
-use super::StoreError;
 use super::styles::{self, Palette, Styles, parse_styles, read_color};
+use super::{ReadError, unreadable};
 use crate::model::format::{CellFormat, Color, Font};
 use crate::model::layout::{
     ColumnProps, Layout, Link, LinkTarget, Range, RowProps, Table, TableColumn,
 };
-use crate::model::sheet::{DefinedName, DocumentProperties, MAX_COLUMNS, MAX_ROWS};
+use crate::model::workbook::{DefinedName, DocumentProperties, MAX_COLUMNS, MAX_ROWS};
 
 /// The most bytes the parts of one package may unpack to.
 pub const MAX_UNPACKED_BYTES: u64 = 1 << 30;
@@ -80,7 +80,7 @@ const UNKEPT_ELEMENTS: &[(&str, &str)] = &[
 
 /// Reads everything but the cell values. `max_cells` bounds the formatted
 /// cells and rows kept, as it bounds the values.
-pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Package, StoreError> {
+pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Package, ReadError> {
     let mut archive = open_archive(reader)?;
     let mut part_counts = vec![0usize; UNKEPT_PARTS.len()];
     // Objects placed on drawings: images, shapes, charts. (LibreOffice
@@ -123,9 +123,7 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
                 .read_to_end(&mut bytes)
                 .map_err(unreadable)?;
             if bytes.len() as u64 > MAX_KEPT_PART_BYTES {
-                return Err(StoreError::Unreadable(format!(
-                    "the part {name} is too large"
-                )));
+                return Err(ReadError(format!("the part {name} is too large")));
             }
             kept.insert(name, bytes);
         } else {
@@ -222,10 +220,6 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
     Ok(package)
 }
 
-fn unreadable(error: impl std::fmt::Display) -> StoreError {
-    StoreError::Unreadable(error.to_string())
-}
-
 fn is_kept_part(name: &str) -> bool {
     name == "xl/workbook.xml"
         || name == "docProps/core.xml"
@@ -236,18 +230,18 @@ fn is_kept_part(name: &str) -> bool {
 }
 
 /// The package as a zip archive, refused when it has too many parts.
-fn open_archive<R: Read + Seek>(reader: R) -> Result<zip::ZipArchive<R>, StoreError> {
+fn open_archive<R: Read + Seek>(reader: R) -> Result<zip::ZipArchive<R>, ReadError> {
     let archive = zip::ZipArchive::new(reader).map_err(unreadable)?;
     if archive.len() > MAX_PARTS {
-        return Err(StoreError::Unreadable(format!(
+        return Err(ReadError(format!(
             "the package has more than {MAX_PARTS} parts"
         )));
     }
     Ok(archive)
 }
 
-fn too_large() -> StoreError {
-    StoreError::Unreadable(format!(
+fn too_large() -> ReadError {
+    ReadError(format!(
         "the package unpacks to more than {} MiB",
         MAX_UNPACKED_BYTES >> 20
     ))
@@ -258,7 +252,7 @@ fn too_large() -> StoreError {
 /// reads it: calamine holds a cell's whole text in memory, so a bomb of one
 /// long text would cost gigabytes before [`read_package`], beside it, could
 /// stop it.
-pub fn check_size<R: Read + Seek>(reader: R) -> Result<(), StoreError> {
+pub fn check_size<R: Read + Seek>(reader: R) -> Result<(), ReadError> {
     let mut archive = open_archive(reader)?;
     let mut unpacked = 0;
     for i in 0..archive.len() {
@@ -296,9 +290,9 @@ struct Budget {
 }
 
 impl Budget {
-    fn spend(&mut self, cells: usize) -> Result<(), StoreError> {
+    fn spend(&mut self, cells: usize) -> Result<(), ReadError> {
         self.cells = self.cells.checked_sub(cells).ok_or_else(|| {
-            StoreError::Unreadable("the workbook is too large: it formats too many cells".into())
+            ReadError("the workbook is too large: it formats too many cells".into())
         })?;
         Ok(())
     }
@@ -314,12 +308,12 @@ struct SheetXml {
     unkept: Vec<usize>,
 }
 
-fn xml_error(error: impl std::fmt::Display) -> StoreError {
-    StoreError::Unreadable(format!("a part of the package is not valid XML: {error}"))
+fn xml_error(error: impl std::fmt::Display) -> ReadError {
+    ReadError(format!("a part of the package is not valid XML: {error}"))
 }
 
 /// Streams one worksheet's XML and keeps its layout.
-fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, StoreError> {
+fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadError> {
     let mut scan = SheetXml {
         unkept: vec![0; UNKEPT_ELEMENTS.len()],
         ..SheetXml::default()
@@ -511,7 +505,7 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, StoreE
 }
 
 /// Counts the objects anchored on a drawing part.
-fn count_anchors(xml: impl BufRead) -> Result<usize, StoreError> {
+fn count_anchors(xml: impl BufRead) -> Result<usize, ReadError> {
     let mut count = 0;
     for_each_element(xml, |element| {
         let name = element.local_name();
@@ -555,7 +549,7 @@ impl Text<'_> {
 }
 
 /// Counts the formatted runs (`<r>`) of a shared-strings part.
-fn count_runs(xml: impl BufRead) -> Result<usize, StoreError> {
+fn count_runs(xml: impl BufRead) -> Result<usize, ReadError> {
     let mut count = 0;
     for_each_element(xml, |element| {
         if element.local_name().as_ref() == "r" {
@@ -569,8 +563,8 @@ fn count_runs(xml: impl BufRead) -> Result<usize, StoreError> {
 /// Calls `visit` with every start (or empty) element of an XML stream.
 fn for_each_element(
     xml: impl BufRead,
-    mut visit: impl FnMut(&BytesStart<'_>) -> Result<(), StoreError>,
-) -> Result<(), StoreError> {
+    mut visit: impl FnMut(&BytesStart<'_>) -> Result<(), ReadError>,
+) -> Result<(), ReadError> {
     for_each_node(xml, |node| match node {
         Node::Element(element) => visit(element),
         Node::Text(_) => Ok(()),
@@ -580,8 +574,8 @@ fn for_each_element(
 /// Calls `visit` with every start element and every piece of text.
 fn for_each_node(
     xml: impl BufRead,
-    mut visit: impl FnMut(Node<'_>) -> Result<(), StoreError>,
-) -> Result<(), StoreError> {
+    mut visit: impl FnMut(Node<'_>) -> Result<(), ReadError>,
+) -> Result<(), ReadError> {
     let mut reader = Reader::from_reader(xml);
     let mut buf = Vec::new();
     loop {
@@ -687,7 +681,7 @@ fn range_ref(text: &str) -> Option<Range> {
 }
 
 /// Fills in the document properties a core or app properties part holds.
-fn read_properties(xml: &[u8], properties: &mut DocumentProperties) -> Result<(), StoreError> {
+fn read_properties(xml: &[u8], properties: &mut DocumentProperties) -> Result<(), ReadError> {
     let mut field: Option<&'static str> = None;
     let mut values: Vec<(&'static str, String)> = Vec::new();
     for_each_node(xml, |node| {
@@ -745,7 +739,7 @@ struct WorkbookXml {
     active_tab: usize,
 }
 
-fn parse_workbook_xml(xml: &[u8]) -> Result<WorkbookXml, StoreError> {
+fn parse_workbook_xml(xml: &[u8]) -> Result<WorkbookXml, ReadError> {
     let mut reader = Reader::from_reader(xml);
     let mut buf = Vec::new();
     let mut book = WorkbookXml {
@@ -814,7 +808,7 @@ struct Relationship {
 fn relationships(
     kept: &HashMap<String, Vec<u8>>,
     part: &str,
-) -> Result<HashMap<String, Relationship>, StoreError> {
+) -> Result<HashMap<String, Relationship>, ReadError> {
     let (dir, file) = part.rsplit_once('/').unwrap_or(("", part));
     let rels_name = if dir.is_empty() {
         format!("_rels/{file}.rels")
@@ -862,7 +856,7 @@ fn resolve_part(dir: &str, target: &str) -> String {
 }
 
 /// A table part (`xl/tables/tableN.xml`).
-fn parse_table(xml: &[u8]) -> Result<Table, StoreError> {
+fn parse_table(xml: &[u8]) -> Result<Table, ReadError> {
     let mut table: Option<Table> = None;
     for_each_element(xml, |element| {
         match (element.local_name().as_ref(), &mut table) {
@@ -902,7 +896,7 @@ fn parse_table(xml: &[u8]) -> Result<Table, StoreError> {
         }
         Ok(())
     })?;
-    table.ok_or_else(|| StoreError::Unreadable("a table part has no table".into()))
+    table.ok_or_else(|| ReadError("a table part has no table".into()))
 }
 
 #[cfg(test)]
@@ -990,7 +984,7 @@ mod tests {
         };
         assert!(matches!(
             scan_sheet(&xml[..], &mut budget),
-            Err(StoreError::Unreadable(_))
+            Err(ReadError(_))
         ));
     }
 

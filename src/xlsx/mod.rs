@@ -1,0 +1,39 @@
+//! The xlsx format: bytes ⇄ [`Workbook`](crate::model::Workbook).
+//!
+//! A pure layer, synchronous and free of the store's concerns (files, locks,
+//! caching), so that fuzz targets, benchmarks and tools use exactly what the
+//! server uses. calamine reads the cell values ([`read`]); one pass over the
+//! package reads what calamine does not expose ([`package`], with the styles
+//! of [`styles`]); rust_xlsxwriter writes the workbook back ([`write`]).
+
+mod package;
+mod read;
+mod styles;
+mod write;
+
+pub use package::MAX_UNPACKED_BYTES;
+pub use read::read_workbook;
+pub use write::{Rewrite, write_workbook};
+
+/// Why bytes are no readable workbook, said for the user.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ReadError(pub String);
+
+/// A reader's failure (calamine's, the zip's, the XML parser's) as a
+/// [`ReadError`].
+fn unreadable(error: impl std::fmt::Display) -> ReadError {
+    ReadError(error.to_string())
+}
+
+/// Why a workbook could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The workbook holds something the format or the writer cannot take;
+    /// the text says what, in the user's terms.
+    #[error("the workbook cannot be rewritten: {0}")]
+    Refused(String),
+    /// Writing the output (or the writer's temporary files) failed.
+    #[error("writing the workbook: {0}")]
+    Io(#[from] std::io::Error),
+}
