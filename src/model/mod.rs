@@ -1,6 +1,8 @@
 //! The workbook as plain data and every rule about it: values, header,
 //! filters, requests and row operations. No I/O, no HTTP.
 
+/// What a file holds beyond the model, carried through writes.
+pub mod carried;
 /// The `column:operator:value` filter language.
 pub mod filter;
 /// How a cell looks: number format, font, fill, borders, alignment.

@@ -82,6 +82,7 @@ impl Workbook {
             names,
             active_sheet,
             properties,
+            carried,
         } = self;
         sheets.len() == base.sheets.len()
             && sheets
@@ -94,6 +95,7 @@ impl Workbook {
             && *names == base.names
             && *active_sheet == base.active_sheet
             && *properties == base.properties
+            && same(carried, &base.carried)
     }
 
     pub fn sheet(&self, name: &str) -> Result<&Sheet, Error> {
@@ -132,7 +134,9 @@ impl Workbook {
     ///   not name);
     /// - a defined name that names it, belongs to it or spans sheets;
     /// - a hyperlink that leads to it: one naming it, or one on it whose
-    ///   place names no sheet (`A5`, a defined name).
+    ///   place names no sheet (`A5`, a defined name);
+    /// - a carried element anchored to its cells (a conditional format, a
+    ///   drawing), or a carried part whose formulas name it (a chart).
     fn references_to(&self, index: usize) -> Option<String> {
         let name = &self.sheets[index].name;
         let lower = name.to_lowercase();
@@ -175,13 +179,29 @@ impl Workbook {
             may_refer_to_cells(&n.refers_to)
                 && (names_sheet(&n.refers_to) || n.scope == Some(index))
         });
-        named.map(|n| {
-            format!(
+        if let Some(n) = named {
+            return Some(format!(
                 "the defined name {:?} may refer to rows of sheet {name:?}; {moved}",
                 n.name
-            )
+            ));
+        }
+        let carried = &self.sheets[index].carried.anchored;
+        if !carried.is_empty() {
+            return Some(format!(
+                "sheet {name:?} has {}, which point at its cells; {moved}",
+                carried.join(" and ")
+            ));
+        }
+        self.carried.mentioning(name).map(|what| {
+            format!("the workbook's {what} may refer to rows of sheet {name:?}; {moved}")
         })
     }
+}
+
+/// Whether two shared values are equal, without comparing the contents of
+/// one shared twice (carried parts may be megabytes).
+fn same<T: PartialEq>(a: &std::sync::Arc<T>, b: &std::sync::Arc<T>) -> bool {
+    std::sync::Arc::ptr_eq(a, b) || a == b
 }
 
 impl Sheet {
@@ -191,6 +211,7 @@ impl Sheet {
             visibility: Visibility::Visible,
             rows,
             layout: Layout::default(),
+            carried: Default::default(),
         }
     }
 
@@ -212,9 +233,11 @@ impl Sheet {
             visibility,
             rows: _,
             layout,
+            carried,
         } = self;
         *name == base.name
             && *visibility == base.visibility
+            && same(carried, &base.carried)
             && layout.same_apart_from_rows(&base.layout)
             && (0..base.extent()).all(|row| {
                 self.row(row) == base.row(row)

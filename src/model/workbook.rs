@@ -1,6 +1,9 @@
 //! The workbook's types: workbooks, sheets, names, properties. The rules
 //! about them live with the operations (`sheet`) and the other model files.
 
+use std::sync::Arc;
+
+use super::carried::{Carried, CarriedSheet};
 use super::format::{CellFormat, Font};
 use super::layout::Layout;
 use super::value::Cell;
@@ -15,7 +18,7 @@ pub const MAX_COLUMNS: usize = 16_384;
 pub struct Workbook {
     pub sheets: Vec<Sheet>,
     /// Parts of the file a rewrite would not keep, described for a user
-    /// ("2 charts on sheet 'Summary'"). Writes are refused while any exist.
+    /// ("the chart sheet 'Summary'"). Writes are refused while any exist.
     pub unkept: Vec<String>,
     /// The cell formats that `Layout::formats` ids point into; id 0 is the
     /// default format (present whether or not this holds it).
@@ -28,6 +31,8 @@ pub struct Workbook {
     /// The index of the sheet shown when the workbook opens.
     pub active_sheet: usize,
     pub properties: DocumentProperties,
+    /// What the file holds beyond the model, written back as it was.
+    pub carried: Arc<Carried>,
 }
 
 /// What File → Properties shows. Empty fields are `None`.
@@ -72,4 +77,6 @@ pub struct Sheet {
     pub visibility: Visibility,
     pub rows: Vec<Vec<Cell>>,
     pub layout: Layout,
+    /// What the sheet's part holds beyond the model, written back as it was.
+    pub carried: Arc<CarriedSheet>,
 }

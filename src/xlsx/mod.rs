@@ -6,12 +6,17 @@
 //! package reads what calamine does not expose ([`package`], with the styles
 //! of [`styles`]); rust_xlsxwriter writes the workbook back ([`write`]).
 
+mod carry;
+mod merge;
 mod package;
 mod read;
 mod styles;
 mod write;
 
 pub use package::MAX_UNPACKED_BYTES;
+
+/// Days between the 1900 and the 1904 date systems' day zero.
+const DAYS_1900_TO_1904: f64 = 1462.0;
 pub use read::read_workbook;
 pub use write::{Rewrite, write_workbook};
 

@@ -1,7 +1,8 @@
 //! The parts of an xlsx package that calamine does not expose: each sheet's
 //! layout (cell formats, row and column settings, merges, hyperlinks,
 //! panes, tables, tab colour), the workbook's defined names and active
-//! sheet, and every part a rewrite would not carry (see
+//! sheet, what a rewrite carries as it was (see [`super::carry`]), and the
+//! little a rewrite would lose (see
 //! [`Workbook::unkept`](crate::model::Workbook::unkept)).
 //!
 //! One pass over the zip reads them all. It also bounds the package: every
@@ -15,8 +16,13 @@ use std::io::{BufRead, BufReader, Read, Seek};
 use quick_xml::events::{BytesRef, BytesStart, BytesText, Event};
 use quick_xml::{Reader, XmlVersion};
 
+use super::carry::{
+    self, Capture, ContentTypes, SheetCapture, WorkbookCapture, carries_sheet_element,
+    carries_workbook_element, root_attributes,
+};
 use super::styles::{self, Palette, Styles, parse_styles, read_color};
 use super::{ReadError, unreadable};
+use crate::model::carried::{Carried, CarriedSheet, Element};
 use crate::model::format::{CellFormat, Color, Font};
 use crate::model::layout::{
     ColumnProps, Layout, Link, LinkTarget, Range, RowProps, Table, TableColumn,
@@ -27,9 +33,6 @@ use crate::model::workbook::{DefinedName, DocumentProperties, MAX_COLUMNS, MAX_R
 pub const MAX_UNPACKED_BYTES: u64 = 1 << 30;
 /// The most parts one package may have.
 const MAX_PARTS: usize = 10_000;
-/// The most bytes of one small part kept in memory to parse (workbook,
-/// styles, relationships, tables).
-const MAX_KEPT_PART_BYTES: u64 = 64 << 20;
 
 /// What the package holds besides cell values.
 #[derive(Debug, Default)]
@@ -43,115 +46,28 @@ pub struct Package {
     pub active_tab: usize,
     /// Each worksheet's layout by sheet name.
     pub layouts: HashMap<String, Layout>,
+    pub carried: Carried,
+    /// What each worksheet carries, by sheet name.
+    pub carried_sheets: HashMap<String, CarriedSheet>,
     pub properties: DocumentProperties,
 }
-
-/// Package parts that a rewrite does not reproduce, by where they live.
-const UNKEPT_PARTS: &[(&str, &str)] = &[
-    ("xl/charts/chart", "chart(s)"),
-    ("xl/comments", "comment part(s)"),
-    ("xl/threadedComments/", "threaded comment part(s)"),
-    ("xl/vbaProject.bin", "VBA macro project(s)"),
-    ("xl/pivotTables/", "pivot table(s)"),
-    ("xl/externalLinks/", "external link(s)"),
-    ("xl/slicers/", "slicer(s)"),
-    ("xl/embeddings/", "embedded object(s)"),
-    ("xl/ctrlProps/", "form control(s)"),
-    ("customXml/item", "custom XML part(s)"),
-];
-
-/// Elements of a worksheet that a rewrite does not reproduce.
-const UNKEPT_ELEMENTS: &[(&str, &str)] = &[
-    ("dataValidation", "data validation rule(s)"),
-    ("conditionalFormatting", "conditional format(s)"),
-    ("sheetProtection", "sheet protection setting(s)"),
-    ("protectedRange", "protected range(s)"),
-    ("sparklineGroup", "sparkline group(s)"),
-    ("legacyDrawing", "note(s) or form control(s)"),
-    ("picture", "background picture(s)"),
-    ("oleObject", "embedded object(s)"),
-    ("control", "form control(s)"),
-    ("filterColumn", "autofilter criteria"),
-    ("sortState", "sort setting(s)"),
-    ("brk", "manual page break(s)"),
-    // Only inline strings have runs in a sheet's XML.
-    ("r", "rich text run(s) (text formatted in parts)"),
-];
 
 /// Reads everything but the cell values. `max_cells` bounds the formatted
 /// cells and rows kept, as it bounds the values.
 pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Package, ReadError> {
-    let mut archive = open_archive(reader)?;
-    let mut part_counts = vec![0usize; UNKEPT_PARTS.len()];
-    // Objects placed on drawings: images, shapes, charts. (LibreOffice
-    // writes an empty drawing for every sheet with an autofilter.)
-    let mut drawn = 0;
-    // Formatted runs of shared strings ("rich text"), which calamine reads
-    // as plain text.
-    let mut rich_runs = 0;
-    let mut kept: HashMap<String, Vec<u8>> = HashMap::new();
-    let mut sheets: HashMap<String, SheetXml> = HashMap::new();
-    let mut budget = Budget {
-        cells: max_cells,
-        ..Budget::default()
-    };
-    for i in 0..archive.len() {
-        let entry = archive.by_index(i).map_err(unreadable)?;
-        let name = entry.name().map_err(unreadable)?.into_owned();
-        for (count, (prefix, _)) in part_counts.iter_mut().zip(UNKEPT_PARTS) {
-            if name.starts_with(prefix) && !name.ends_with(".rels") {
-                *count += 1;
-            }
-        }
-        // Never read more than the budget left, whatever the headers say.
-        let left = MAX_UNPACKED_BYTES - budget.unpacked;
-        let mut part = CountingReader {
-            inner: entry.take(left + 1),
-            count: 0,
-        };
-        if name.starts_with("xl/worksheets/") && name.ends_with(".xml") {
-            let scan = scan_sheet(BufReader::new(&mut part), &mut budget);
-            sheets.insert(name, scan?);
-        } else if name.starts_with("xl/drawings/") && name.ends_with(".xml") {
-            drawn += count_anchors(BufReader::new(&mut part))?;
-        } else if name == "xl/sharedStrings.xml" {
-            rich_runs += count_runs(BufReader::new(&mut part))?;
-        } else if is_kept_part(&name) {
-            let mut bytes = Vec::new();
-            (&mut part)
-                .take(MAX_KEPT_PART_BYTES + 1)
-                .read_to_end(&mut bytes)
-                .map_err(unreadable)?;
-            if bytes.len() as u64 > MAX_KEPT_PART_BYTES {
-                return Err(ReadError(format!("the part {name} is too large")));
-            }
-            kept.insert(name, bytes);
-        } else {
-            std::io::copy(&mut part, &mut std::io::sink()).map_err(unreadable)?;
-        }
-        budget.unpacked += part.count;
-        if budget.unpacked > MAX_UNPACKED_BYTES {
-            return Err(too_large());
-        }
-    }
-
+    let Unpacked {
+        parts,
+        mut sheets,
+        rich_runs,
+    } = unpack(reader, max_cells)?;
+    let rich_runs = rich_runs + sheets.values().map(|s| s.rich_runs).sum::<usize>();
     let mut package = Package::default();
     if rich_runs > 0 {
         package.unkept.push(format!(
             "{rich_runs} rich text run(s) (text formatted in parts)"
         ));
     }
-    if drawn > 0 {
-        package.unkept.push(format!(
-            "{drawn} drawn object(s) (images, shapes or charts)"
-        ));
-    }
-    for (count, (_, what)) in part_counts.iter().zip(UNKEPT_PARTS) {
-        if *count > 0 {
-            package.unkept.push(format!("{count} {what}"));
-        }
-    }
-    if let Some(xml) = kept.get("xl/styles.xml") {
+    if let Some(xml) = parts.get("xl/styles.xml") {
         let Styles {
             formats,
             default_font,
@@ -160,16 +76,18 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
         package.default_font = default_font;
     }
     for part in ["docProps/core.xml", "docProps/app.xml"] {
-        if let Some(xml) = kept.get(part) {
+        if let Some(xml) = parts.get(part) {
             read_properties(xml, &mut package.properties)?;
         }
     }
-    let Some(workbook_xml) = kept.get("xl/workbook.xml") else {
+    let Some(workbook_xml) = parts.get("xl/workbook.xml") else {
         return Ok(package);
     };
     let book = parse_workbook_xml(workbook_xml)?;
     package.active_tab = book.active_tab;
-    let book_rels = relationships(&kept, "xl/workbook.xml")?;
+    package.names = book.names;
+    let book_rels = relationships(&parts, "xl/workbook.xml")?;
+    let mut captures = Vec::new();
     for (sheet_name, rel_id) in &book.sheets {
         let Some(part) = book_rels.get(rel_id).map(|rel| &rel.target) else {
             continue;
@@ -177,56 +95,94 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
         let Some(scan) = sheets.remove(part) else {
             continue;
         };
-        for (count, (_, what)) in scan.unkept.iter().zip(UNKEPT_ELEMENTS) {
-            if *count > 0 {
-                package
-                    .unkept
-                    .push(format!("{count} {what} on sheet {sheet_name:?}"));
-            }
-        }
-        let rels = relationships(&kept, part)?;
-        let mut layout = scan.layout;
-        for (link, rel_id) in scan.links {
-            let target = match (rel_id.and_then(|id| rels.get(&id)), link.target) {
-                (Some(rel), _) => LinkTarget::Url(rel.target.clone()),
-                (None, target) => target,
-            };
-            layout.links.push(Link { target, ..link });
-        }
-        for rel_id in scan.table_ids {
-            let Some(xml) = rels.get(&rel_id).and_then(|rel| kept.get(&rel.target)) else {
-                continue;
-            };
-            layout.tables.push(parse_table(xml)?);
-        }
+        let layout = sheet_layout(scan.layout, scan.links, scan.table_ids, &parts, part)?;
         package.layouts.insert(sheet_name.clone(), layout);
+        captures.push(SheetCapture {
+            part: part.clone(),
+            sheet_name: sheet_name.clone(),
+            root_attributes: scan.root_attributes,
+            elements: scan.carried,
+        });
     }
-    for name in book.names {
-        if name.name.eq_ignore_ascii_case("_xlnm._FilterDatabase") {
-            // Written again from the autofilter itself.
-            continue;
-        }
-        if name.name.starts_with("_xlnm.") {
-            let on = name
-                .scope
-                .and_then(|i| book.sheets.get(i))
-                .map_or(String::new(), |(sheet, _)| format!(" of sheet {sheet:?}"));
-            let what = name.name.trim_start_matches("_xlnm.").replace('_', " ");
-            package.unkept.push(format!("the {what} setting{on}"));
-            continue;
-        }
-        package.names.push(name);
-    }
+    let content_types = match parts.get("[Content_Types].xml") {
+        Some(xml) => ContentTypes::parse(xml)?,
+        None => ContentTypes::default(),
+    };
+    (package.carried, package.carried_sheets) =
+        carry::collect(&parts, &content_types, book.capture, captures)?;
     Ok(package)
 }
 
-fn is_kept_part(name: &str) -> bool {
-    name == "xl/workbook.xml"
-        || name == "docProps/core.xml"
-        || name == "docProps/app.xml"
-        || name == "xl/styles.xml"
-        || name.ends_with(".rels")
-        || (name.starts_with("xl/tables/") && name.ends_with(".xml"))
+/// A sheet's layout completed from its relationships: where its
+/// hyperlinks lead, and its tables.
+fn sheet_layout(
+    mut layout: Layout,
+    links: Vec<(Link, Option<String>)>,
+    table_ids: Vec<String>,
+    parts: &HashMap<String, Vec<u8>>,
+    part: &str,
+) -> Result<Layout, ReadError> {
+    let rels = relationships(parts, part)?;
+    for (link, rel_id) in links {
+        let target = match (rel_id.and_then(|id| rels.get(&id)), link.target) {
+            (Some(rel), _) => LinkTarget::Url(rel.target.clone()),
+            (None, target) => target,
+        };
+        layout.links.push(Link { target, ..link });
+    }
+    for rel_id in table_ids {
+        let Some(xml) = rels.get(&rel_id).and_then(|rel| parts.get(&rel.target)) else {
+            continue;
+        };
+        layout.tables.push(parse_table(xml)?);
+    }
+    Ok(layout)
+}
+
+/// The package unpacked: worksheets scanned as they inflate, the shared
+/// strings' formatted runs counted, every other part kept whole.
+struct Unpacked {
+    parts: HashMap<String, Vec<u8>>,
+    sheets: HashMap<String, SheetXml>,
+    rich_runs: usize,
+}
+
+fn unpack<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Unpacked, ReadError> {
+    let mut archive = open_archive(reader)?;
+    let mut unpacked = Unpacked {
+        parts: HashMap::new(),
+        sheets: HashMap::new(),
+        rich_runs: 0,
+    };
+    let mut budget = Budget {
+        cells: max_cells,
+        ..Budget::default()
+    };
+    for i in 0..archive.len() {
+        let entry = archive.by_index(i).map_err(unreadable)?;
+        let name = entry.name().map_err(unreadable)?.into_owned();
+        // Never read more than the budget left, whatever the headers say.
+        let left = MAX_UNPACKED_BYTES - budget.unpacked;
+        let mut part = CountingReader {
+            inner: entry.take(left + 1),
+            count: 0,
+        };
+        if name.starts_with("xl/worksheets/") && name.ends_with(".xml") {
+            let scan = scan_sheet(BufReader::new(&mut part), &mut budget);
+            unpacked.sheets.insert(name, scan?);
+        } else if name == "xl/sharedStrings.xml" {
+            unpacked.rich_runs += count_runs(BufReader::new(&mut part))?;
+        } else {
+            let mut bytes = Vec::new();
+            part.read_to_end(&mut bytes).map_err(unreadable)?;
+            unpacked.parts.insert(name, bytes);
+        }
+        budget.unpacked += part.count;
+        if budget.unpacked > MAX_UNPACKED_BYTES {
+            return Err(too_large());
+        }
+    }
+    Ok(unpacked)
 }
 
 /// The package as a zip archive, refused when it has too many parts.
@@ -305,219 +261,279 @@ struct SheetXml {
     /// Hyperlinks, each with its relationship id when it leads outside.
     links: Vec<(Link, Option<String>)>,
     table_ids: Vec<String>,
-    unkept: Vec<usize>,
+    /// The root's namespace declarations, for the carried elements.
+    root_attributes: Vec<(String, String)>,
+    /// Children of `<worksheet>` the writer does not produce.
+    carried: Vec<Element>,
+    /// Formatted runs of inline strings ("rich text").
+    rich_runs: usize,
 }
 
-fn xml_error(error: impl std::fmt::Display) -> ReadError {
+pub(super) fn xml_error(error: impl std::fmt::Display) -> ReadError {
     ReadError(format!("a part of the package is not valid XML: {error}"))
 }
 
-/// Streams one worksheet's XML and keeps its layout.
+/// Streams one worksheet's XML: keeps its layout, and copies the elements
+/// a rewrite carries.
 fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadError> {
-    let mut scan = SheetXml {
-        unkept: vec![0; UNKEPT_ELEMENTS.len()],
-        ..SheetXml::default()
+    let mut scan = SheetScan {
+        budget,
+        sheet: SheetXml::default(),
+        row: 0,
+        next_column: 0,
+        rows_seen: 0,
+        heading: None,
     };
-    let layout = &mut scan.layout;
-    // The current row (0-based) and the column after the last cell seen.
-    let (mut row, mut next_column) = (0u32, 0u16);
-    let mut rows_seen = 0u32;
-    // Whether the text being read is the header's or the footer's.
-    #[derive(Clone, Copy)]
-    enum Heading {
-        Header,
-        Footer,
+    let mut reader = Reader::from_reader(xml);
+    let mut buf = Vec::new();
+    let mut depth = 0usize;
+    let mut capture: Option<Capture> = None;
+    loop {
+        let event = reader.read_event_into(&mut buf).map_err(xml_error)?;
+        match (&mut capture, &event, depth) {
+            (Some(open), ..) => {
+                if let Some(element) = open.push(&event)? {
+                    scan.sheet.carried.push(element);
+                    capture = None;
+                }
+            }
+            (None, Event::Start(e) | Event::Empty(e), 1)
+                if carries_sheet_element(
+                    e.local_name().as_ref(),
+                    matches!(event, Event::Empty(_)),
+                ) =>
+            {
+                let mut open = Capture::default();
+                match open.push(&event)? {
+                    Some(element) => scan.sheet.carried.push(element),
+                    None => capture = Some(open),
+                }
+            }
+            _ => {}
+        }
+        match &event {
+            Event::Start(e) | Event::Empty(e) => {
+                if depth == 0 {
+                    scan.sheet.root_attributes = root_attributes(e);
+                }
+                scan.element(e)?;
+                if matches!(event, Event::Start(_)) {
+                    depth += 1;
+                }
+            }
+            Event::End(_) => depth = depth.saturating_sub(1),
+            Event::Text(text) => scan.text(Text::Chars(text)),
+            Event::GeneralRef(reference) => scan.text(Text::Reference(reference)),
+            Event::Eof => return Ok(scan.sheet),
+            _ => {}
+        }
+        buf.clear();
     }
-    let mut heading: Option<Heading> = None;
-    for_each_node(xml, |node| {
-        let element = match node {
-            Node::Element(element) => element,
-            Node::Text(text) => {
-                let print = &mut layout.print;
-                let target = match heading {
-                    Some(Heading::Header) => &mut print.header,
-                    Some(Heading::Footer) => &mut print.footer,
-                    None => return Ok(()),
-                };
-                target.get_or_insert_default().push_str(&text.decode());
-                return Ok(());
-            }
+}
+
+/// Whether the text being read is the header's or the footer's.
+#[derive(Clone, Copy)]
+enum Heading {
+    Header,
+    Footer,
+}
+
+/// The state of [`scan_sheet`].
+struct SheetScan<'a> {
+    budget: &'a mut Budget,
+    sheet: SheetXml,
+    /// The current row (0-based).
+    row: u32,
+    /// The column after the last cell seen.
+    next_column: u16,
+    rows_seen: u32,
+    heading: Option<Heading>,
+}
+
+impl SheetScan<'_> {
+    fn text(&mut self, text: Text<'_>) {
+        let print = &mut self.sheet.layout.print;
+        let target = match self.heading {
+            Some(Heading::Header) => &mut print.header,
+            Some(Heading::Footer) => &mut print.footer,
+            None => return,
         };
-        heading = None;
-        let local = element.local_name();
-        let name = local.as_ref();
-        match name {
-            "row" => {
-                row = match attr(element, "r").and_then(|r| r.parse::<u32>().ok()) {
-                    Some(r) if (1..=MAX_ROWS as u32).contains(&r) => r - 1,
-                    _ => rows_seen,
-                };
-                rows_seen = row + 1;
-                next_column = 0;
-                let props = RowProps {
-                    height: flag(element, "customHeight")
-                        .then(|| number(element, "ht"))
-                        .flatten(),
-                    hidden: flag(element, "hidden"),
-                    format: if flag(element, "customFormat") {
-                        index(element, "s").unwrap_or(0)
-                    } else {
-                        0
-                    },
-                    outline_level: outline_level(element),
-                };
-                if props != RowProps::default() {
-                    budget.spend(1)?;
-                    layout.rows.insert(row, props);
-                }
-            }
-            "c" => {
-                // The one element there is one of per cell: read both
-                // attributes in a single pass.
-                let [reference, style] = attrs(element, ["r", "s"]);
-                let column = match reference.and_then(|r| cell_ref(&r)) {
-                    Some((r, c)) => {
-                        row = r;
-                        c
-                    }
-                    None => next_column,
-                };
-                next_column = column.saturating_add(1);
-                let format = style.and_then(|s| s.parse().ok()).unwrap_or(0);
-                if format != 0 && usize::from(column) < MAX_COLUMNS {
-                    let row = row as usize;
-                    if layout.formats.len() <= row {
-                        budget.spend(row + 1 - layout.formats.len())?;
-                        layout.formats.resize_with(row + 1, Vec::new);
-                    }
-                    let cells = &mut layout.formats[row];
-                    let column = usize::from(column);
-                    if cells.len() <= column {
-                        budget.spend(column + 1 - cells.len())?;
-                        cells.resize(column + 1, 0);
-                    }
-                    cells[column] = format;
-                }
-            }
-            "col" => {
-                let (Some(first), Some(last)) = (index(element, "min"), index(element, "max"))
-                else {
-                    return Ok(());
-                };
-                let last = last.min(MAX_COLUMNS as u32);
-                if first == 0 || first > last {
-                    return Ok(());
-                }
-                let props = ColumnProps {
-                    first: (first - 1) as u16,
-                    last: (last - 1) as u16,
-                    width: flag(element, "customWidth")
-                        .then(|| number(element, "width"))
-                        .flatten(),
-                    hidden: flag(element, "hidden"),
-                    format: index(element, "style").unwrap_or(0),
-                    outline_level: outline_level(element),
-                };
-                if props.width.is_some()
-                    || props.hidden
-                    || props.format != 0
-                    || props.outline_level > 0
-                {
-                    layout.columns.push(props);
-                }
-            }
+        target.get_or_insert_default().push_str(&text.decode());
+    }
+
+    fn element(&mut self, element: &BytesStart<'_>) -> Result<(), ReadError> {
+        self.heading = None;
+        match element.local_name().as_ref() {
+            "row" => self.row(element)?,
+            "c" => self.cell(element)?,
+            "col" => self.column(element),
             "mergeCell" => {
                 if let Some(range) = attr(element, "ref").and_then(|r| range_ref(&r)) {
-                    layout.merges.push(range);
+                    self.sheet.layout.merges.push(range);
                 }
             }
-            "hyperlink" => {
-                let Some(at) = attr(element, "ref").and_then(|r| range_ref(&r)) else {
-                    return Ok(());
-                };
-                let location = attr(element, "location").unwrap_or_default();
-                let link = Link {
-                    row: at.first_row,
-                    column: at.first_column,
-                    target: LinkTarget::Location(location),
-                    tooltip: attr(element, "tooltip"),
-                };
-                scan.links.push((link, attr(element, "id")));
+            "hyperlink" => self.hyperlink(element),
+            "autoFilter" => {
+                self.sheet.layout.autofilter = attr(element, "ref").and_then(|r| range_ref(&r))
             }
-            "autoFilter" => layout.autofilter = attr(element, "ref").and_then(|r| range_ref(&r)),
-            "tablePart" => scan.table_ids.extend(attr(element, "id")),
-            "pane" if attr(element, "state").is_some_and(|s| s.starts_with("frozen")) => {
-                let rows = number(element, "ySplit").unwrap_or(0.0);
-                let columns = number(element, "xSplit").unwrap_or(0.0);
-                if (0.0..MAX_ROWS as f64).contains(&rows)
-                    && (0.0..MAX_COLUMNS as f64).contains(&columns)
-                {
-                    layout.freeze = Some((rows as u32, columns as u16));
-                }
-            }
-            "tabColor" => layout.tab_color = color(element),
+            "tablePart" => self.sheet.table_ids.extend(attr(element, "id")),
+            "pane" => self.pane(element),
+            "tabColor" => self.sheet.layout.tab_color = color(element),
             "pageSetUpPr" if flag(element, "fitToPage") => {
-                layout.print.fit_to_pages.get_or_insert((1, 1));
+                self.sheet.layout.print.fit_to_pages.get_or_insert((1, 1));
             }
-            "pageSetup" => {
-                let print = &mut layout.print;
-                print.landscape = attr(element, "orientation").is_some_and(|o| o == "landscape");
-                print.paper_size = index(element, "paperSize").and_then(|p| u8::try_from(p).ok());
-                print.scale = index(element, "scale")
-                    .and_then(|s| u16::try_from(s).ok())
-                    .filter(|s| *s != 100);
-                if let Some(fit) = &mut print.fit_to_pages {
-                    let pages = |name| index(element, name).and_then(|p| u16::try_from(p).ok());
-                    *fit = (
-                        pages("fitToWidth").unwrap_or(1),
-                        pages("fitToHeight").unwrap_or(1),
-                    );
-                }
-            }
+            "pageSetup" => self.page_setup(element),
             "pageMargins" => {
                 let inches = ["left", "right", "top", "bottom", "header", "footer"]
                     .map(|side| number(element, side));
                 if let [Some(l), Some(r), Some(t), Some(b), Some(h), Some(f)] = inches {
-                    layout.print.margins = Some([l, r, t, b, h, f]);
+                    self.sheet.layout.print.margins = Some([l, r, t, b, h, f]);
                 }
             }
             "printOptions" => {
-                layout.print.center_horizontally = flag(element, "horizontalCentered");
-                layout.print.center_vertically = flag(element, "verticalCentered");
-                layout.print.gridlines = flag(element, "gridLines");
+                self.sheet.layout.print.center_horizontally = flag(element, "horizontalCentered");
+                self.sheet.layout.print.center_vertically = flag(element, "verticalCentered");
+                self.sheet.layout.print.gridlines = flag(element, "gridLines");
             }
-            "oddHeader" => heading = Some(Heading::Header),
-            "oddFooter" => heading = Some(Heading::Footer),
+            // Only inline strings have runs in a sheet's XML.
+            "r" => self.sheet.rich_runs += 1,
+            "oddHeader" => self.heading = Some(Heading::Header),
+            "oddFooter" => self.heading = Some(Heading::Footer),
             "f" if attr(element, "t").is_some_and(|t| t == "array") => {
                 if let Some(range) = attr(element, "ref").and_then(|r| range_ref(&r)) {
-                    layout.array_formulas.push(range);
+                    self.sheet.layout.array_formulas.push(range);
                 }
             }
-            _ => {
-                if let Some(i) = UNKEPT_ELEMENTS.iter().position(|(tag, _)| *tag == name) {
-                    scan.unkept[i] += 1;
-                }
-            }
+            _ => {}
         }
         Ok(())
-    })?;
-    Ok(scan)
-}
+    }
 
-/// Counts the objects anchored on a drawing part.
-fn count_anchors(xml: impl BufRead) -> Result<usize, ReadError> {
-    let mut count = 0;
-    for_each_element(xml, |element| {
-        let name = element.local_name();
-        if matches!(
-            name.as_ref(),
-            "twoCellAnchor" | "oneCellAnchor" | "absoluteAnchor"
-        ) {
-            count += 1;
+    /// A `<row>`: where the cells that follow are, and its settings.
+    fn row(&mut self, element: &BytesStart<'_>) -> Result<(), ReadError> {
+        self.row = match attr(element, "r").and_then(|r| r.parse::<u32>().ok()) {
+            Some(r) if (1..=MAX_ROWS as u32).contains(&r) => r - 1,
+            _ => self.rows_seen,
+        };
+        self.rows_seen = self.row + 1;
+        self.next_column = 0;
+        let props = RowProps {
+            height: flag(element, "customHeight")
+                .then(|| number(element, "ht"))
+                .flatten(),
+            hidden: flag(element, "hidden"),
+            format: if flag(element, "customFormat") {
+                index(element, "s").unwrap_or(0)
+            } else {
+                0
+            },
+            outline_level: outline_level(element),
+        };
+        if props != RowProps::default() {
+            self.budget.spend(1)?;
+            self.sheet.layout.rows.insert(self.row, props);
         }
         Ok(())
-    })?;
-    Ok(count)
+    }
+
+    /// A cell `<c>`: its format.
+    fn cell(&mut self, element: &BytesStart<'_>) -> Result<(), ReadError> {
+        // The one element there is one of per cell: read both attributes
+        // in a single pass.
+        let [reference, style] = attrs(element, ["r", "s"]);
+        let column = match reference.and_then(|r| cell_ref(&r)) {
+            Some((r, c)) => {
+                self.row = r;
+                c
+            }
+            None => self.next_column,
+        };
+        self.next_column = column.saturating_add(1);
+        let format = style.and_then(|s| s.parse().ok()).unwrap_or(0);
+        if format == 0 || usize::from(column) >= MAX_COLUMNS {
+            return Ok(());
+        }
+        let formats = &mut self.sheet.layout.formats;
+        let row = self.row as usize;
+        if formats.len() <= row {
+            self.budget.spend(row + 1 - formats.len())?;
+            formats.resize_with(row + 1, Vec::new);
+        }
+        let cells = &mut formats[row];
+        let column = usize::from(column);
+        if cells.len() <= column {
+            self.budget.spend(column + 1 - cells.len())?;
+            cells.resize(column + 1, 0);
+        }
+        cells[column] = format;
+        Ok(())
+    }
+
+    /// A `<col>`: the settings of a run of columns.
+    fn column(&mut self, element: &BytesStart<'_>) {
+        let (Some(first), Some(last)) = (index(element, "min"), index(element, "max")) else {
+            return;
+        };
+        let last = last.min(MAX_COLUMNS as u32);
+        if first == 0 || first > last {
+            return;
+        }
+        let props = ColumnProps {
+            first: (first - 1) as u16,
+            last: (last - 1) as u16,
+            width: flag(element, "customWidth")
+                .then(|| number(element, "width"))
+                .flatten(),
+            hidden: flag(element, "hidden"),
+            format: index(element, "style").unwrap_or(0),
+            outline_level: outline_level(element),
+        };
+        if props.width.is_some() || props.hidden || props.format != 0 || props.outline_level > 0 {
+            self.sheet.layout.columns.push(props);
+        }
+    }
+
+    fn hyperlink(&mut self, element: &BytesStart<'_>) {
+        let Some(at) = attr(element, "ref").and_then(|r| range_ref(&r)) else {
+            return;
+        };
+        let location = attr(element, "location").unwrap_or_default();
+        let link = Link {
+            row: at.first_row,
+            column: at.first_column,
+            target: LinkTarget::Location(location),
+            tooltip: attr(element, "tooltip"),
+        };
+        self.sheet.links.push((link, attr(element, "id")));
+    }
+
+    /// A `<pane>`: frozen rows and columns.
+    fn pane(&mut self, element: &BytesStart<'_>) {
+        if !attr(element, "state").is_some_and(|s| s.starts_with("frozen")) {
+            return;
+        }
+        let rows = number(element, "ySplit").unwrap_or(0.0);
+        let columns = number(element, "xSplit").unwrap_or(0.0);
+        if (0.0..MAX_ROWS as f64).contains(&rows) && (0.0..MAX_COLUMNS as f64).contains(&columns) {
+            self.sheet.layout.freeze = Some((rows as u32, columns as u16));
+        }
+    }
+
+    fn page_setup(&mut self, element: &BytesStart<'_>) {
+        let print = &mut self.sheet.layout.print;
+        print.landscape = attr(element, "orientation").is_some_and(|o| o == "landscape");
+        print.paper_size = index(element, "paperSize").and_then(|p| u8::try_from(p).ok());
+        print.scale = index(element, "scale")
+            .and_then(|s| u16::try_from(s).ok())
+            .filter(|s| *s != 100);
+        if let Some(fit) = &mut print.fit_to_pages {
+            let pages = |name| index(element, name).and_then(|p| u16::try_from(p).ok());
+            *fit = (
+                pages("fitToWidth").unwrap_or(1),
+                pages("fitToHeight").unwrap_or(1),
+            );
+        }
+    }
 }
 
 /// What [`for_each_node`] shows of an XML stream.
@@ -592,7 +608,7 @@ fn for_each_node(
 
 /// The value of an attribute by local name; a malformed attribute is
 /// taken as missing (layout is read leniently, values never depend on it).
-fn attr(element: &BytesStart<'_>, name: &str) -> Option<String> {
+pub(super) fn attr(element: &BytesStart<'_>, name: &str) -> Option<String> {
     styles::attr(element, name)
         .ok()
         .flatten()
@@ -737,6 +753,9 @@ struct WorkbookXml {
     sheets: Vec<(String, String)>,
     names: Vec<DefinedName>,
     active_tab: usize,
+    /// What the writer does not produce: print areas and titles and other
+    /// built-in names, and the children of `<workbook>` it does not write.
+    capture: WorkbookCapture,
 }
 
 fn parse_workbook_xml(xml: &[u8]) -> Result<WorkbookXml, ReadError> {
@@ -746,55 +765,104 @@ fn parse_workbook_xml(xml: &[u8]) -> Result<WorkbookXml, ReadError> {
         sheets: Vec::new(),
         names: Vec::new(),
         active_tab: 0,
+        capture: WorkbookCapture {
+            root_attributes: Vec::new(),
+            elements: Vec::new(),
+        },
     };
-    // The defined name whose text is being read.
-    let mut name: Option<DefinedName> = None;
+    // The defined name whose text is being read, and its XML.
+    let mut name: Option<(DefinedName, Capture)> = None;
+    let mut capture: Option<Capture> = None;
+    let mut depth = 0usize;
     loop {
-        match reader.read_event_into(&mut buf).map_err(xml_error)? {
+        let event = reader.read_event_into(&mut buf).map_err(xml_error)?;
+        if let Some((_, xml)) = &mut name
+            && let Some(element) = xml.push(&event)?
+        {
+            let (defined, _) = name.take().expect("a name is being read");
+            keep_name(defined, element, &mut book);
+        }
+        match (&mut capture, &event, depth) {
+            (Some(open), ..) => {
+                if let Some(element) = open.push(&event)? {
+                    book.capture.elements.push(element);
+                    capture = None;
+                }
+            }
+            (None, Event::Start(e) | Event::Empty(e), 1)
+                if carries_workbook_element(e.local_name().as_ref()) =>
+            {
+                let mut open = Capture::default();
+                match open.push(&event)? {
+                    Some(element) => book.capture.elements.push(element),
+                    None => capture = Some(open),
+                }
+            }
+            _ => {}
+        }
+        match &event {
             Event::Eof => break,
-            Event::Start(e) | Event::Empty(e) => match e.local_name().as_ref() {
-                "sheet" => {
-                    if let (Some(sheet), Some(id)) = (attr(&e, "name"), attr(&e, "id")) {
-                        book.sheets.push((sheet, id));
+            Event::Start(e) | Event::Empty(e) => {
+                if depth == 0 {
+                    book.capture.root_attributes = root_attributes(e);
+                }
+                match e.local_name().as_ref() {
+                    "sheet" => {
+                        if let (Some(sheet), Some(id)) = (attr(e, "name"), attr(e, "id")) {
+                            book.sheets.push((sheet, id));
+                        }
                     }
+                    "workbookView" => {
+                        book.active_tab = index(e, "activeTab").unwrap_or(0) as usize;
+                    }
+                    "definedName" => {
+                        let defined = attr(e, "name").map(|n| DefinedName {
+                            name: n,
+                            scope: index(e, "localSheetId").map(|i| i as usize),
+                            refers_to: String::new(),
+                            hidden: flag(e, "hidden"),
+                        });
+                        let mut xml = Capture::default();
+                        xml.push(&event)?;
+                        name = defined.map(|d| (d, xml));
+                    }
+                    _ => {}
                 }
-                "workbookView" => {
-                    book.active_tab = index(&e, "activeTab").unwrap_or(0) as usize;
+                if matches!(event, Event::Start(_)) {
+                    depth += 1;
                 }
-                "definedName" => {
-                    name = attr(&e, "name").map(|n| DefinedName {
-                        name: n,
-                        scope: index(&e, "localSheetId").map(|i| i as usize),
-                        refers_to: String::new(),
-                        hidden: flag(&e, "hidden"),
-                    });
-                }
-                _ => {}
-            },
+            }
+            Event::End(_) => depth = depth.saturating_sub(1),
             Event::Text(text) => {
-                if let Some(name) = &mut name {
+                if let Some((name, _)) = &mut name {
                     name.refers_to.push_str(&text.xml10_content());
                 }
             }
             Event::GeneralRef(reference) => {
-                if let Some(name) = &mut name {
-                    let entity = reference.xml10_content();
-                    match reference.resolve_char_ref() {
-                        Ok(Some(c)) => name.refers_to.push(c),
-                        _ => name.refers_to.push_str(
-                            quick_xml::escape::resolve_predefined_entity(&entity).unwrap_or(""),
-                        ),
-                    }
+                if let Some((name, _)) = &mut name {
+                    name.refers_to
+                        .push_str(&Text::Reference(reference).decode());
                 }
-            }
-            Event::End(e) if e.local_name().as_ref() == "definedName" => {
-                book.names.extend(name.take());
             }
             _ => {}
         }
         buf.clear();
     }
     Ok(book)
+}
+
+/// Files a defined name: the model's, or carried as XML when it is a
+/// built-in name (`_xlnm.Print_Area`) the writer does not write from a name.
+/// The autofilter's own name is written again from the autofilter.
+fn keep_name(name: DefinedName, xml: Element, book: &mut WorkbookXml) {
+    if name.name.eq_ignore_ascii_case("_xlnm._FilterDatabase") {
+        return;
+    }
+    if name.name.starts_with("_xlnm.") {
+        book.capture.elements.push(xml);
+    } else {
+        book.names.push(name);
+    }
 }
 
 /// One relationship of a part.
@@ -806,7 +874,7 @@ struct Relationship {
 /// The relationships of `part`, by id, internal targets resolved to part
 /// names (`../tables/table1.xml` from `xl/worksheets/` is `xl/tables/table1.xml`).
 fn relationships(
-    kept: &HashMap<String, Vec<u8>>,
+    parts: &HashMap<String, Vec<u8>>,
     part: &str,
 ) -> Result<HashMap<String, Relationship>, ReadError> {
     let (dir, file) = part.rsplit_once('/').unwrap_or(("", part));
@@ -816,7 +884,7 @@ fn relationships(
         format!("{dir}/_rels/{file}.rels")
     };
     let mut found = HashMap::new();
-    let Some(xml) = kept.get(&rels_name) else {
+    let Some(xml) = parts.get(&rels_name) else {
         return Ok(found);
     };
     for_each_element(xml.as_slice(), |element| {
@@ -838,7 +906,7 @@ fn relationships(
 }
 
 /// A relative part reference resolved against the directory of its source.
-fn resolve_part(dir: &str, target: &str) -> String {
+pub(super) fn resolve_part(dir: &str, target: &str) -> String {
     if let Some(absolute) = target.strip_prefix('/') {
         return absolute.to_owned();
     }
@@ -972,7 +1040,20 @@ mod tests {
             scan.links[1].0.target,
             LinkTarget::Location("Report!A1".into())
         );
-        assert_eq!(scan.unkept[1], 1, "one conditional format");
+        let carried: Vec<&str> = scan.carried.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(
+            carried,
+            ["sheetPr", "sheetViews", "conditionalFormatting"],
+            "what the writer does not produce is carried"
+        );
+        assert_eq!(
+            scan.carried[2].xml,
+            r#"<conditionalFormatting sqref="B2"><cfRule type="top10"/></conditionalFormatting>"#
+        );
+        assert_eq!(
+            scan.root_attributes,
+            [("xmlns:r".to_owned(), "r".to_owned())]
+        );
     }
 
     #[test]

@@ -10,12 +10,9 @@ use std::io::{Cursor, Read, Seek};
 use calamine::{DataRef, Reader, SheetType, SheetVisible, Xlsx};
 
 use super::package::{check_size, read_package};
-use super::{ReadError, unreadable};
+use super::{DAYS_1900_TO_1904, ReadError, unreadable};
 use crate::model::value::{DateParse, DateSyntax, Formula, parse_date};
 use crate::model::{Cell, Sheet, Visibility, Workbook};
-
-/// Days between the 1904 and the 1900 date systems' day zero.
-const DAYS_1900_TO_1904: f64 = 1462.0;
 
 /// Parses a whole workbook. Any failure means "no readable workbook".
 /// `max_cells` bounds the cell slots the workbook may take in memory: each
@@ -50,6 +47,7 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
         default_font: package.default_font,
         names: Vec::new(),
         active_sheet: 0,
+        carried: std::sync::Arc::new(package.carried),
     };
     // Sheet indexes in the file (chart sheets included) → in the model.
     let mut kept_index = Vec::new();
@@ -70,6 +68,9 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
             SheetVisible::VeryHidden => Visibility::VeryHidden,
         };
         sheet.layout = package.layouts.remove(&sheet.name).unwrap_or_default();
+        if let Some(carried) = package.carried_sheets.remove(&sheet.name) {
+            sheet.carried = std::sync::Arc::new(carried);
+        }
         sheet.show_times(&workbook.formats);
         workbook.sheets.push(sheet);
     }

@@ -303,3 +303,57 @@ pub fn people_workbook(server: &Server) {
         ],
     );
 }
+
+/// The text of a package part, by name.
+pub fn part(package: &[u8], name: &str) -> Option<Vec<u8>> {
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(package)).ok()?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut zip.by_name(name).ok()?, &mut bytes).ok()?;
+    Some(bytes)
+}
+
+/// Every `<name …>…</name>` (or `<name …/>`) element of `xml`, as text.
+pub fn elements(xml: &[u8], name: &str) -> Vec<String> {
+    let text = String::from_utf8_lossy(xml);
+    let mut found = Vec::new();
+    let mut rest = text.as_ref();
+    let open = format!("<{name}");
+    while let Some(start) = rest.find(&open) {
+        let tail = &rest[start..];
+        let after_name = tail[open.len()..].chars().next();
+        if !matches!(after_name, Some(' ' | '>' | '/')) {
+            rest = &tail[open.len()..];
+            continue;
+        }
+        let tag_end = tail.find('>').unwrap_or(tail.len() - 1);
+        let end = if tail[..tag_end].ends_with('/') {
+            tag_end + 1
+        } else {
+            let close = format!("</{name}>");
+            tail.find(&close).map_or(tail.len(), |i| i + close.len())
+        };
+        found.push(tail[..end].to_owned());
+        rest = &tail[end..];
+    }
+    found
+}
+
+/// Elements with their relationship ids (`r:id="rId3"`) blanked: a write
+/// may number a part's relationships anew.
+pub fn without_ids(elements: Vec<String>) -> Vec<String> {
+    elements
+        .into_iter()
+        .map(|element| {
+            let mut out = String::new();
+            let mut rest = element.as_str();
+            while let Some(at) = rest.find("r:id=\"") {
+                let value = &rest[at + 6..];
+                let end = value.find('"').unwrap_or(value.len());
+                out.push_str(&rest[..at + 6]);
+                rest = &value[end..];
+            }
+            out.push_str(rest);
+            out
+        })
+        .collect()
+}

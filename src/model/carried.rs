@@ -1,0 +1,118 @@
+//! What a file holds beyond the model, kept to be written back as it was.
+//!
+//! A workbook carries charts, images, notes, conditional formats, printer
+//! settings, extension lists and whatever else sheetd does not model. The
+//! xlsx layer reads them as package parts and XML elements and puts them
+//! back, unchanged, around what the writer produces; the model only holds
+//! them and asks one question: does a part or element point at cells that a
+//! delete would move ([`CarriedSheet::anchored`], [`Carried::mentions`])?
+//!
+//! Inserts and updates never move a cell, so whatever is carried stays
+//! correct through them.
+
+use std::sync::Arc;
+
+/// A package relationship as the file states it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Relationship {
+    pub id: String,
+    /// The relationship type, a URI.
+    pub kind: String,
+    /// As written in the file: relative to the source part, absolute
+    /// (`/xl/...`), or a URL when `external`.
+    pub target: String,
+    pub external: bool,
+}
+
+/// One element of a workbook or sheet part, as XML text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Element {
+    /// The local name (`conditionalFormatting`), which fixes its place.
+    pub name: String,
+    /// The element, its attributes and everything inside it.
+    pub xml: String,
+}
+
+/// The elements of one part (`xl/workbook.xml` or a worksheet) that are
+/// carried, with what they need around them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CarriedXml {
+    /// The namespace declarations (and `mc:Ignorable`) of the part's root
+    /// element, which the carried elements may use.
+    pub root_attributes: Vec<(String, String)>,
+    pub elements: Vec<Element>,
+    /// The part's relationships to carried parts, by the ids the elements use.
+    pub relationships: Vec<Relationship>,
+}
+
+impl CarriedXml {
+    pub fn is_empty(&self) -> bool {
+        self.elements.is_empty() && self.relationships.is_empty()
+    }
+}
+
+/// What one worksheet carries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CarriedSheet {
+    pub xml: CarriedXml,
+    /// What among the carried elements and parts points at cells of the
+    /// sheet ("2 conditional format(s)"), said for a user: deleting rows
+    /// would leave it pointing at other cells.
+    pub anchored: Vec<String>,
+}
+
+/// A package part carried whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    /// Its name in the package: `xl/charts/chart1.xml`.
+    pub name: String,
+    /// Its `Override` content type, when `[Content_Types].xml` gives one.
+    pub content_type: Option<String>,
+    pub bytes: Arc<[u8]>,
+}
+
+/// What the whole workbook carries.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Carried {
+    /// Parts the writer does not produce, reached from carried
+    /// relationships (and theirs, and so on).
+    pub parts: Vec<Part>,
+    /// `Default` content types (by extension) the carried parts need.
+    pub defaults: Vec<(String, String)>,
+    /// Relationships of the package itself (`_rels/.rels`) to carried parts:
+    /// custom properties, a thumbnail.
+    pub package: Vec<Relationship>,
+    /// Elements and relationships of `xl/workbook.xml`.
+    pub workbook: CarriedXml,
+    /// The workbook part's content type when it is not a plain workbook's
+    /// (a macro-enabled or template workbook).
+    pub workbook_content_type: Option<String>,
+    /// The theme part, written instead of the writer's default theme.
+    pub theme: Option<Arc<[u8]>>,
+    /// The differential formats (`<dxf>`) of the styles part, which carried
+    /// conditional formats refer to by index.
+    pub dxfs: Vec<String>,
+    /// Carried parts that name sheets in formulas (charts' series, pivot
+    /// caches' sources), described for a user, with the names of the sheets
+    /// their text mentions.
+    pub mentions: Vec<(String, Vec<String>)>,
+    /// The file counts dates from 1904 (a setting Excel for Mac once made
+    /// the default); the model's dates count from 1900 either way.
+    pub date1904: bool,
+}
+
+impl Carried {
+    /// Whether there is nothing to carry: the writer's package is the file.
+    pub fn is_empty(&self) -> bool {
+        *self == Carried::default()
+    }
+
+    /// What carried part refers to cells of the sheet named `sheet`.
+    pub fn mentioning(&self, sheet: &str) -> Option<&str> {
+        let lower = sheet.to_lowercase();
+        self.mentions
+            .iter()
+            .find(|(_, sheets)| sheets.iter().any(|s| s.to_lowercase() == lower))
+            .map(|(what, _)| what.as_str())
+    }
+}

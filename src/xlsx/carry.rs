@@ -1,0 +1,495 @@
+//! Reading what a rewrite carries: the elements of the workbook and sheet
+//! parts that the writer does not produce, and the package parts they (and
+//! the package) refer to, transitively. [`super::merge`] puts them back.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use quick_xml::Writer;
+use quick_xml::events::{BytesStart, Event};
+
+use super::ReadError;
+use crate::model::carried::{Carried, CarriedSheet, CarriedXml, Element, Part, Relationship};
+
+/// The relationships namespace, which `r:id` attributes belong to.
+pub const RELATIONSHIPS_NS: &str =
+    "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+
+/// Elements of a worksheet that the writer produces from the model. Any
+/// other child of `<worksheet>` is carried. (An `autoFilter` is the model's
+/// unless it holds criteria: see [`carries_sheet_element`].)
+const WRITTEN_SHEET_ELEMENTS: &[&str] = &[
+    "dimension",
+    "cols",
+    "sheetData",
+    "mergeCells",
+    "hyperlinks",
+    "tableParts",
+];
+
+/// Children of `<workbook>` the writer produces from the model; the others
+/// are carried, and replace the writer's when it writes them too.
+const WRITTEN_WORKBOOK_ELEMENTS: &[&str] = &["fileVersion", "sheets", "definedNames", "calcPr"];
+
+/// Relationship types (by their last path segment) of parts the writer
+/// produces, or that a rewrite must drop: the calculation chain lists
+/// formula cells, which a write changes, and spreadsheet apps rebuild it.
+const WRITTEN_RELATIONSHIPS: &[&str] = &[
+    "officeDocument",
+    "core-properties",
+    "extended-properties",
+    "worksheet",
+    "theme",
+    "styles",
+    "sharedStrings",
+    "calcChain",
+    "hyperlink",
+    "table",
+];
+
+/// Carried sheet elements that point at cells, by name, said for a user.
+const ANCHORED: &[(&str, &str)] = &[
+    ("conditionalFormatting", "conditional format(s)"),
+    ("dataValidations", "data validation list(s)"),
+    ("drawing", "drawing(s) (images, shapes or charts)"),
+    ("legacyDrawing", "note or form control drawing(s)"),
+    ("oleObjects", "embedded object list(s)"),
+    ("controls", "form control list(s)"),
+    ("protectedRanges", "protected range list(s)"),
+    ("rowBreaks", "manual page break list(s)"),
+    ("ignoredErrors", "ignored-error list(s)"),
+    ("autoFilter", "autofilter(s) with criteria"),
+    ("sortState", "sort setting(s)"),
+    ("scenarios", "scenario list(s)"),
+    ("dataConsolidate", "consolidation setting(s)"),
+    ("customSheetViews", "custom view list(s)"),
+    ("cellWatches", "cell watch list(s)"),
+    ("smartTags", "smart tag list(s)"),
+    (
+        "extLst",
+        "extension list(s) (sparklines, newer conditional formats or validations)",
+    ),
+];
+
+/// Relationship types of a sheet whose parts point at its cells.
+const ANCHORED_RELATIONSHIPS: &[(&str, &str)] = &[
+    ("pivotTable", "pivot table(s)"),
+    ("comments", "note part(s)"),
+    ("threadedComment", "threaded comment part(s)"),
+];
+
+/// Carried parts whose formulas may name sheets, by name prefix.
+const MENTIONING_PARTS: &[(&str, &str)] = &[
+    ("xl/charts/chart", "chart"),
+    ("xl/pivotCache/pivotCacheDefinition", "pivot table source"),
+];
+
+/// Whether the child `name` of `<worksheet>` is carried; `empty` tells an
+/// element without content (`<autoFilter ref="A1:C9"/>`).
+pub fn carries_sheet_element(name: &str, empty: bool) -> bool {
+    match name {
+        "autoFilter" => !empty,
+        _ => !WRITTEN_SHEET_ELEMENTS.contains(&name),
+    }
+}
+
+/// Whether the child `name` of `<workbook>` is carried.
+pub fn carries_workbook_element(name: &str) -> bool {
+    !WRITTEN_WORKBOOK_ELEMENTS.contains(&name)
+}
+
+/// Copies an element's events, start to end, into XML text.
+pub struct Capture {
+    name: String,
+    depth: usize,
+    out: Writer<Vec<u8>>,
+}
+
+impl Default for Capture {
+    fn default() -> Capture {
+        Capture {
+            name: String::new(),
+            depth: 0,
+            out: Writer::new(Vec::new()),
+        }
+    }
+}
+
+impl Capture {
+    /// Takes the next event, the element's own start (or empty) tag first;
+    /// gives the element once it is complete.
+    pub fn push(&mut self, event: &Event<'_>) -> Result<Option<Element>, ReadError> {
+        if let (Event::Start(e) | Event::Empty(e), 0) = (event, self.depth) {
+            self.name = e.local_name().as_ref().to_owned();
+        }
+        self.out
+            .write_event(event.borrow())
+            .map_err(|e| ReadError(format!("copying XML: {e}")))?;
+        match event {
+            Event::Start(_) => self.depth += 1,
+            Event::End(_) => self.depth = self.depth.saturating_sub(1),
+            _ => {}
+        }
+        if self.depth > 0 {
+            return Ok(None);
+        }
+        let xml = String::from_utf8_lossy(self.out.get_ref()).into_owned();
+        self.out.get_mut().clear();
+        Ok(Some(Element {
+            name: std::mem::take(&mut self.name),
+            xml,
+        }))
+    }
+}
+
+/// The namespace declarations and `mc:Ignorable` of a part's root element.
+pub fn root_attributes(root: &BytesStart<'_>) -> Vec<(String, String)> {
+    root.attributes()
+        .with_checks(false)
+        .flatten()
+        .filter_map(|attribute| {
+            let key = attribute.key.as_ref().to_owned();
+            let wanted = key == "xmlns" || key.starts_with("xmlns:") || key.ends_with(":Ignorable");
+            let value = attribute
+                .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                .ok()?
+                .into_owned();
+            wanted.then_some((key, value))
+        })
+        .collect()
+}
+
+/// A part's relationships as its `.rels` part states them.
+pub fn read_relationships(xml: &[u8]) -> Result<Vec<Relationship>, ReadError> {
+    let mut found = Vec::new();
+    let mut reader = quick_xml::Reader::from_reader(xml);
+    let mut buf = Vec::new();
+    loop {
+        match reader
+            .read_event_into(&mut buf)
+            .map_err(super::package::xml_error)?
+        {
+            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == "Relationship" => {
+                let [id, kind, target, mode] = ["Id", "Type", "Target", "TargetMode"]
+                    .map(|name| super::package::attr(&e, name));
+                if let (Some(id), Some(kind), Some(target)) = (id, kind, target) {
+                    found.push(Relationship {
+                        id,
+                        kind,
+                        target,
+                        external: mode.is_some_and(|m| m == "External"),
+                    });
+                }
+            }
+            Event::Eof => return Ok(found),
+            _ => {}
+        }
+        buf.clear();
+    }
+}
+
+/// The `.rels` part of `part`.
+pub fn rels_name(part: &str) -> String {
+    match part.rsplit_once('/') {
+        Some((dir, file)) => format!("{dir}/_rels/{file}.rels"),
+        None => format!("_rels/{part}.rels"),
+    }
+}
+
+/// The last path segment of a relationship type.
+pub fn kind_of(relationship: &Relationship) -> &str {
+    relationship.kind.rsplit('/').next().unwrap_or_default()
+}
+
+/// The part a relationship of `source` leads to (none for a URL).
+pub fn target_part(source: &str, relationship: &Relationship) -> Option<String> {
+    if relationship.external {
+        return None;
+    }
+    let dir = source.rsplit_once('/').map_or("", |(dir, _)| dir);
+    Some(super::package::resolve_part(dir, &relationship.target))
+}
+
+/// Whether a relationship of the package, the workbook or a sheet leads to
+/// something carried.
+fn is_carried(relationship: &Relationship) -> bool {
+    !WRITTEN_RELATIONSHIPS.contains(&kind_of(relationship))
+}
+
+/// The carried relationships of a part and its elements.
+fn carried_xml(
+    parts: &HashMap<String, Vec<u8>>,
+    part: &str,
+    root_attributes: Vec<(String, String)>,
+    elements: Vec<Element>,
+) -> Result<CarriedXml, ReadError> {
+    let relationships = match parts.get(&rels_name(part)) {
+        Some(xml) => read_relationships(xml)?
+            .into_iter()
+            .filter(is_carried)
+            .collect(),
+        None => Vec::new(),
+    };
+    Ok(CarriedXml {
+        root_attributes,
+        elements,
+        relationships,
+    })
+}
+
+/// One worksheet's carried elements, as the scan captured them.
+pub struct SheetCapture {
+    pub part: String,
+    pub sheet_name: String,
+    pub root_attributes: Vec<(String, String)>,
+    pub elements: Vec<Element>,
+}
+
+/// The workbook part's carried elements, as its parse captured them.
+pub struct WorkbookCapture {
+    pub root_attributes: Vec<(String, String)>,
+    pub elements: Vec<Element>,
+}
+
+/// Collects what the package carries. `parts` holds every part but the
+/// worksheets and shared strings; `content_types` is the parsed
+/// `[Content_Types].xml` (overrides by part name, defaults by extension).
+pub fn collect(
+    parts: &HashMap<String, Vec<u8>>,
+    content_types: &ContentTypes,
+    workbook: WorkbookCapture,
+    sheets: Vec<SheetCapture>,
+) -> Result<(Carried, HashMap<String, CarriedSheet>), ReadError> {
+    let mut carried = Carried {
+        workbook: carried_xml(
+            parts,
+            "xl/workbook.xml",
+            workbook.root_attributes,
+            workbook.elements,
+        )?,
+        ..Carried::default()
+    };
+    carried.date1904 = carried
+        .workbook
+        .elements
+        .iter()
+        .any(|e| e.name == "workbookPr" && declares_1904(&e.xml));
+    carried.package = match parts.get("_rels/.rels") {
+        Some(xml) => read_relationships(xml)?
+            .into_iter()
+            .filter(is_carried)
+            .collect(),
+        None => Vec::new(),
+    };
+    let workbook_type = content_types.overrides.get("xl/workbook.xml");
+    carried.workbook_content_type = workbook_type
+        .filter(|t| {
+            !t.starts_with("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main")
+        })
+        .cloned();
+    carried.theme = theme_part(parts)?.map(|bytes| Arc::from(bytes.as_slice()));
+    carried.dxfs = parts
+        .get("xl/styles.xml")
+        .map(|xml| capture_children(xml, "dxfs"))
+        .transpose()?
+        .unwrap_or_default();
+
+    // The parts reached from carried relationships, transitively.
+    let mut wanted: Vec<String> = Vec::new();
+    let mut reach = |source: &str, relationships: &[Relationship]| {
+        wanted.extend(relationships.iter().filter_map(|r| target_part(source, r)));
+    };
+    reach("", &carried.package);
+    reach("xl/workbook.xml", &carried.workbook.relationships);
+    let mut by_sheet = HashMap::new();
+    let sheet_names: Vec<String> = sheets.iter().map(|s| s.sheet_name.clone()).collect();
+    for sheet in sheets {
+        let xml = carried_xml(parts, &sheet.part, sheet.root_attributes, sheet.elements)?;
+        reach(&sheet.part, &xml.relationships);
+        let anchored = anchored(&xml);
+        by_sheet.insert(sheet.sheet_name, CarriedSheet { xml, anchored });
+    }
+    let mut seen = BTreeSet::new();
+    while let Some(name) = wanted.pop() {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        let Some(bytes) = parts.get(&name) else {
+            continue;
+        };
+        if let Some(rels) = parts.get(&rels_name(&name)) {
+            let relationships = read_relationships(rels)?;
+            wanted.extend(relationships.iter().filter_map(|r| target_part(&name, r)));
+            if seen.insert(rels_name(&name)) {
+                carried
+                    .parts
+                    .push(part(content_types, rels_name(&name), rels));
+            }
+        }
+        if let Some((_, what)) = MENTIONING_PARTS.iter().find(|(p, _)| name.starts_with(p)) {
+            let text = String::from_utf8_lossy(bytes).to_lowercase();
+            let named: Vec<String> = sheet_names
+                .iter()
+                .filter(|s| text.contains(&s.to_lowercase()))
+                .cloned()
+                .collect();
+            if !named.is_empty() {
+                carried.mentions.push((format!("{what} {name:?}"), named));
+            }
+        }
+        carried.parts.push(part(content_types, name, bytes));
+    }
+    carried.defaults = needed_defaults(content_types, &carried.parts);
+    Ok((carried, by_sheet))
+}
+
+/// What a sheet carries that points at its cells, counted per kind.
+fn anchored(xml: &CarriedXml) -> Vec<String> {
+    let mut found = Vec::new();
+    for (name, what) in ANCHORED {
+        let count = xml.elements.iter().filter(|e| e.name == *name).count();
+        if count > 0 {
+            found.push(format!("{count} {what}"));
+        }
+    }
+    for (kind, what) in ANCHORED_RELATIONSHIPS {
+        let count = xml
+            .relationships
+            .iter()
+            .filter(|r| kind_of(r) == *kind)
+            .count();
+        if count > 0 {
+            found.push(format!("{count} {what}"));
+        }
+    }
+    found
+}
+
+fn part(content_types: &ContentTypes, name: String, bytes: &[u8]) -> Part {
+    Part {
+        content_type: content_types.overrides.get(&name).cloned(),
+        name,
+        bytes: Arc::from(bytes),
+    }
+}
+
+/// The defaults (by extension) of the carried parts that have no override.
+fn needed_defaults(content_types: &ContentTypes, parts: &[Part]) -> Vec<(String, String)> {
+    let extensions: BTreeSet<String> = parts
+        .iter()
+        .filter(|p| p.content_type.is_none())
+        .filter_map(|p| {
+            p.name
+                .rsplit_once('.')
+                .map(|(_, ext)| ext.to_ascii_lowercase())
+        })
+        .collect();
+    extensions
+        .into_iter()
+        .filter_map(|ext| {
+            let kind = content_types.defaults.get(&ext)?;
+            Some((ext, kind.clone()))
+        })
+        .collect()
+}
+
+/// The workbook's theme part, found through the workbook's relationships.
+fn theme_part(parts: &HashMap<String, Vec<u8>>) -> Result<Option<&Vec<u8>>, ReadError> {
+    let Some(rels) = parts.get(&rels_name("xl/workbook.xml")) else {
+        return Ok(None);
+    };
+    let theme = read_relationships(rels)?
+        .into_iter()
+        .find(|r| kind_of(r) == "theme")
+        .and_then(|r| target_part("xl/workbook.xml", &r));
+    Ok(theme.and_then(|name| parts.get(&name)))
+}
+
+/// Whether a `workbookPr` element sets the 1904 date system.
+fn declares_1904(xml: &str) -> bool {
+    let mut reader = quick_xml::Reader::from_str(xml);
+    match reader.read_event() {
+        Ok(Event::Start(e) | Event::Empty(e)) => {
+            super::package::attr(&e, "date1904").is_some_and(|v| super::styles::is_true(&v))
+        }
+        _ => false,
+    }
+}
+
+/// The children of the first `parent` element of a part, as XML text.
+fn capture_children(xml: &[u8], parent: &str) -> Result<Vec<String>, ReadError> {
+    let mut reader = quick_xml::Reader::from_reader(xml);
+    let mut buf = Vec::new();
+    let mut inside = false;
+    let mut capture: Option<Capture> = None;
+    let mut found = Vec::new();
+    loop {
+        let event = reader
+            .read_event_into(&mut buf)
+            .map_err(super::package::xml_error)?;
+        match (&event, inside, &mut capture) {
+            (Event::Eof, ..) => return Ok(found),
+            (_, true, Some(open)) => {
+                if let Some(element) = open.push(&event)? {
+                    found.push(element.xml);
+                    capture = None;
+                }
+            }
+            (Event::Start(_) | Event::Empty(_), true, None) => {
+                let mut open = Capture::default();
+                match open.push(&event)? {
+                    Some(element) => found.push(element.xml),
+                    None => capture = Some(open),
+                }
+            }
+            (Event::End(_), true, None) => return Ok(found),
+            (Event::Start(e), false, _) => inside = e.local_name().as_ref() == parent,
+            _ => {}
+        }
+        buf.clear();
+    }
+}
+
+/// `[Content_Types].xml`, parsed.
+#[derive(Debug, Default)]
+pub struct ContentTypes {
+    /// By part name, without the leading `/`.
+    pub overrides: HashMap<String, String>,
+    /// By extension, lower case.
+    pub defaults: HashMap<String, String>,
+}
+
+impl ContentTypes {
+    pub fn parse(xml: &[u8]) -> Result<ContentTypes, ReadError> {
+        let mut types = ContentTypes::default();
+        let mut reader = quick_xml::Reader::from_reader(xml);
+        let mut buf = Vec::new();
+        loop {
+            match reader
+                .read_event_into(&mut buf)
+                .map_err(super::package::xml_error)?
+            {
+                Event::Start(e) | Event::Empty(e) => {
+                    let kind = super::package::attr(&e, "ContentType");
+                    match (e.local_name().as_ref(), kind) {
+                        ("Override", Some(kind)) => {
+                            if let Some(part) = super::package::attr(&e, "PartName") {
+                                let part = part.trim_start_matches('/').to_owned();
+                                types.overrides.insert(part, kind);
+                            }
+                        }
+                        ("Default", Some(kind)) => {
+                            if let Some(ext) = super::package::attr(&e, "Extension") {
+                                types.defaults.insert(ext.to_ascii_lowercase(), kind);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                Event::Eof => return Ok(types),
+                _ => {}
+            }
+            buf.clear();
+        }
+    }
+}

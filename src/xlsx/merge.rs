@@ -1,0 +1,773 @@
+//! Writing what a rewrite carries: the package rust_xlsxwriter produced,
+//! with every carried part added whole, each carried element put back into
+//! its workbook or sheet part at the place the schema gives it, and the
+//! relationships, content types, differential formats and theme they need.
+//!
+//! Relationship ids of carried parts are renumbered after the writer's own,
+//! and the carried elements' references follow. A carried part whose name
+//! the writer also produced would be a different part under the same name:
+//! the write is refused rather than lose either.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{Cursor, Read, Seek, Write};
+
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::{Reader, Writer};
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, ZipArchive, ZipWriter};
+
+use super::WriteError;
+use super::carry::{RELATIONSHIPS_NS, rels_name};
+use crate::model::Workbook;
+use crate::model::carried::{CarriedXml, Element, Relationship};
+
+/// Children of `<worksheet>` in the order the schema requires.
+const SHEET_ORDER: &[&str] = &[
+    "sheetPr",
+    "dimension",
+    "sheetViews",
+    "sheetFormatPr",
+    "cols",
+    "sheetData",
+    "sheetCalcPr",
+    "sheetProtection",
+    "protectedRanges",
+    "scenarios",
+    "autoFilter",
+    "sortState",
+    "dataConsolidate",
+    "customSheetViews",
+    "mergeCells",
+    "phoneticPr",
+    "conditionalFormatting",
+    "dataValidations",
+    "hyperlinks",
+    "printOptions",
+    "pageMargins",
+    "pageSetup",
+    "headerFooter",
+    "rowBreaks",
+    "colBreaks",
+    "customProperties",
+    "cellWatches",
+    "ignoredErrors",
+    "smartTags",
+    "drawing",
+    "legacyDrawing",
+    "legacyDrawingHF",
+    "drawingHF",
+    "picture",
+    "oleObjects",
+    "controls",
+    "webPublishItems",
+    "tableParts",
+    "extLst",
+];
+
+/// Children of `<workbook>` in the order the schema requires.
+const WORKBOOK_ORDER: &[&str] = &[
+    "fileVersion",
+    "fileSharing",
+    "workbookPr",
+    "workbookProtection",
+    "bookViews",
+    "sheets",
+    "functionGroups",
+    "externalReferences",
+    "definedNames",
+    "calcPr",
+    "oleSize",
+    "customWorkbookViews",
+    "pivotCaches",
+    "smartTagPr",
+    "smartTagTypes",
+    "webPublishing",
+    "fileRecoveryPr",
+    "webPublishObjects",
+    "extLst",
+];
+
+/// The default content type of a plain workbook part, which a carried one
+/// (macro-enabled, template) replaces.
+const PLAIN_WORKBOOK_TYPE: &str =
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml";
+
+/// Writes the writer's package `written` to `out` with what `workbook`
+/// carries put back.
+pub fn merge<W: Write + Seek>(
+    written: &[u8],
+    workbook: &Workbook,
+    out: W,
+) -> Result<(), WriteError> {
+    let mut archive = ZipArchive::new(Cursor::new(written)).map_err(zip_error)?;
+    let mut zip = ZipWriter::new(out);
+    let names = archive
+        .file_names()
+        .map(|name| name.map(|n| n.into_owned()))
+        .collect::<Result<Vec<String>, _>>()
+        .map_err(zip_error)?;
+    let carried = &workbook.carried;
+    for part in &carried.parts {
+        if names.contains(&part.name) {
+            return Err(WriteError::Refused(format!(
+                "the part {} of the workbook has the name of a part the writer produces",
+                part.name
+            )));
+        }
+    }
+    let sheet_rels = |index: usize| {
+        workbook
+            .sheets
+            .get(index)
+            .map_or(&[][..], |s| s.carried.xml.relationships.as_slice())
+    };
+    let dxf_offset = match names.iter().any(|n| n == "xl/styles.xml") {
+        true => count_dxfs(&read(&mut archive, "xl/styles.xml")?),
+        false => 0,
+    };
+    for name in &names {
+        let changed = match name.as_str() {
+            "[Content_Types].xml" => Some(content_types(&read(&mut archive, name)?, workbook)),
+            "_rels/.rels" => {
+                Some(add_relationships(&read(&mut archive, name)?, &carried.package).0)
+            }
+            // Written with the workbook part.
+            "xl/_rels/workbook.xml.rels" => continue,
+            "xl/workbook.xml" => {
+                let rels_xml = read(&mut archive, "xl/_rels/workbook.xml.rels")?;
+                let (rels, renamed) = add_relationships(&rels_xml, &carried.workbook.relationships);
+                let xml = splice_workbook(&read(&mut archive, name)?, &carried.workbook, &renamed)?;
+                put(&mut zip, "xl/_rels/workbook.xml.rels", &rels)?;
+                Some(xml)
+            }
+            "xl/styles.xml" => Some(add_dxfs(&read(&mut archive, name)?, &carried.dxfs)),
+            "xl/theme/theme1.xml" => carried.theme.as_deref().map(<[u8]>::to_vec),
+            _ => match sheet_index(name) {
+                Some(index) => match workbook.sheets.get(index) {
+                    Some(sheet) if !sheet.carried.xml.is_empty() => {
+                        let rels_part = rels_name(name);
+                        let rels_xml = if names.contains(&rels_part) {
+                            read(&mut archive, &rels_part)?
+                        } else {
+                            EMPTY_RELATIONSHIPS.as_bytes().to_vec()
+                        };
+                        let (rels, renamed) = add_relationships(&rels_xml, sheet_rels(index));
+                        let xml = splice_sheet(
+                            &read(&mut archive, name)?,
+                            &sheet.carried.xml,
+                            &renamed,
+                            dxf_offset,
+                        )?;
+                        put(&mut zip, &rels_part, &rels)?;
+                        Some(xml)
+                    }
+                    _ => None,
+                },
+                None if is_sheet_rels_with_carried(name, workbook) => continue,
+                None => None,
+            },
+        };
+        match changed {
+            Some(bytes) => put(&mut zip, name, &bytes)?,
+            None => {
+                let file = archive.by_name(name).map_err(zip_error)?;
+                zip.raw_copy_file(file).map_err(zip_error)?;
+            }
+        }
+    }
+    for part in &carried.parts {
+        put(&mut zip, &part.name, &part.bytes)?;
+    }
+    zip.finish().map_err(zip_error)?;
+    Ok(())
+}
+
+/// An empty relationships part, for a sheet the writer gave none.
+const EMPTY_RELATIONSHIPS: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<Relationships xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\"></Relationships>";
+
+/// Whether `name` is the relationships part of a sheet that carries
+/// something: that part is written with the sheet.
+fn is_sheet_rels_with_carried(name: &str, workbook: &Workbook) -> bool {
+    let Some(sheet) = name
+        .strip_prefix("xl/worksheets/_rels/")
+        .and_then(|rest| rest.strip_suffix(".rels"))
+        .and_then(|part| sheet_index(&format!("xl/worksheets/{part}")))
+    else {
+        return false;
+    };
+    workbook
+        .sheets
+        .get(sheet)
+        .is_some_and(|s| !s.carried.xml.is_empty())
+}
+
+/// The model index of a worksheet part the writer produced
+/// (`xl/worksheets/sheet3.xml` is the third sheet).
+fn sheet_index(name: &str) -> Option<usize> {
+    let number: usize = name
+        .strip_prefix("xl/worksheets/sheet")?
+        .strip_suffix(".xml")?
+        .parse()
+        .ok()?;
+    number.checked_sub(1)
+}
+
+fn zip_error(error: impl std::fmt::Display) -> WriteError {
+    WriteError::Io(std::io::Error::other(error.to_string()))
+}
+
+fn xml_error(error: impl std::fmt::Display) -> WriteError {
+    WriteError::Refused(format!("a carried part is not valid XML: {error}"))
+}
+
+fn read<R: Read + Seek>(archive: &mut ZipArchive<R>, name: &str) -> Result<Vec<u8>, WriteError> {
+    let mut bytes = Vec::new();
+    archive
+        .by_name(name)
+        .map_err(zip_error)?
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+fn put<W: Write + Seek>(
+    zip: &mut ZipWriter<W>,
+    name: &str,
+    bytes: &[u8],
+) -> Result<(), WriteError> {
+    // The writer's own level: see `Rewrite::begin`.
+    let options = SimpleFileOptions::default()
+        .compression_method(CompressionMethod::Deflated)
+        .compression_level(Some(2));
+    zip.start_file(name, options).map_err(zip_error)?;
+    zip.write_all(bytes)?;
+    Ok(())
+}
+
+/// `[Content_Types].xml` with the carried parts' types.
+fn content_types(xml: &[u8], workbook: &Workbook) -> Vec<u8> {
+    let carried = &workbook.carried;
+    let mut text = String::from_utf8_lossy(xml).into_owned();
+    if let Some(kind) = &carried.workbook_content_type {
+        text = text.replace(PLAIN_WORKBOOK_TYPE, &escape(kind));
+    }
+    let mut added = String::new();
+    for (extension, kind) in &carried.defaults {
+        let declared = format!("Extension=\"{}\"", escape(extension));
+        if !text
+            .to_ascii_lowercase()
+            .contains(&declared.to_ascii_lowercase())
+        {
+            added.push_str(&format!(
+                "<Default {declared} ContentType=\"{}\"/>",
+                escape(kind)
+            ));
+        }
+    }
+    for part in &carried.parts {
+        if let Some(kind) = &part.content_type {
+            added.push_str(&format!(
+                "<Override PartName=\"/{}\" ContentType=\"{}\"/>",
+                escape(&part.name),
+                escape(kind)
+            ));
+        }
+    }
+    insert_before_last(&text, "</Types>", &added).into_bytes()
+}
+
+/// `text` with `insert` before the last `closing`.
+fn insert_before_last(text: &str, closing: &str, insert: &str) -> String {
+    match text.rfind(closing) {
+        Some(at) => format!("{}{insert}{}", &text[..at], &text[at..]),
+        None => text.to_owned(),
+    }
+}
+
+fn escape(text: &str) -> String {
+    quick_xml::escape::escape(text).into_owned()
+}
+
+/// A relationships part with `carried` added under new ids, after the
+/// part's own; the new ids by the carried ones.
+fn add_relationships(xml: &[u8], carried: &[Relationship]) -> (Vec<u8>, HashMap<String, String>) {
+    let text = String::from_utf8_lossy(xml);
+    let taken: HashSet<String> = relationship_ids(&text);
+    let mut next = taken.len() + 1;
+    let mut renamed = HashMap::new();
+    let mut added = String::new();
+    for relationship in carried {
+        let id = loop {
+            let id = format!("rId{next}");
+            next += 1;
+            if !taken.contains(&id) {
+                break id;
+            }
+        };
+        added.push_str(&format!(
+            "<Relationship Id=\"{id}\" Type=\"{}\" Target=\"{}\"{}/>",
+            escape(&relationship.kind),
+            escape(&relationship.target),
+            if relationship.external {
+                " TargetMode=\"External\""
+            } else {
+                ""
+            }
+        ));
+        renamed.insert(relationship.id.clone(), id);
+    }
+    let merged = insert_before_last(&text, "</Relationships>", &added);
+    (merged.into_bytes(), renamed)
+}
+
+/// The ids a relationships part uses.
+fn relationship_ids(xml: &str) -> HashSet<String> {
+    let mut ids = HashSet::new();
+    let mut reader = Reader::from_str(xml);
+    while let Ok(event) = reader.read_event() {
+        match event {
+            Event::Start(e) | Event::Empty(e) => {
+                if let Some(id) = super::package::attr(&e, "Id") {
+                    ids.insert(id);
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    ids
+}
+
+/// How many differential formats a styles part has.
+fn count_dxfs(xml: &[u8]) -> usize {
+    let mut reader = Reader::from_reader(xml);
+    let (mut depth, mut inside, mut count) = (0usize, None, 0);
+    let mut buf = Vec::new();
+    loop {
+        match reader.read_event_into(&mut buf) {
+            Ok(Event::Start(e)) => {
+                depth += 1;
+                if e.local_name().as_ref() == "dxfs" {
+                    inside = Some(depth);
+                } else if inside.is_some_and(|d| depth == d + 1) {
+                    count += 1;
+                }
+            }
+            Ok(Event::Empty(e))
+                if inside.is_some_and(|d| depth == d) && e.local_name().as_ref() == "dxf" =>
+            {
+                count += 1;
+            }
+            Ok(Event::End(_)) => {
+                if inside == Some(depth) {
+                    inside = None;
+                }
+                depth = depth.saturating_sub(1);
+            }
+            Ok(Event::Eof) | Err(_) => return count,
+            _ => {}
+        }
+        buf.clear();
+    }
+}
+
+/// The styles part with the carried differential formats appended to its
+/// own (carried conditional formats refer to them past the writer's).
+fn add_dxfs(xml: &[u8], dxfs: &[String]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(xml).into_owned();
+    if dxfs.is_empty() {
+        return text.into_bytes();
+    }
+    let count = count_dxfs(xml) + dxfs.len();
+    let joined = dxfs.concat();
+    let block = format!("<dxfs count=\"{count}\">");
+    if let Some(start) = text.find("<dxfs") {
+        let Some(end_of_tag) = text[start..].find('>').map(|i| start + i) else {
+            return text.into_bytes();
+        };
+        let empty = text[..end_of_tag].ends_with('/');
+        let rest = &text[end_of_tag + 1..];
+        let merged = if empty {
+            format!("{}{block}{joined}</dxfs>{rest}", &text[..start])
+        } else {
+            let inner_end = rest.find("</dxfs>").unwrap_or(0);
+            format!(
+                "{}{block}{}{joined}{}",
+                &text[..start],
+                &rest[..inner_end],
+                &rest[inner_end..]
+            )
+        };
+        return merged.into_bytes();
+    }
+    let element = format!("{block}{joined}</dxfs>");
+    let at = ["<tableStyles", "<colors", "<extLst", "</styleSheet>"]
+        .iter()
+        .find_map(|tag| text.find(tag))
+        .unwrap_or(text.len());
+    format!("{}{element}{}", &text[..at], &text[at..]).into_bytes()
+}
+
+/// A part's XML cut into its root's start tag, the root's children and
+/// what follows them.
+struct Parts<'a> {
+    before: &'a [u8],
+    root: BytesStart<'static>,
+    children: Vec<(String, Vec<u8>)>,
+    after: &'a [u8],
+}
+
+/// Cuts `xml` into [`Parts`]; `xml` is the writer's, so well formed.
+fn cut(xml: &[u8]) -> Result<Parts<'_>, WriteError> {
+    let mut reader = Reader::from_reader(xml);
+    let mut depth = 0usize;
+    let mut before = &xml[..0];
+    let mut root = None;
+    let mut children = Vec::new();
+    let mut child_start = 0usize;
+    let mut child_name = String::new();
+    loop {
+        let start = reader.buffer_position() as usize;
+        let event = reader.read_event().map_err(xml_error)?;
+        let end = reader.buffer_position() as usize;
+        match &event {
+            Event::Start(e) | Event::Empty(e) => {
+                match depth {
+                    0 => {
+                        before = &xml[..start];
+                        root = Some(e.to_owned());
+                    }
+                    1 => {
+                        child_start = start;
+                        child_name = e.local_name().as_ref().to_owned();
+                    }
+                    _ => {}
+                }
+                if matches!(event, Event::Start(_)) {
+                    depth += 1;
+                } else if depth == 1 {
+                    children.push((
+                        std::mem::take(&mut child_name),
+                        xml[child_start..end].to_vec(),
+                    ));
+                }
+            }
+            Event::End(_) => {
+                depth = depth.saturating_sub(1);
+                match depth {
+                    1 => children.push((
+                        std::mem::take(&mut child_name),
+                        xml[child_start..end].to_vec(),
+                    )),
+                    0 => {
+                        return Ok(Parts {
+                            before,
+                            root: root.ok_or_else(|| xml_error("no root element"))?,
+                            children,
+                            after: &xml[start..],
+                        });
+                    }
+                    _ => {}
+                }
+            }
+            Event::Eof => return Err(xml_error("the root element is not closed")),
+            _ => {}
+        }
+    }
+}
+
+/// The root start tag with the carried part's namespace declarations it
+/// lacks (a prefix the writer binds already keeps the writer's binding).
+fn with_namespaces(root: &BytesStart<'_>, carried: &[(String, String)]) -> Vec<u8> {
+    let mut merged = root.to_owned();
+    let present: HashSet<String> = root
+        .attributes()
+        .with_checks(false)
+        .flatten()
+        .map(|a| a.key.as_ref().to_owned())
+        .collect();
+    for (key, value) in carried {
+        if !present.contains(key) {
+            merged.push_attribute((key.as_str(), value.as_str()));
+        }
+    }
+    let mut out = Writer::new(Vec::new());
+    let _ = out.write_event(Event::Start(merged));
+    out.into_inner()
+}
+
+/// Orders children by the schema: known names by their place, unknown
+/// carried ones right after the known element that preceded them.
+fn place(order: &[&str], name: &str) -> Option<usize> {
+    order.iter().position(|known| *known == name)
+}
+
+/// Puts carried elements among the writer's children, in schema order;
+/// a carried element replaces the writer's of the same name.
+fn interleave(
+    order: &[&str],
+    written: Vec<(String, Vec<u8>)>,
+    carried: Vec<(String, Vec<u8>)>,
+) -> Vec<u8> {
+    let carried_names: HashSet<&str> = carried.iter().map(|(n, _)| n.as_str()).collect();
+    let mut keyed: Vec<((usize, u8, usize), Vec<u8>)> = Vec::new();
+    let mut last = 0;
+    for (name, bytes) in &written {
+        last = place(order, name).unwrap_or(last);
+        if !carried_names.contains(name.as_str()) {
+            keyed.push(((last, 0, keyed.len()), bytes.clone()));
+        }
+    }
+    let mut last = 0;
+    for (i, (name, bytes)) in carried.into_iter().enumerate() {
+        let key = match place(order, &name) {
+            Some(at) => {
+                last = at;
+                (at, 1, i)
+            }
+            None => (last, 2, i),
+        };
+        keyed.push((key, bytes));
+    }
+    keyed.sort_by_key(|(key, _)| *key);
+    keyed.into_iter().flat_map(|(_, bytes)| bytes).collect()
+}
+
+/// A carried element with its relationship ids renamed and, for
+/// conditional formats, its differential format ids moved past the
+/// writer's.
+fn rebind(
+    element: &Element,
+    rel_prefixes: &HashSet<String>,
+    renamed: &HashMap<String, String>,
+    dxf_offset: usize,
+    replace: &HashMap<&str, String>,
+) -> Result<Vec<u8>, WriteError> {
+    let mut reader = Reader::from_str(&element.xml);
+    let mut out = Writer::new(Vec::new());
+    let mut depth = 0usize;
+    loop {
+        let event = reader.read_event().map_err(xml_error)?;
+        let event = match event {
+            Event::Eof => break,
+            Event::Start(e) => {
+                depth += 1;
+                Event::Start(rebind_attributes(
+                    &e,
+                    depth == 1,
+                    rel_prefixes,
+                    renamed,
+                    dxf_offset,
+                    replace,
+                ))
+            }
+            Event::Empty(e) => Event::Empty(rebind_attributes(
+                &e,
+                depth == 0,
+                rel_prefixes,
+                renamed,
+                dxf_offset,
+                replace,
+            )),
+            Event::End(e) => {
+                depth = depth.saturating_sub(1);
+                Event::End(e)
+            }
+            other => other,
+        };
+        out.write_event(event).map_err(xml_error)?;
+    }
+    Ok(out.into_inner())
+}
+
+fn rebind_attributes(
+    element: &BytesStart<'_>,
+    top: bool,
+    rel_prefixes: &HashSet<String>,
+    renamed: &HashMap<String, String>,
+    dxf_offset: usize,
+    replace: &HashMap<&str, String>,
+) -> BytesStart<'static> {
+    let is_rule = element.local_name().as_ref() == "cfRule";
+    let mut changed = false;
+    let mut attributes = Vec::new();
+    for attribute in element.attributes().with_checks(false).flatten() {
+        let key = attribute.key.as_ref().to_owned();
+        let value = attribute
+            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+            .map(|v| v.into_owned())
+            .unwrap_or_default();
+        let prefix = key.split_once(':').map(|(p, _)| p);
+        let new = if prefix.is_some_and(|p| rel_prefixes.contains(p)) {
+            renamed.get(&value).cloned()
+        } else if is_rule && key == "dxfId" && dxf_offset > 0 {
+            value
+                .parse::<usize>()
+                .ok()
+                .map(|id| (id + dxf_offset).to_string())
+        } else if top {
+            replace.get(key.as_str()).cloned()
+        } else {
+            None
+        };
+        changed |= new.as_ref().is_some_and(|n| *n != value);
+        attributes.push((key, new.unwrap_or(value)));
+    }
+    if !changed {
+        // Byte for byte as read.
+        return element.to_owned();
+    }
+    let mut rebound = BytesStart::new(element.name().as_ref().to_owned());
+    for (key, value) in &attributes {
+        rebound.push_attribute((key.as_str(), value.as_str()));
+    }
+    rebound
+}
+
+/// The prefixes a part's root binds to the relationships namespace.
+fn relationship_prefixes(xml: &CarriedXml) -> HashSet<String> {
+    xml.root_attributes
+        .iter()
+        .filter(|(_, uri)| uri == RELATIONSHIPS_NS)
+        .filter_map(|(key, _)| key.strip_prefix("xmlns:").map(str::to_owned))
+        .collect()
+}
+
+/// The writer's sheet XML with the carried elements put in. The cells
+/// (`<sheetData>`, nearly all of the part) are copied as bytes, not parsed.
+fn splice_sheet(
+    xml: &[u8],
+    carried: &CarriedXml,
+    renamed: &HashMap<String, String>,
+    dxf_offset: usize,
+) -> Result<Vec<u8>, WriteError> {
+    let (head, data, tail) = split_sheet_data(xml);
+    let skeleton = [head, b"<sheetData/>".as_slice(), tail].concat();
+    let parts = cut(&skeleton)?;
+    let prefixes = relationship_prefixes(carried);
+    let written_filter_ref = parts
+        .children
+        .iter()
+        .find(|(name, _)| name == "autoFilter")
+        .and_then(|(_, bytes)| first_attribute(bytes, "ref"));
+    let mut elements = Vec::new();
+    for element in &carried.elements {
+        let mut replace = HashMap::new();
+        if element.name == "autoFilter" {
+            // The model grows the range with inserted rows.
+            if let Some(range) = &written_filter_ref {
+                replace.insert("ref", range.clone());
+            }
+        }
+        let bytes = rebind(element, &prefixes, renamed, dxf_offset, &replace)?;
+        elements.push((element.name.clone(), bytes));
+    }
+    let mut children = interleave(SHEET_ORDER, parts.children, elements);
+    if !data.is_empty() {
+        children = replace_once(&children, b"<sheetData/>", data);
+    }
+    Ok([
+        parts.before,
+        &with_namespaces(&parts.root, &carried.root_attributes),
+        &children,
+        parts.after,
+    ]
+    .concat())
+}
+
+/// The writer's sheet XML as what precedes `<sheetData>`, the element
+/// itself, and what follows; the middle is empty when there is none.
+fn split_sheet_data(xml: &[u8]) -> (&[u8], &[u8], &[u8]) {
+    let Some(start) = find(xml, b"<sheetData") else {
+        return (xml, &[], &[]);
+    };
+    let after_start = &xml[start..];
+    if let Some(end) = after_start.iter().position(|b| *b == b'>')
+        && after_start[..end].ends_with(b"/")
+    {
+        return (
+            &xml[..start],
+            &xml[start..start + end + 1],
+            &xml[start + end + 1..],
+        );
+    }
+    let closing = b"</sheetData>";
+    match rfind(xml, closing) {
+        Some(end) if end > start => {
+            let end = end + closing.len();
+            (&xml[..start], &xml[start..end], &xml[end..])
+        }
+        _ => (xml, &[], &[]),
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).rposition(|w| w == needle)
+}
+
+fn replace_once(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    match find(bytes, from) {
+        Some(at) => [&bytes[..at], to, &bytes[at + from.len()..]].concat(),
+        None => bytes.to_vec(),
+    }
+}
+
+/// The value of an attribute of an element's start tag.
+fn first_attribute(xml: &[u8], name: &str) -> Option<String> {
+    let mut reader = Reader::from_reader(xml);
+    match reader.read_event() {
+        Ok(Event::Start(e) | Event::Empty(e)) => super::package::attr(&e, name),
+        _ => None,
+    }
+}
+
+/// The writer's workbook XML with the carried elements put in: carried
+/// built-in names go inside `<definedNames>`.
+fn splice_workbook(
+    xml: &[u8],
+    carried: &CarriedXml,
+    renamed: &HashMap<String, String>,
+) -> Result<Vec<u8>, WriteError> {
+    let mut parts = cut(xml)?;
+    let prefixes = relationship_prefixes(carried);
+    let mut elements = Vec::new();
+    let mut names = Vec::new();
+    for element in &carried.elements {
+        let bytes = rebind(element, &prefixes, renamed, 0, &HashMap::new())?;
+        if element.name == "definedName" {
+            names.extend(bytes);
+        } else {
+            elements.push((element.name.clone(), bytes));
+        }
+    }
+    if !names.is_empty() {
+        match parts
+            .children
+            .iter_mut()
+            .find(|(name, _)| name == "definedNames")
+        {
+            Some((_, bytes)) => {
+                *bytes = replace_once(
+                    bytes,
+                    b"</definedNames>",
+                    &[&names[..], b"</definedNames>"].concat(),
+                )
+            }
+            None => parts.children.push((
+                "definedNames".into(),
+                [b"<definedNames>".as_slice(), &names, b"</definedNames>"].concat(),
+            )),
+        }
+    }
+    let children = interleave(WORKBOOK_ORDER, parts.children, elements);
+    Ok([
+        parts.before,
+        &with_namespaces(&parts.root, &carried.root_attributes),
+        &children,
+        parts.after,
+    ]
+    .concat())
+}
