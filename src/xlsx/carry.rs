@@ -196,9 +196,13 @@ pub fn rels_name(part: &str) -> String {
     }
 }
 
-/// The last path segment of a relationship type.
-pub fn kind_of(relationship: &Relationship) -> &str {
-    relationship.kind.rsplit('/').next().unwrap_or_default()
+/// Whether a relationship is of the kind named by the last path segment
+/// of its type (`worksheet`), whichever form of the format states it: the
+/// strict form spells some in camel case (`extendedProperties`).
+pub fn is_kind(relationship: &Relationship, kind: &str) -> bool {
+    let last = relationship.kind.rsplit('/').next().unwrap_or_default();
+    let plain = |text: &str| text.replace('-', "").to_ascii_lowercase();
+    plain(last) == plain(kind)
 }
 
 /// The part a relationship of `source` leads to (none for a URL).
@@ -213,7 +217,9 @@ pub fn target_part(source: &str, relationship: &Relationship) -> Option<String> 
 /// Whether a relationship of the package, the workbook or a sheet leads to
 /// something carried.
 fn is_carried(relationship: &Relationship) -> bool {
-    !WRITTEN_RELATIONSHIPS.contains(&kind_of(relationship))
+    !WRITTEN_RELATIONSHIPS
+        .iter()
+        .any(|kind| is_kind(relationship, kind))
 }
 
 /// The carried relationships of a part and its elements.
@@ -356,7 +362,7 @@ fn anchored(xml: &CarriedXml) -> Vec<String> {
         let count = xml
             .relationships
             .iter()
-            .filter(|r| kind_of(r) == *kind)
+            .filter(|r| is_kind(r, kind))
             .count();
         if count > 0 {
             found.push(format!("{count} {what}"));
@@ -400,7 +406,7 @@ fn theme_part(parts: &HashMap<String, Vec<u8>>) -> Result<Option<&Vec<u8>>, Read
     };
     let theme = read_relationships(rels)?
         .into_iter()
-        .find(|r| kind_of(r) == "theme")
+        .find(|r| is_kind(r, "theme"))
         .and_then(|r| target_part("xl/workbook.xml", &r));
     Ok(theme.and_then(|name| parts.get(&name)))
 }

@@ -4,9 +4,7 @@
 //! relationships, content types, differential formats and theme they need.
 //!
 //! Relationship ids of carried parts are renumbered after the writer's own,
-//! and the carried elements' references follow. A carried part whose name
-//! the writer also produced would be a different part under the same name:
-//! the write is refused rather than lose either.
+//! and the carried elements' references follow.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{Cursor, Read, Seek, Write};
@@ -17,7 +15,7 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
 use super::WriteError;
-use super::carry::{RELATIONSHIPS_NS, rels_name};
+use super::carry::{RELATIONSHIPS_NS, rels_name, target_part};
 use crate::model::Workbook;
 use crate::model::carried::{CarriedXml, Element, Relationship};
 
@@ -107,14 +105,10 @@ pub fn merge<W: Write + Seek>(
         .collect::<Result<Vec<String>, _>>()
         .map_err(zip_error)?;
     let carried = &workbook.carried;
-    for part in &carried.parts {
-        if names.contains(&part.name) {
-            return Err(WriteError::Refused(format!(
-                "the part {} of the workbook has the name of a part the writer produces",
-                part.name
-            )));
-        }
-    }
+    // A carried part under a name the writer produced has the same role
+    // (the strict form's document properties, dynamic-array metadata): the
+    // writer's stands, and relationships to the carried one are dropped.
+    let produced: HashSet<&str> = names.iter().map(String::as_str).collect();
     let sheet_rels = |index: usize| {
         workbook
             .sheets
@@ -129,13 +123,19 @@ pub fn merge<W: Write + Seek>(
         let changed = match name.as_str() {
             "[Content_Types].xml" => Some(content_types(&read(&mut archive, name)?, workbook)),
             "_rels/.rels" => {
-                Some(add_relationships(&read(&mut archive, name)?, &carried.package).0)
+                let xml = read(&mut archive, name)?;
+                Some(add_relationships(&xml, &carried.package, "", &produced).0)
             }
             // Written with the workbook part.
             "xl/_rels/workbook.xml.rels" => continue,
             "xl/workbook.xml" => {
                 let rels_xml = read(&mut archive, "xl/_rels/workbook.xml.rels")?;
-                let (rels, renamed) = add_relationships(&rels_xml, &carried.workbook.relationships);
+                let (rels, renamed) = add_relationships(
+                    &rels_xml,
+                    &carried.workbook.relationships,
+                    "xl/workbook.xml",
+                    &produced,
+                );
                 let xml = splice_workbook(&read(&mut archive, name)?, &carried.workbook, &renamed)?;
                 put(&mut zip, "xl/_rels/workbook.xml.rels", &rels)?;
                 Some(xml)
@@ -151,7 +151,8 @@ pub fn merge<W: Write + Seek>(
                         } else {
                             EMPTY_RELATIONSHIPS.as_bytes().to_vec()
                         };
-                        let (rels, renamed) = add_relationships(&rels_xml, sheet_rels(index));
+                        let (rels, renamed) =
+                            add_relationships(&rels_xml, sheet_rels(index), name, &produced);
                         let xml = splice_sheet(
                             &read(&mut archive, name)?,
                             &sheet.carried.xml,
@@ -176,7 +177,9 @@ pub fn merge<W: Write + Seek>(
         }
     }
     for part in &carried.parts {
-        put(&mut zip, &part.name, &part.bytes)?;
+        if !produced.contains(part.name.as_str()) {
+            put(&mut zip, &part.name, &part.bytes)?;
+        }
     }
     zip.finish().map_err(zip_error)?;
     Ok(())
@@ -287,15 +290,24 @@ fn escape(text: &str) -> String {
     quick_xml::escape::escape(text).into_owned()
 }
 
-/// A relationships part with `carried` added under new ids, after the
-/// part's own; the new ids by the carried ones.
-fn add_relationships(xml: &[u8], carried: &[Relationship]) -> (Vec<u8>, HashMap<String, String>) {
+/// The relationships part of `source` with `carried` added under new ids,
+/// after the part's own, except those leading to a part the writer
+/// `produced`; the new ids by the carried ones.
+fn add_relationships(
+    xml: &[u8],
+    carried: &[Relationship],
+    source: &str,
+    produced: &HashSet<&str>,
+) -> (Vec<u8>, HashMap<String, String>) {
     let text = String::from_utf8_lossy(xml);
     let taken: HashSet<String> = relationship_ids(&text);
     let mut next = taken.len() + 1;
     let mut renamed = HashMap::new();
     let mut added = String::new();
     for relationship in carried {
+        if target_part(source, relationship).is_some_and(|t| produced.contains(t.as_str())) {
+            continue;
+        }
         let id = loop {
             let id = format!("rId{next}");
             next += 1;
