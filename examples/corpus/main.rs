@@ -5,6 +5,8 @@
 //! python3 tools/corpus/gather.py                       # builds target/corpus
 //! cargo run --release --example corpus -- target/corpus/files
 //! cargo run --release --example corpus -- --show 5 some.xlsx other.xlsx
+//! # keep the written workbooks, to open them in a spreadsheet app:
+//! cargo run --release --example corpus -- --out target/corpus/written target/corpus/files
 //! ```
 //!
 //! For each workbook it does what one insert and one update over HTTP do:
@@ -28,6 +30,8 @@ use sheetd::model::request::{InsertRows, UpdateRows};
 
 const INSERTED: &str = "sheetd-corpus-insert";
 const UPDATED: &str = "sheetd-corpus-update";
+/// The header an empty sheet gets from the insert.
+const NEW_HEADER: &str = "sheetd-corpus-header";
 
 /// What happened to one workbook.
 enum Outcome {
@@ -44,11 +48,13 @@ enum Outcome {
 
 fn main() {
     let mut show = 3;
+    let mut out: Option<PathBuf> = None;
     let mut paths = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--show" => show = args.next().and_then(|n| n.parse().ok()).unwrap_or(3),
+            "--out" => out = args.next().map(PathBuf::from),
             _ => paths.push(PathBuf::from(arg)),
         }
     }
@@ -60,7 +66,7 @@ fn main() {
     let mut report = Report::default();
     for file in &files {
         let outcome = match std::fs::read(file) {
-            Ok(bytes) => measure(&bytes),
+            Ok(bytes) => measure(&bytes, |written| keep(out.as_deref(), file, written)),
             Err(e) => Outcome::Unreadable(e.to_string()),
         };
         report.add(file, outcome);
@@ -90,7 +96,19 @@ fn workbooks(paths: &[PathBuf]) -> Vec<PathBuf> {
     found
 }
 
-fn measure(original: &[u8]) -> Outcome {
+/// Saves a written workbook under `out`, named as the original.
+fn keep(out: Option<&Path>, original: &Path, written: &[u8]) {
+    let (Some(out), Some(name)) = (out, original.file_name()) else {
+        return;
+    };
+    if let Err(e) =
+        std::fs::create_dir_all(out).and_then(|()| std::fs::write(out.join(name), written))
+    {
+        eprintln!("cannot keep {}: {e}", original.display());
+    }
+}
+
+fn measure(original: &[u8], keep: impl FnOnce(&[u8])) -> Outcome {
     let mut workbook = match sheetd::xlsx::read_workbook(original, 50_000_000) {
         Ok(workbook) => workbook,
         Err(e) => return Outcome::Unreadable(e.to_string()),
@@ -106,6 +124,7 @@ fn measure(original: &[u8]) -> Outcome {
         return Outcome::Refused(e.to_string());
     }
     let written = written.into_inner();
+    keep(&written);
     let (before, after) = match (features::inventory(original), features::inventory(&written)) {
         (Ok(before), Ok(after)) => (before, after),
         (Err(e), _) => return Outcome::Unreadable(format!("inventory: {e}")),
@@ -137,14 +156,15 @@ fn measure(original: &[u8]) -> Outcome {
 /// that takes them; whether one was made.
 fn insert_and_update(workbook: &mut Workbook) -> bool {
     for sheet in &mut workbook.sheets {
-        let Some(header_row) = sheet.first_non_blank_row() else {
-            continue;
-        };
-        let Some(column) = sheet.row(header_row).iter().find_map(|cell| match cell {
-            sheetd::model::Cell::Text(name) if !name.trim().is_empty() => Some(name.clone()),
-            _ => None,
-        }) else {
-            continue;
+        // The first header column, as the API names it; an empty sheet
+        // takes the inserted keys as its header.
+        let header_row = sheet.first_non_blank_row();
+        let column = match header_row {
+            Some(row) => match sheet.row(row).iter().find(|c| !c.is_empty_value()) {
+                Some(cell) => cell.text_form().into_owned(),
+                None => continue,
+            },
+            None => NEW_HEADER.to_owned(),
         };
         let has_data = sheet.data_row_count() > 0;
         let insert = serde_json::json!({"data": [{ &column: INSERTED }]}).to_string();
@@ -154,7 +174,7 @@ fn insert_and_update(workbook: &mut Workbook) -> bool {
         if sheet.insert(request).is_err() {
             continue;
         }
-        if has_data {
+        if let (true, Some(header_row)) = (has_data, header_row) {
             let row = header_row + 2;
             let update =
                 serde_json::json!({"type": "row", "row": row, "data": { &column: UPDATED }})
@@ -195,7 +215,7 @@ fn changed_values(before: &[u8], after: &[u8]) -> Vec<String> {
         };
         let (old, new) = (cells(&old), cells(&new));
         for (at, value) in &new {
-            let written = matches!(value, Data::String(s) if s == INSERTED || s == UPDATED);
+            let written = matches!(value, Data::String(s) if [INSERTED, UPDATED, NEW_HEADER].contains(&s.as_str()));
             if !written && old.get(at) != Some(value) {
                 changed.push(format!("{name}!{at:?}: {:?} → {value:?}", old.get(at)));
             }

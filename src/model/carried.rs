@@ -92,6 +92,9 @@ pub struct Carried {
     /// The differential formats (`<dxf>`) of the styles part, which carried
     /// conditional formats refer to by index.
     pub dxfs: Vec<String>,
+    /// The workbook's default font (the styles part's first `<font>`) as
+    /// the file states it, which the model keeps only in part.
+    pub default_font: Option<String>,
     /// Carried parts that name sheets in formulas (charts' series, pivot
     /// caches' sources), described for a user, with the names of the sheets
     /// their text mentions.

@@ -294,11 +294,10 @@ pub fn collect(
         })
         .cloned();
     carried.theme = theme_part(parts)?.map(|bytes| Arc::from(bytes.as_slice()));
-    carried.dxfs = parts
-        .get("xl/styles.xml")
-        .map(|xml| capture_children(xml, "dxfs"))
-        .transpose()?
-        .unwrap_or_default();
+    if let Some(styles) = parts.get("xl/styles.xml") {
+        carried.dxfs = capture_children(styles, "dxfs")?;
+        carried.default_font = capture_children(styles, "fonts")?.into_iter().next();
+    }
 
     // The parts reached from carried relationships, transitively.
     let mut wanted: Vec<String> = Vec::new();

@@ -18,6 +18,7 @@ use super::WriteError;
 use super::carry::{RELATIONSHIPS_NS, rels_name, target_part};
 use crate::model::Workbook;
 use crate::model::carried::{CarriedXml, Element, Relationship};
+use crate::model::layout::ColumnProps;
 
 /// Children of `<worksheet>` in the order the schema requires.
 const SHEET_ORDER: &[&str] = &[
@@ -140,7 +141,10 @@ pub fn merge<W: Write + Seek>(
                 put(&mut zip, "xl/_rels/workbook.xml.rels", &rels)?;
                 Some(xml)
             }
-            "xl/styles.xml" => Some(add_dxfs(&read(&mut archive, name)?, &carried.dxfs)),
+            "xl/styles.xml" => {
+                let xml = add_dxfs(&read(&mut archive, name)?, &carried.dxfs);
+                Some(with_default_font(xml, carried.default_font.as_deref()))
+            }
             "xl/theme/theme1.xml" => carried.theme.as_deref().map(<[u8]>::to_vec),
             _ => match sheet_index(name) {
                 Some(index) => match workbook.sheets.get(index) {
@@ -159,6 +163,7 @@ pub fn merge<W: Write + Seek>(
                             &renamed,
                             dxf_offset,
                         )?;
+                        let xml = with_exact_widths(xml, &sheet.layout.columns);
                         put(&mut zip, &rels_part, &rels)?;
                         Some(xml)
                     }
@@ -417,6 +422,84 @@ fn add_dxfs(xml: &[u8], dxfs: &[String]) -> Vec<u8> {
         .find_map(|tag| text.find(tag))
         .unwrap_or(text.len());
     format!("{}{element}{}", &text[..at], &text[at..]).into_bytes()
+}
+
+/// The styles part with its first font (the workbook's default) as the
+/// file had it: the writer's is made from the model, which keeps its name
+/// and size but not every setting.
+fn with_default_font(xml: Vec<u8>, font: Option<&str>) -> Vec<u8> {
+    let Some(font) = font else {
+        return xml;
+    };
+    let Some(fonts) = find(&xml, b"<fonts") else {
+        return xml;
+    };
+    let first = find(&xml[fonts..], b"<font>")
+        .or_else(|| find(&xml[fonts..], b"<font "))
+        .map(|at| fonts + at);
+    let Some(start) = first else {
+        return xml;
+    };
+    let Some(end) = find(&xml[start..], b"</font>").map(|at| start + at + b"</font>".len()) else {
+        return xml;
+    };
+    [&xml[..start], font.as_bytes(), &xml[end..]].concat()
+}
+
+/// The sheet XML with each column width as the file had it: the writer
+/// rounds widths to whole pixels (15.78 becomes 15.71).
+fn with_exact_widths(xml: Vec<u8>, columns: &[ColumnProps]) -> Vec<u8> {
+    let (Some(start), Some(end)) = (find(&xml, b"<cols>"), find(&xml, b"</cols>")) else {
+        return xml;
+    };
+    let mut reader = Reader::from_reader(&xml[start..end]);
+    let mut out = Writer::new(Vec::new());
+    loop {
+        let event = match reader.read_event() {
+            Ok(Event::Eof) | Err(_) => break,
+            Ok(Event::Empty(col)) if col.local_name().as_ref() == "col" => {
+                Event::Empty(exact_width(&col, columns))
+            }
+            Ok(other) => other,
+        };
+        if out.write_event(event).is_err() {
+            return xml;
+        }
+    }
+    [&xml[..start], &out.into_inner(), &xml[end..]].concat()
+}
+
+/// A `<col>` with the model's width for its first column, marked as set.
+fn exact_width(col: &BytesStart<'_>, columns: &[ColumnProps]) -> BytesStart<'static> {
+    let first = super::package::attr(col, "min")
+        .and_then(|m| m.parse::<u16>().ok())
+        .and_then(|m| m.checked_sub(1));
+    let width = first.and_then(|first| {
+        columns
+            .iter()
+            .find(|c| c.first <= first && first <= c.last)
+            .and_then(|c| c.width)
+    });
+    let Some(width) = width else {
+        return col.to_owned();
+    };
+    let mut exact = BytesStart::new("col");
+    for attribute in col.attributes().with_checks(false).flatten() {
+        let key = attribute.key.as_ref().to_owned();
+        let value = match key.as_str() {
+            "width" => width.to_string(),
+            _ => attribute
+                .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                .map(|v| v.into_owned())
+                .unwrap_or_default(),
+        };
+        if key != "customWidth" {
+            exact.push_attribute((key.as_str(), value.as_str()));
+        }
+    }
+    // The model keeps a width only when the file marks it as set by hand.
+    exact.push_attribute(("customWidth", "1"));
+    exact
 }
 
 /// A part's XML cut into its root's start tag, the root's children and

@@ -431,6 +431,20 @@ fn write_spans(
             formula,
             &format,
         )?;
+        // The writer fills the rest of the range with zeros; in the file
+        // each of those cells holds its own cached result, which the model
+        // read as a plain value.
+        for other_row in range.first_row..=range.last_row {
+            for other_column in range.first_column..=range.last_column {
+                if (other_row, other_column) == (range.first_row, range.first_column) {
+                    continue;
+                }
+                let (r, c) = (other_row as usize, usize::from(other_column));
+                let cell = sheet.row(r).get(c).unwrap_or(&Cell::Empty);
+                let format = formats.of(layout.format(r, c), cell).cloned();
+                write_cell(worksheet, other_row, other_column, cell, format.as_ref())?;
+            }
+        }
     }
     if let Some(range) = layout.autofilter {
         worksheet.autofilter(
