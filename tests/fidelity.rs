@@ -827,3 +827,75 @@ fn a_chart_sheet_between_worksheets_keeps_their_indexes_right() {
         "{unkept}"
     );
 }
+
+/// A workbook in the 1904 date system stays in it, every date the same:
+/// the writer counts from 1900, so the serials are moved back by the
+/// 1,462 days between the two.
+#[test]
+fn a_1904_workbook_stays_in_1904_with_the_same_dates() {
+    for producer in PRODUCERS {
+        let path = common::fixture_path(&format!("fidelity/{producer}/date1904.xlsx"));
+        let before = parse(&std::fs::read(path).unwrap());
+        let mut out = std::io::Cursor::new(Vec::new());
+        sheetd::xlsx::write_workbook(&before, &mut out).expect("written");
+        let written = out.into_inner();
+        let settings = elements(&part(&written, "xl/workbook.xml").unwrap(), "workbookPr");
+        assert!(
+            settings
+                .iter()
+                .any(|e| e.contains("date1904=\"1\"") || e.contains("date1904=\"true\"")),
+            "{producer}: {settings:?}"
+        );
+        let after = parse(&written);
+        for (b, a) in before.sheets.iter().zip(&after.sheets) {
+            assert_eq!(a.rows, b.rows, "{producer}: sheet {}", b.name);
+        }
+        assert!(
+            before.sheets[0]
+                .cells()
+                .any(|c| matches!(c, Cell::DateTime(_))),
+            "{producer}: the fixture has dates"
+        );
+    }
+}
+
+/// Column widths come back exactly, not rounded to the writer's pixels.
+#[test]
+fn column_widths_come_back_exactly() {
+    let path = common::fixture_path("fidelity/openpyxl/dimensions.xlsx");
+    let mut before = parse(&std::fs::read(path).unwrap());
+    let data = before.sheets.iter_mut().find(|s| s.name == "Data").unwrap();
+    data.layout.columns[0].width = Some(15.78);
+    let after = rewritten(&before);
+    let widths = |workbook: &Workbook| -> Vec<Option<f64>> {
+        sheet(workbook, "Data")
+            .layout
+            .columns
+            .iter()
+            .map(|c| c.width)
+            .collect()
+    };
+    assert_eq!(widths(&after), widths(&before));
+    assert_eq!(widths(&after)[0], Some(15.78));
+}
+
+/// The default font keeps every setting the file gave it, not only the
+/// name and size the model reads.
+#[test]
+fn the_default_font_comes_back_as_the_file_had_it() {
+    for producer in PRODUCERS {
+        let path = common::fixture_path(&format!("fidelity/{producer}/fonts.xlsx"));
+        let original = std::fs::read(path).unwrap();
+        let mut out = std::io::Cursor::new(Vec::new());
+        sheetd::xlsx::write_workbook(&parse(&original), &mut out).expect("written");
+        let first_font = |package: &[u8]| {
+            let fonts = elements(&part(package, "xl/styles.xml").unwrap(), "fonts");
+            elements(fonts[0].as_bytes(), "font")[0].clone()
+        };
+        assert_eq!(
+            first_font(out.get_ref()),
+            first_font(&original),
+            "{producer}"
+        );
+    }
+}

@@ -842,6 +842,39 @@ mod tests {
     }
 
     #[test]
+    fn every_cell_of_an_array_formula_keeps_its_cached_result() {
+        let text = |s: &str| Cell::Text(s.into());
+        let formula = Cell::Formula(Box::new(crate::model::value::Formula {
+            expr: "UPPER(A1:A2)".into(),
+            cached: text("ONE"),
+        }));
+        let mut sheet = Sheet::new(
+            "Data",
+            vec![vec![text("one"), formula], vec![text("two"), text("TWO")]],
+        );
+        sheet.layout.array_formulas.push(Range {
+            first_row: 0,
+            first_column: 1,
+            last_row: 1,
+            last_column: 1,
+        });
+        let workbook = Workbook {
+            sheets: vec![sheet],
+            ..Workbook::default()
+        };
+        let mut out = Cursor::new(Vec::new());
+        write_workbook(&workbook, &mut out).expect("written");
+        let mut xlsx: calamine::Xlsx<_> =
+            calamine::Reader::new(Cursor::new(out.into_inner())).expect("opens");
+        let values = calamine::Reader::worksheet_range(&mut xlsx, "Data").expect("a sheet");
+        assert_eq!(
+            values.get_value((1, 1)),
+            Some(&calamine::Data::String("TWO".into())),
+            "the second cell of the range keeps its result, not 0"
+        );
+    }
+
+    #[test]
     fn a_rewrite_saved_again_after_appends_holds_the_new_rows() {
         let mut workbook = workbook();
         let mut rewrite = Rewrite::begin(&workbook).expect("begun");
