@@ -899,3 +899,26 @@ fn the_default_font_comes_back_as_the_file_had_it() {
         );
     }
 }
+
+/// A delete would move the cells a carried element points at, and the
+/// element is written back unchanged: refused, naming it, file untouched.
+#[tokio::test]
+async fn deletes_under_carried_elements_are_refused_naming_them() {
+    for producer in PRODUCERS {
+        for (name, what) in [
+            ("conditional", "conditional format"),
+            ("validations", "data validation"),
+        ] {
+            let server = Server::start().await;
+            server.add_fixture(&format!("fidelity/{producer}/{name}.xlsx"), ID);
+            let original = std::fs::read(server.file(ID)).unwrap();
+            let (status, body) = server
+                .delete(&rows_path("Data"), json!({"type": "row", "row": 2}))
+                .await;
+            assert_eq!(status, StatusCode::CONFLICT, "{producer}/{name}: {body}");
+            let detail = body["detail"].as_str().unwrap();
+            assert!(detail.contains(what), "{producer}/{name}: {detail}");
+            assert_eq!(std::fs::read(server.file(ID)).unwrap(), original);
+        }
+    }
+}
