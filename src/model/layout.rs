@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::format::Color;
+use super::format::{Color, Font};
 
 /// A rectangle of cells, both corners included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +126,17 @@ pub struct Layout {
     pub freeze: Option<(u32, u16)>,
     pub tab_color: Option<Color>,
     pub print: PrintSetup,
+    /// Text formatted in parts ("rich text"), by cell: the runs, whose
+    /// texts make the cell's text. A cell whose text has changed since is
+    /// plain text again (see [`Layout::runs`]).
+    pub rich_text: BTreeMap<(u32, u16), Vec<TextRun>>,
+}
+
+/// A run of rich text: its font (none: the cell's) and its text.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TextRun {
+    pub font: Option<Font>,
+    pub text: String,
 }
 
 impl Range {
@@ -177,6 +188,7 @@ impl Layout {
             freeze,
             tab_color,
             print,
+            rich_text,
         } = self;
         let autofilter_grown = match (autofilter, &base.autofilter) {
             (Some(now), Some(before)) => {
@@ -198,6 +210,22 @@ impl Layout {
             && *freeze == base.freeze
             && *tab_color == base.tab_color
             && *print == base.print
+            && *rich_text == base.rich_text
+    }
+
+    /// The runs of the rich text at a cell, when `text` is still theirs.
+    pub fn runs(&self, row: u32, column: u16, text: &str) -> Option<&[TextRun]> {
+        let runs = self.rich_text.get(&(row, column))?;
+        let same = runs.iter().map(|r| r.text.len()).sum::<usize>() == text.len()
+            && runs
+                .iter()
+                .scan(0, |at, run| {
+                    let start = *at;
+                    *at += run.text.len();
+                    Some(text.get(start..*at) == Some(run.text.as_str()))
+                })
+                .all(|same| same);
+        same.then_some(runs.as_slice())
     }
 
     /// The format id of a cell.
@@ -269,6 +297,11 @@ impl Layout {
         self.array_formulas = std::mem::take(&mut self.array_formulas)
             .into_iter()
             .filter_map(|range| range.without_rows(removed))
+            .collect();
+        self.rich_text = std::mem::take(&mut self.rich_text)
+            .into_iter()
+            .filter(|((row, _), _)| !gone(*row as usize))
+            .map(|((row, column), runs)| ((moved(row), column), runs))
             .collect();
         self.links.retain(|link| !gone(link.row as usize));
         for link in &mut self.links {

@@ -10,6 +10,7 @@ mod carry;
 mod merge;
 mod package;
 mod read;
+mod rich;
 mod styles;
 mod write;
 

@@ -20,12 +20,13 @@ use super::carry::{
     self, Capture, ContentTypes, SheetCapture, WorkbookCapture, carries_sheet_element,
     carries_workbook_element, root_attributes,
 };
+use super::rich::{RunReader, rich_shared_strings};
 use super::styles::{self, Palette, Styles, parse_styles, read_color};
 use super::{ReadError, unreadable};
 use crate::model::carried::{Carried, CarriedSheet, Element};
 use crate::model::format::{CellFormat, Color, Font};
 use crate::model::layout::{
-    ColumnProps, Layout, Link, LinkTarget, Range, RowProps, Table, TableColumn,
+    ColumnProps, Layout, Link, LinkTarget, Range, RowProps, Table, TableColumn, TextRun,
 };
 use crate::model::workbook::{DefinedName, DocumentProperties, MAX_COLUMNS, MAX_ROWS};
 
@@ -58,15 +59,9 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
     let Unpacked {
         parts,
         mut sheets,
-        rich_runs,
+        rich_strings,
     } = unpack(reader, max_cells)?;
-    let rich_runs = rich_runs + sheets.values().map(|s| s.rich_runs).sum::<usize>();
     let mut package = Package::default();
-    if rich_runs > 0 {
-        package.unkept.push(format!(
-            "{rich_runs} rich text run(s) (text formatted in parts)"
-        ));
-    }
     if let Some(xml) = parts.get("xl/styles.xml") {
         let Styles {
             formats,
@@ -95,7 +90,14 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
         let Some(scan) = sheets.remove(part) else {
             continue;
         };
-        let layout = sheet_layout(scan.layout, scan.links, scan.table_ids, &parts, part)?;
+        let mut layout = sheet_layout(scan.layout, scan.links, scan.table_ids, &parts, part)?;
+        for (row, column, index) in scan.shared_strings {
+            if let Ok(at) = rich_strings.binary_search_by_key(&index, |(i, _)| *i) {
+                layout
+                    .rich_text
+                    .insert((row, column), rich_strings[at].1.clone());
+            }
+        }
         package.layouts.insert(sheet_name.clone(), layout);
         captures.push(SheetCapture {
             part: part.clone(),
@@ -140,11 +142,12 @@ fn sheet_layout(
 }
 
 /// The package unpacked: worksheets scanned as they inflate, the shared
-/// strings' formatted runs counted, every other part kept whole.
+/// strings with runs read, every other part kept whole.
 struct Unpacked {
     parts: HashMap<String, Vec<u8>>,
     sheets: HashMap<String, SheetXml>,
-    rich_runs: usize,
+    /// By index, ascending.
+    rich_strings: Vec<(u32, Vec<TextRun>)>,
 }
 
 fn unpack<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Unpacked, ReadError> {
@@ -152,7 +155,7 @@ fn unpack<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Unpacked, ReadE
     let mut unpacked = Unpacked {
         parts: HashMap::new(),
         sheets: HashMap::new(),
-        rich_runs: 0,
+        rich_strings: Vec::new(),
     };
     let mut budget = Budget {
         cells: max_cells,
@@ -171,7 +174,7 @@ fn unpack<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Unpacked, ReadE
             let scan = scan_sheet(BufReader::new(&mut part), &mut budget);
             unpacked.sheets.insert(name, scan?);
         } else if name == "xl/sharedStrings.xml" {
-            unpacked.rich_runs += count_runs(BufReader::new(&mut part))?;
+            unpacked.rich_strings = rich_shared_strings(BufReader::new(&mut part))?;
         } else {
             let mut bytes = Vec::new();
             part.read_to_end(&mut bytes).map_err(unreadable)?;
@@ -265,8 +268,8 @@ struct SheetXml {
     root_attributes: Vec<(String, String)>,
     /// Children of `<worksheet>` the writer does not produce.
     carried: Vec<Element>,
-    /// Formatted runs of inline strings ("rich text").
-    rich_runs: usize,
+    /// Every cell holding a shared string: row, column, string index.
+    shared_strings: Vec<(u32, u16, u32)>,
 }
 
 pub(super) fn xml_error(error: impl std::fmt::Display) -> ReadError {
@@ -283,6 +286,8 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
         next_column: 0,
         rows_seen: 0,
         heading: None,
+        value: Value::Other,
+        inline: None,
     };
     let mut reader = Reader::from_reader(xml);
     let mut buf = Vec::new();
@@ -321,7 +326,10 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
                     depth += 1;
                 }
             }
-            Event::End(_) => depth = depth.saturating_sub(1),
+            Event::End(e) => {
+                depth = depth.saturating_sub(1);
+                scan.end(e.local_name().as_ref());
+            }
             Event::Text(text) => scan.text(Text::Chars(text)),
             Event::GeneralRef(reference) => scan.text(Text::Reference(reference)),
             Event::Eof => return Ok(scan.sheet),
@@ -348,10 +356,36 @@ struct SheetScan<'a> {
     next_column: u16,
     rows_seen: u32,
     heading: Option<Heading>,
+    /// The kind of the current cell's value.
+    value: Value,
+    /// The runs of the inline string being read.
+    inline: Option<RunReader>,
+}
+
+/// What the current cell's text is.
+#[derive(Clone, Copy, PartialEq)]
+enum Value {
+    Other,
+    /// A shared string, before its `<v>` (the index) is read.
+    Shared,
+    /// Inside the `<v>` of a shared string.
+    SharedIndex,
 }
 
 impl SheetScan<'_> {
     fn text(&mut self, text: Text<'_>) {
+        if let Some(inline) = &mut self.inline {
+            inline.text(&text);
+            return;
+        }
+        if self.value == Value::SharedIndex {
+            if let Ok(index) = text.decode().trim().parse() {
+                let column = self.next_column.saturating_sub(1);
+                self.sheet.shared_strings.push((self.row, column, index));
+            }
+            self.value = Value::Other;
+            return;
+        }
         let print = &mut self.sheet.layout.print;
         let target = match self.heading {
             Some(Heading::Header) => &mut print.header,
@@ -361,8 +395,29 @@ impl SheetScan<'_> {
         target.get_or_insert_default().push_str(&text.decode());
     }
 
+    fn end(&mut self, name: &str) {
+        match name {
+            "is" => {
+                let runs = self.inline.take().and_then(RunReader::finish);
+                if let Some(runs) = runs {
+                    let column = self.next_column.saturating_sub(1);
+                    self.sheet.layout.rich_text.insert((self.row, column), runs);
+                }
+            }
+            _ => {
+                if let Some(inline) = &mut self.inline {
+                    inline.end(name);
+                }
+            }
+        }
+    }
+
     fn element(&mut self, element: &BytesStart<'_>) -> Result<(), ReadError> {
         self.heading = None;
+        if let Some(inline) = &mut self.inline {
+            inline.start(element);
+            return Ok(());
+        }
         match element.local_name().as_ref() {
             "row" => self.row(element)?,
             "c" => self.cell(element)?,
@@ -395,8 +450,8 @@ impl SheetScan<'_> {
                 self.sheet.layout.print.center_vertically = flag(element, "verticalCentered");
                 self.sheet.layout.print.gridlines = flag(element, "gridLines");
             }
-            // Only inline strings have runs in a sheet's XML.
-            "r" => self.sheet.rich_runs += 1,
+            "v" if self.value == Value::Shared => self.value = Value::SharedIndex,
+            "is" => self.inline = Some(RunReader::default()),
             "oddHeader" => self.heading = Some(Heading::Header),
             "oddFooter" => self.heading = Some(Heading::Footer),
             "f" if attr(element, "t").is_some_and(|t| t == "array") => {
@@ -438,9 +493,13 @@ impl SheetScan<'_> {
 
     /// A cell `<c>`: its format.
     fn cell(&mut self, element: &BytesStart<'_>) -> Result<(), ReadError> {
-        // The one element there is one of per cell: read both attributes
-        // in a single pass.
-        let [reference, style] = attrs(element, ["r", "s"]);
+        // The one element there is one of per cell: read its attributes in
+        // a single pass.
+        let [reference, style, kind] = attrs(element, ["r", "s", "t"]);
+        self.value = match kind.as_deref() {
+            Some("s") => Value::Shared,
+            _ => Value::Other,
+        };
         let column = match reference.and_then(|r| cell_ref(&r)) {
             Some((r, c)) => {
                 self.row = r;
@@ -545,13 +604,13 @@ enum Node<'a> {
     Text(Text<'a>),
 }
 
-enum Text<'a> {
+pub(super) enum Text<'a> {
     Chars(&'a BytesText<'a>),
     Reference(&'a BytesRef<'a>),
 }
 
 impl Text<'_> {
-    fn decode(&self) -> Cow<'_, str> {
+    pub(super) fn decode(&self) -> Cow<'_, str> {
         match self {
             Text::Chars(text) => text.xml10_content(),
             Text::Reference(reference) => match reference.resolve_char_ref() {
@@ -562,18 +621,6 @@ impl Text<'_> {
             },
         }
     }
-}
-
-/// Counts the formatted runs (`<r>`) of a shared-strings part.
-fn count_runs(xml: impl BufRead) -> Result<usize, ReadError> {
-    let mut count = 0;
-    for_each_element(xml, |element| {
-        if element.local_name().as_ref() == "r" {
-            count += 1;
-        }
-        Ok(())
-    })?;
-    Ok(count)
 }
 
 /// Calls `visit` with every start (or empty) element of an XML stream.

@@ -320,7 +320,7 @@ fn visible_borders(borders: &Borders) -> Borders {
     }
 }
 
-fn read_font_property(
+pub(super) fn read_font_property(
     font: &mut Font,
     property: &str,
     element: &BytesStart,
@@ -645,7 +645,7 @@ fn shade(theme: u8, tint: i16) -> u8 {
     best.0
 }
 
-fn with_font(mut out: xlsx::Format, font: &Font) -> xlsx::Format {
+pub(super) fn with_font(mut out: xlsx::Format, font: &Font) -> xlsx::Format {
     if *font == Font::default() {
         return out;
     }

@@ -14,10 +14,10 @@ use rust_xlsxwriter::{
     Url, Worksheet, XlsxError,
 };
 
-use super::styles::{to_format, xlsx_color};
+use super::styles::{to_format, with_font, xlsx_color};
 use super::{DAYS_1900_TO_1904, WriteError};
 use crate::model::format::{CellFormat, DateParts, Font};
-use crate::model::layout::{Layout, LinkTarget, PrintSetup};
+use crate::model::layout::{Layout, LinkTarget, PrintSetup, TextRun};
 use crate::model::value::{DateKind, date_kind, format_number};
 use crate::model::workbook::DocumentProperties;
 use crate::model::{Cell, Sheet, Visibility, Workbook};
@@ -397,10 +397,50 @@ fn write_rows(
             let cell = cells.get(column).unwrap_or(&Cell::Empty);
             let id = ids.get(column).copied().unwrap_or(0);
             let format = formats.of(id, cell);
-            let cell = in_file_dates(cell, date1904);
-            write_cell(worksheet, row as u32, column as u16, &cell, format)?;
+            let (row, column) = (row as u32, column as u16);
+            let runs = match cell {
+                Cell::Text(text) => layout.runs(row, column, text),
+                _ => None,
+            };
+            match runs {
+                Some(runs) => write_rich_text(worksheet, row, column, runs, format)?,
+                None => write_cell(
+                    worksheet,
+                    row,
+                    column,
+                    &in_file_dates(cell, date1904),
+                    format,
+                )?,
+            }
         }
     }
+    Ok(())
+}
+
+/// Text formatted in parts: each run with its font over the cell's format.
+fn write_rich_text(
+    worksheet: &mut Worksheet,
+    row: u32,
+    column: u16,
+    runs: &[TextRun],
+    format: Option<&Format>,
+) -> Result<(), XlsxError> {
+    let fonts: Vec<Format> = runs
+        .iter()
+        .map(|run| match &run.font {
+            Some(font) => with_font(Format::new(), font),
+            None => Format::new(),
+        })
+        .collect();
+    let segments: Vec<(&Format, &str)> = fonts
+        .iter()
+        .zip(runs)
+        .map(|(font, run)| (font, run.text.as_str()))
+        .collect();
+    match format {
+        Some(format) => worksheet.write_rich_string_with_format(row, column, &segments, format)?,
+        None => worksheet.write_rich_string(row, column, &segments)?,
+    };
     Ok(())
 }
 
