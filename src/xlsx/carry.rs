@@ -2,8 +2,8 @@
 //! parts that the writer does not produce, and the package parts they (and
 //! the package) refer to, transitively. [`super::merge`] puts them back.
 
-use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, OnceLock};
 
 use quick_xml::Writer;
 use quick_xml::events::{BytesStart, Event};
@@ -275,6 +275,11 @@ pub fn collect(
         )?,
         ..Carried::default()
     };
+    let defaults = writer_defaults();
+    carried
+        .workbook
+        .elements
+        .retain(|e| !defaults.is_default(e));
     carried.date1904 = carried
         .workbook
         .elements
@@ -293,10 +298,15 @@ pub fn collect(
             !t.starts_with("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main")
         })
         .cloned();
-    carried.theme = theme_part(parts)?.map(|bytes| Arc::from(bytes.as_slice()));
+    carried.theme = theme_part(parts)?
+        .filter(|theme| **theme != defaults.theme)
+        .map(|bytes| Arc::from(bytes.as_slice()));
     if let Some(styles) = parts.get("xl/styles.xml") {
         carried.dxfs = capture_children(styles, "dxfs")?;
-        carried.default_font = capture_children(styles, "fonts")?.into_iter().next();
+        carried.default_font = capture_children(styles, "fonts")?
+            .into_iter()
+            .next()
+            .filter(|font| Some(font) != defaults.font.as_ref());
     }
 
     // The parts reached from carried relationships, transitively.
@@ -308,7 +318,8 @@ pub fn collect(
     reach("xl/workbook.xml", &carried.workbook.relationships);
     let mut by_sheet = HashMap::new();
     let sheet_names: Vec<String> = sheets.iter().map(|s| s.sheet_name.clone()).collect();
-    for sheet in sheets {
+    for mut sheet in sheets {
+        sheet.elements.retain(|e| !defaults.is_default(e));
         let xml = carried_xml(parts, &sheet.part, sheet.root_attributes, sheet.elements)?;
         reach(&sheet.part, &xml.relationships);
         let anchored = anchored(&xml);
@@ -346,6 +357,103 @@ pub fn collect(
     }
     carried.defaults = needed_defaults(content_types, &carried.parts);
     Ok((carried, by_sheet))
+}
+
+/// What rust_xlsxwriter writes for a workbook without settings of its own.
+/// An element or part the file has exactly so needs no carrying: the writer
+/// writes it anyway. So a workbook that sheetd or rust_xlsxwriter wrote, or
+/// one that a spreadsheet app left at its defaults, is saved without a
+/// merge, as fast as before there was one.
+struct WriterDefaults {
+    /// Children of `<worksheet>` and `<workbook>`, as XML text.
+    elements: HashSet<String>,
+    theme: Vec<u8>,
+    font: Option<String>,
+}
+
+impl WriterDefaults {
+    fn is_default(&self, element: &Element) -> bool {
+        self.elements.contains(&element.xml)
+    }
+}
+
+fn writer_defaults() -> &'static WriterDefaults {
+    static DEFAULTS: OnceLock<WriterDefaults> = OnceLock::new();
+    DEFAULTS.get_or_init(|| {
+        // Two sheets: the first is the active one, marked as selected.
+        let mut book = rust_xlsxwriter::Workbook::new();
+        book.add_worksheet();
+        book.add_worksheet();
+        let bytes = book.save_to_buffer().unwrap_or_default();
+        let part = |name: &str| -> Vec<u8> {
+            let mut bytes_of = Vec::new();
+            if let Ok(mut zip) = zip::ZipArchive::new(std::io::Cursor::new(&bytes))
+                && let Ok(mut file) = zip.by_name(name)
+            {
+                let _ = std::io::Read::read_to_end(&mut file, &mut bytes_of);
+            }
+            bytes_of
+        };
+        let mut elements = HashSet::new();
+        for name in [
+            "xl/worksheets/sheet1.xml",
+            "xl/worksheets/sheet2.xml",
+            "xl/workbook.xml",
+        ] {
+            elements.extend(
+                capture_children_of_root(&part(name))
+                    .into_iter()
+                    .map(|e| e.xml),
+            );
+        }
+        let styles = part("xl/styles.xml");
+        WriterDefaults {
+            elements,
+            theme: part("xl/theme/theme1.xml"),
+            font: capture_children(&styles, "fonts")
+                .ok()
+                .and_then(|fonts| fonts.into_iter().next()),
+        }
+    })
+}
+
+/// The children of a part's root element, as XML text; none when the XML
+/// is malformed.
+fn capture_children_of_root(xml: &[u8]) -> Vec<Element> {
+    let mut reader = quick_xml::Reader::from_reader(xml);
+    let mut found = Vec::new();
+    let mut depth = 0usize;
+    let mut capture: Option<Capture> = None;
+    let mut buf = Vec::new();
+    loop {
+        let Ok(event) = reader.read_event_into(&mut buf) else {
+            return Vec::new();
+        };
+        if let Some(open) = &mut capture {
+            match open.push(&event) {
+                Ok(Some(element)) => {
+                    found.push(element);
+                    capture = None;
+                }
+                Ok(None) => {}
+                Err(_) => return Vec::new(),
+            }
+        } else if depth == 1 && matches!(event, Event::Start(_) | Event::Empty(_)) {
+            let mut open = Capture::default();
+            match open.push(&event) {
+                Ok(Some(element)) => found.push(element),
+                Ok(None) => capture = Some(open),
+                Err(_) => return Vec::new(),
+            }
+        }
+        match event {
+            Event::Start(_) => depth += 1,
+            Event::End(_) => depth = depth.saturating_sub(1),
+            Event::Eof => return found,
+            _ => {}
+        }
+        buf.clear();
+    }
 }
 
 /// What a sheet carries that points at its cells, counted per kind.

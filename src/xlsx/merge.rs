@@ -93,11 +93,18 @@ const PLAIN_WORKBOOK_TYPE: &str =
 
 /// Writes the writer's package `written` to `out` with what `workbook`
 /// carries put back.
+///
+/// `plain` remembers, per sheet, whether what the sheet carries turned out
+/// to be what the writer writes anyway (a file that sheetd or rust_xlsxwriter
+/// wrote): such a sheet is then copied as compressed, without inflating it
+/// again at the next save of the same rewrite.
 pub fn merge<W: Write + Seek>(
     written: &[u8],
     workbook: &Workbook,
+    plain: &mut Vec<Option<bool>>,
     out: W,
 ) -> Result<(), WriteError> {
+    plain.resize(workbook.sheets.len(), None);
     let mut archive = ZipArchive::new(Cursor::new(written)).map_err(zip_error)?;
     let mut zip = ZipWriter::new(out);
     let names = archive
@@ -150,22 +157,36 @@ pub fn merge<W: Write + Seek>(
                 Some(index) => match workbook.sheets.get(index) {
                     Some(sheet) if !sheet.carried.xml.is_empty() => {
                         let rels_part = rels_name(name);
-                        let rels_xml = if names.contains(&rels_part) {
-                            read(&mut archive, &rels_part)?
+                        let carried_rels = sheet_rels(index);
+                        let mut renamed = HashMap::new();
+                        if !carried_rels.is_empty() {
+                            let rels_xml = if names.contains(&rels_part) {
+                                read(&mut archive, &rels_part)?
+                            } else {
+                                EMPTY_RELATIONSHIPS.as_bytes().to_vec()
+                            };
+                            let (rels, ids) =
+                                add_relationships(&rels_xml, carried_rels, name, &produced);
+                            renamed = ids;
+                            put(&mut zip, &rels_part, &rels)?;
+                        } else if names.contains(&rels_part) {
+                            let file = archive.by_name(&rels_part).map_err(zip_error)?;
+                            zip.raw_copy_file(file).map_err(zip_error)?;
+                        }
+                        if plain[index] == Some(true) {
+                            None
                         } else {
-                            EMPTY_RELATIONSHIPS.as_bytes().to_vec()
-                        };
-                        let (rels, renamed) =
-                            add_relationships(&rels_xml, sheet_rels(index), name, &produced);
-                        let xml = splice_sheet(
-                            &read(&mut archive, name)?,
-                            &sheet.carried.xml,
-                            &renamed,
-                            dxf_offset,
-                        )?;
-                        let xml = with_exact_widths(xml, &sheet.layout.columns);
-                        put(&mut zip, &rels_part, &rels)?;
-                        Some(xml)
+                            let written = read(&mut archive, name)?;
+                            let xml =
+                                splice_sheet(&written, &sheet.carried.xml, &renamed, dxf_offset)?;
+                            let xml = with_exact_widths(xml, &sheet.layout.columns);
+                            // Most of a sheet is its cells: when what it
+                            // carries is what the writer wrote anyway, the
+                            // part is copied as compressed.
+                            let same = xml == written;
+                            plain[index] = Some(same && carried_rels.is_empty());
+                            (!same).then_some(xml)
+                        }
                     }
                     _ => None,
                 },
@@ -449,7 +470,12 @@ fn with_default_font(xml: Vec<u8>, font: Option<&str>) -> Vec<u8> {
 /// The sheet XML with each column width as the file had it: the writer
 /// rounds widths to whole pixels (15.78 becomes 15.71).
 fn with_exact_widths(xml: Vec<u8>, columns: &[ColumnProps]) -> Vec<u8> {
-    let (Some(start), Some(end)) = (find(&xml, b"<cols>"), find(&xml, b"</cols>")) else {
+    // The columns come before the cells: search only there.
+    let head = find(&xml, b"<sheetData").unwrap_or(xml.len());
+    let (Some(start), Some(end)) = (
+        find(&xml[..head], b"<cols>"),
+        find(&xml[..head], b"</cols>"),
+    ) else {
         return xml;
     };
     let mut reader = Reader::from_reader(&xml[start..end]);

@@ -226,6 +226,9 @@ pub struct Rewrite {
     /// How many rows of each sheet are written.
     written: Vec<usize>,
     resumable: bool,
+    /// Per sheet, whether its carried elements are what the writer writes
+    /// (see [`super::merge::merge`]).
+    plain_sheets: Vec<Option<bool>>,
 }
 
 impl Rewrite {
@@ -288,6 +291,7 @@ impl Rewrite {
             formats,
             written: vec![0; workbook.sheets.len()],
             resumable,
+            plain_sheets: Vec::new(),
         })
     }
 
@@ -332,11 +336,8 @@ impl Rewrite {
         if !carries_anything(workbook) {
             return self.book.save_to_writer(out).map_err(saving);
         }
-        // The fastest level: the merge compresses again what it changes.
-        self.book.set_zip_compression_level(1);
-        let written = self.book.save_to_buffer().map_err(saving);
-        self.book.set_zip_compression_level(COMPRESSION_LEVEL);
-        super::merge::merge(&written?, workbook, out)
+        let written = self.book.save_to_buffer().map_err(saving)?;
+        super::merge::merge(&written, workbook, &mut self.plain_sheets, out)
     }
 }
 
