@@ -907,24 +907,52 @@ fn a_1904_workbook_stays_in_1904_with_the_same_dates() {
     }
 }
 
-/// Column widths come back exactly, not rounded to the writer's pixels.
+/// `package` with one part's text changed by `edit`.
+fn with_part_edited(package: &[u8], name: &str, edit: impl Fn(String) -> String) -> Vec<u8> {
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(package)).unwrap();
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..zip.len() {
+        let mut file = zip.by_index(i).unwrap();
+        let part = file.name().unwrap().into_owned();
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut bytes).unwrap();
+        if part == name {
+            bytes = edit(String::from_utf8(bytes).unwrap()).into_bytes();
+        }
+        out.start_file(part, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        std::io::Write::write_all(&mut out, &bytes).unwrap();
+    }
+    out.finish().unwrap().into_inner()
+}
+
+/// Columns come back as the file had them: widths exact (not rounded to
+/// the writer's pixels) and the attributes the model does not keep.
 #[test]
-fn column_widths_come_back_exactly() {
+fn columns_come_back_as_the_file_had_them() {
     let path = common::fixture_path("fidelity/openpyxl/dimensions.xlsx");
-    let mut before = parse(&std::fs::read(path).unwrap());
-    let data = before.sheets.iter_mut().find(|s| s.name == "Data").unwrap();
-    data.layout.columns[0].width = Some(15.78);
-    let after = rewritten(&before);
-    let widths = |workbook: &Workbook| -> Vec<Option<f64>> {
-        sheet(workbook, "Data")
-            .layout
-            .columns
-            .iter()
-            .map(|c| c.width)
-            .collect()
+    let sheet_part = "xl/worksheets/sheet1.xml";
+    let original = with_part_edited(&std::fs::read(path).unwrap(), sheet_part, |xml| {
+        xml.replace(
+            r#"<col width="30" customWidth="1" min="1" max="1" />"#,
+            r#"<col width="15.78" customWidth="1" bestFit="1" min="1" max="1" />"#,
+        )
+    });
+    let cols = |package: &[u8]| -> Vec<String> {
+        let found = elements(&part(package, sheet_part).unwrap(), "col");
+        found.iter().map(|col| col.replace(" />", "/>")).collect()
     };
-    assert_eq!(widths(&after), widths(&before));
-    assert_eq!(widths(&after)[0], Some(15.78));
+    assert!(
+        cols(&original)[0].contains("15.78"),
+        "{:?}",
+        cols(&original)
+    );
+    let mut out = std::io::Cursor::new(Vec::new());
+    sheetd::xlsx::write_workbook(&parse(&original), &mut out).expect("written");
+    let written = out.into_inner();
+    assert_eq!(cols(&written), cols(&original));
+    let width = sheet(&parse(&written), "Data").layout.columns[0].width;
+    assert_eq!(width, Some(15.78));
 }
 
 /// The default font keeps every setting the file gave it, not only the

@@ -55,10 +55,20 @@ impl CarriedXml {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CarriedSheet {
     pub xml: CarriedXml,
+    /// The sheet's `<cols>` as the file had it. The writer writes columns
+    /// from the model; their attributes come from here (exact widths, best
+    /// fit, collapsed groups), their format ids from the writer.
+    pub columns: Option<String>,
     /// What among the carried elements and parts points at cells of the
     /// sheet ("2 conditional format(s)"), said for a user: deleting rows
     /// would leave it pointing at other cells.
     pub anchored: Vec<String>,
+}
+
+impl CarriedSheet {
+    pub fn is_empty(&self) -> bool {
+        self.xml.is_empty() && self.columns.is_none()
+    }
 }
 
 /// A package part carried whole.

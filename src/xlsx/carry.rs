@@ -249,6 +249,7 @@ pub struct SheetCapture {
     pub sheet_name: String,
     pub root_attributes: Vec<(String, String)>,
     pub elements: Vec<Element>,
+    pub columns: Option<String>,
 }
 
 /// The workbook part's carried elements, as its parse captured them.
@@ -276,10 +277,18 @@ pub fn collect(
         ..Carried::default()
     };
     let defaults = writer_defaults();
-    carried
-        .workbook
-        .elements
-        .retain(|e| !defaults.is_default(e));
+    if let Some(styles) = parts.get("xl/styles.xml") {
+        carried.dxfs = capture_children(styles, "dxfs")?;
+        carried.default_font = capture_children(styles, "fonts")?
+            .into_iter()
+            .next()
+            .filter(|font| Some(font) != defaults.font.as_ref());
+    }
+    // The writer's defaults hold for its default font: another font changes
+    // the default row height it writes, for one.
+    let plain_font = carried.default_font.is_none();
+    let writer_like = |element: &Element| plain_font && defaults.is_default(element);
+    carried.workbook.elements.retain(|e| !writer_like(e));
     carried.date1904 = carried
         .workbook
         .elements
@@ -301,13 +310,6 @@ pub fn collect(
     carried.theme = theme_part(parts)?
         .filter(|theme| **theme != defaults.theme)
         .map(|bytes| Arc::from(bytes.as_slice()));
-    if let Some(styles) = parts.get("xl/styles.xml") {
-        carried.dxfs = capture_children(styles, "dxfs")?;
-        carried.default_font = capture_children(styles, "fonts")?
-            .into_iter()
-            .next()
-            .filter(|font| Some(font) != defaults.font.as_ref());
-    }
 
     // The parts reached from carried relationships, transitively.
     let mut wanted: Vec<String> = Vec::new();
@@ -319,11 +321,16 @@ pub fn collect(
     let mut by_sheet = HashMap::new();
     let sheet_names: Vec<String> = sheets.iter().map(|s| s.sheet_name.clone()).collect();
     for mut sheet in sheets {
-        sheet.elements.retain(|e| !defaults.is_default(e));
+        sheet.elements.retain(|e| !writer_like(e));
         let xml = carried_xml(parts, &sheet.part, sheet.root_attributes, sheet.elements)?;
         reach(&sheet.part, &xml.relationships);
         let anchored = anchored(&xml);
-        by_sheet.insert(sheet.sheet_name, CarriedSheet { xml, anchored });
+        let sheet_carried = CarriedSheet {
+            xml,
+            columns: sheet.columns,
+            anchored,
+        };
+        by_sheet.insert(sheet.sheet_name, sheet_carried);
     }
     let mut seen = BTreeSet::new();
     while let Some(name) = wanted.pop() {

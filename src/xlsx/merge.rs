@@ -18,7 +18,6 @@ use super::WriteError;
 use super::carry::{RELATIONSHIPS_NS, rels_name, target_part};
 use crate::model::Workbook;
 use crate::model::carried::{CarriedXml, Element, Relationship};
-use crate::model::layout::ColumnProps;
 
 /// Children of `<worksheet>` in the order the schema requires.
 const SHEET_ORDER: &[&str] = &[
@@ -155,7 +154,7 @@ pub fn merge<W: Write + Seek>(
             "xl/theme/theme1.xml" => carried.theme.as_deref().map(<[u8]>::to_vec),
             _ => match sheet_index(name) {
                 Some(index) => match workbook.sheets.get(index) {
-                    Some(sheet) if !sheet.carried.xml.is_empty() => {
+                    Some(sheet) if !sheet.carried.is_empty() => {
                         let rels_part = rels_name(name);
                         let carried_rels = sheet_rels(index);
                         let mut renamed = HashMap::new();
@@ -179,7 +178,7 @@ pub fn merge<W: Write + Seek>(
                             let written = read(&mut archive, name)?;
                             let xml =
                                 splice_sheet(&written, &sheet.carried.xml, &renamed, dxf_offset)?;
-                            let xml = with_exact_widths(xml, &sheet.layout.columns);
+                            let xml = with_original_columns(xml, sheet.carried.columns.as_deref());
                             // Most of a sheet is its cells: when what it
                             // carries is what the writer wrote anyway, the
                             // part is copied as compressed.
@@ -227,7 +226,7 @@ fn is_sheet_rels_with_carried(name: &str, workbook: &Workbook) -> bool {
     workbook
         .sheets
         .get(sheet)
-        .is_some_and(|s| !s.carried.xml.is_empty())
+        .is_some_and(|s| !s.carried.is_empty())
 }
 
 /// The model index of a worksheet part the writer produced
@@ -467,24 +466,35 @@ fn with_default_font(xml: Vec<u8>, font: Option<&str>) -> Vec<u8> {
     [&xml[..start], font.as_bytes(), &xml[end..]].concat()
 }
 
-/// The sheet XML with each column width as the file had it: the writer
-/// rounds widths to whole pixels (15.78 becomes 15.71).
-fn with_exact_widths(xml: Vec<u8>, columns: &[ColumnProps]) -> Vec<u8> {
-    // The columns come before the cells: search only there.
-    let head = find(&xml, b"<sheetData").unwrap_or(xml.len());
-    let (Some(start), Some(end)) = (
-        find(&xml[..head], b"<cols>"),
-        find(&xml[..head], b"</cols>"),
-    ) else {
+/// The sheet XML with its columns as the file had them: each original
+/// `<col>` with the format id the writer gave that column (the writer
+/// rounds widths to whole pixels, 15.78 becoming 15.71, and drops what the
+/// model does not keep, such as best fit and collapsed groups).
+fn with_original_columns(xml: Vec<u8>, original: Option<&str>) -> Vec<u8> {
+    let Some(original) = original else {
         return xml;
     };
-    let mut reader = Reader::from_reader(&xml[start..end]);
+    // The columns come before the cells: search only there.
+    let Some(cells) = find(&xml, b"<sheetData") else {
+        return xml;
+    };
+    let (start, end, styles) = match (
+        find(&xml[..cells], b"<cols>"),
+        find(&xml[..cells], b"</cols>"),
+    ) {
+        (Some(start), Some(end)) => {
+            let end = end + b"</cols>".len();
+            (start, end, column_styles(&xml[start..end]))
+        }
+        _ => (cells, cells, Vec::new()),
+    };
+    let mut reader = Reader::from_str(original);
     let mut out = Writer::new(Vec::new());
     loop {
         let event = match reader.read_event() {
             Ok(Event::Eof) | Err(_) => break,
             Ok(Event::Empty(col)) if col.local_name().as_ref() == "col" => {
-                Event::Empty(exact_width(&col, columns))
+                Event::Empty(with_style(&col, &styles))
             }
             Ok(other) => other,
         };
@@ -495,37 +505,48 @@ fn with_exact_widths(xml: Vec<u8>, columns: &[ColumnProps]) -> Vec<u8> {
     [&xml[..start], &out.into_inner(), &xml[end..]].concat()
 }
 
-/// A `<col>` with the model's width for its first column, marked as set.
-fn exact_width(col: &BytesStart<'_>, columns: &[ColumnProps]) -> BytesStart<'static> {
-    let first = super::package::attr(col, "min")
-        .and_then(|m| m.parse::<u16>().ok())
-        .and_then(|m| m.checked_sub(1));
-    let width = first.and_then(|first| {
-        columns
-            .iter()
-            .find(|c| c.first <= first && first <= c.last)
-            .and_then(|c| c.width)
-    });
-    let Some(width) = width else {
-        return col.to_owned();
-    };
-    let mut exact = BytesStart::new("col");
-    for attribute in col.attributes().with_checks(false).flatten() {
-        let key = attribute.key.as_ref().to_owned();
-        let value = match key.as_str() {
-            "width" => width.to_string(),
-            _ => attribute
-                .normalized_value(quick_xml::XmlVersion::Implicit1_0)
-                .map(|v| v.into_owned())
-                .unwrap_or_default(),
-        };
-        if key != "customWidth" {
-            exact.push_attribute((key.as_str(), value.as_str()));
+/// The writer's columns: first, last and format id of each `<col>`.
+fn column_styles(cols: &[u8]) -> Vec<(u32, u32, String)> {
+    let mut reader = Reader::from_reader(cols);
+    let mut found = Vec::new();
+    loop {
+        match reader.read_event() {
+            Ok(Event::Empty(col) | Event::Start(col)) if col.local_name().as_ref() == "col" => {
+                let number = |name| super::package::attr(&col, name).and_then(|v| v.parse().ok());
+                if let (Some(min), Some(max), Some(style)) = (
+                    number("min"),
+                    number("max"),
+                    super::package::attr(&col, "style"),
+                ) {
+                    found.push((min, max, style));
+                }
+            }
+            Ok(Event::Eof) | Err(_) => return found,
+            _ => {}
         }
     }
-    // The model keeps a width only when the file marks it as set by hand.
-    exact.push_attribute(("customWidth", "1"));
-    exact
+}
+
+/// An original `<col>` with the writer's format id for its first column
+/// in place of the file's own.
+fn with_style(col: &BytesStart<'_>, styles: &[(u32, u32, String)]) -> BytesStart<'static> {
+    let first: Option<u32> = super::package::attr(col, "min").and_then(|m| m.parse().ok());
+    let style = first.and_then(|first| {
+        styles
+            .iter()
+            .find(|(min, max, _)| (*min..=*max).contains(&first))
+            .map(|(_, _, style)| style.as_str())
+    });
+    let mut rebuilt = BytesStart::new(col.name().as_ref().to_owned());
+    for attribute in col.attributes().with_checks(false).flatten() {
+        if attribute.key.local_name().as_ref() != "style" {
+            rebuilt.push_attribute(attribute);
+        }
+    }
+    if let Some(style) = style {
+        rebuilt.push_attribute(("style", style));
+    }
+    rebuilt
 }
 
 /// A part's XML cut into its root's start tag, the root's children and

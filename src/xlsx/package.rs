@@ -104,6 +104,7 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
             sheet_name: sheet_name.clone(),
             root_attributes: scan.root_attributes,
             elements: scan.carried,
+            columns: scan.columns,
         });
     }
     let content_types = match parts.get("[Content_Types].xml") {
@@ -268,6 +269,8 @@ struct SheetXml {
     root_attributes: Vec<(String, String)>,
     /// Children of `<worksheet>` the writer does not produce.
     carried: Vec<Element>,
+    /// The `<cols>` element, as XML text.
+    columns: Option<String>,
     /// Every cell holding a shared string: row, column, string index.
     shared_strings: Vec<(u32, u16, u32)>,
 }
@@ -298,19 +301,20 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
         match (&mut capture, &event, depth) {
             (Some(open), ..) => {
                 if let Some(element) = open.push(&event)? {
-                    scan.sheet.carried.push(element);
+                    scan.sheet.keep(element);
                     capture = None;
                 }
             }
             (None, Event::Start(e) | Event::Empty(e), 1)
-                if carries_sheet_element(
-                    e.local_name().as_ref(),
-                    matches!(event, Event::Empty(_)),
-                ) =>
+                if e.local_name().as_ref() == "cols"
+                    || carries_sheet_element(
+                        e.local_name().as_ref(),
+                        matches!(event, Event::Empty(_)),
+                    ) =>
             {
                 let mut open = Capture::default();
                 match open.push(&event)? {
-                    Some(element) => scan.sheet.carried.push(element),
+                    Some(element) => scan.sheet.keep(element),
                     None => capture = Some(open),
                 }
             }
@@ -336,6 +340,17 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
             _ => {}
         }
         buf.clear();
+    }
+}
+
+impl SheetXml {
+    /// Files a copied element: the columns apart, the rest carried.
+    fn keep(&mut self, element: Element) {
+        if element.name == "cols" {
+            self.columns = Some(element.xml);
+        } else {
+            self.carried.push(element);
+        }
     }
 }
 

@@ -155,7 +155,7 @@ pub(super) const COMPRESSION_LEVEL: u8 = 2;
 /// Whether the workbook carries parts or elements the writer does not
 /// produce, which [`super::merge`] then puts back.
 fn carries_anything(workbook: &Workbook) -> bool {
-    !workbook.carried.is_empty() || workbook.sheets.iter().any(|s| !s.carried.xml.is_empty())
+    !workbook.carried.is_empty() || workbook.sheets.iter().any(|s| !s.carried.is_empty())
 }
 
 fn saving(error: XlsxError) -> WriteError {
