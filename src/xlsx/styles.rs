@@ -121,8 +121,8 @@ struct Tables {
 }
 
 impl Tables {
-    /// Reads an element's attributes into the tables; returns the tag its
-    /// children are read under.
+    /// Reads an element's attributes into the tables (one method per kind
+    /// of element); returns the tag its children are read under.
     fn open(
         &mut self,
         parent: Option<Tag>,
@@ -133,14 +133,7 @@ impl Tables {
         let name = local.as_ref();
         Ok(match (parent, name) {
             (_, "numFmts") => Tag::NumFmts,
-            (Some(Tag::NumFmts), "numFmt") => {
-                check_room(self.num_fmts.len(), "number formats")?;
-                let id = attr(element, "numFmtId")?.and_then(|id| id.trim().parse().ok());
-                if let (Some(id), Some(code)) = (id, attr(element, "formatCode")?) {
-                    self.num_fmts.insert(id, code.into_owned());
-                }
-                Tag::Other
-            }
+            (Some(Tag::NumFmts), "numFmt") => self.num_fmt(element)?,
             (_, "fonts") => Tag::Fonts,
             (Some(Tag::Fonts), "font") => {
                 check_room(self.fonts.len(), "fonts")?;
@@ -167,15 +160,7 @@ impl Tables {
                 Tag::PatternFill
             }
             (Some(Tag::PatternFill), "fgColor" | "bgColor") => {
-                let color = read_color(element, palette)?;
-                if let Some(fill) = self.fills.last_mut() {
-                    if name == "fgColor" {
-                        fill.foreground = color;
-                    } else {
-                        fill.background = color;
-                    }
-                }
-                Tag::Other
+                self.fill_color(name == "fgColor", element, palette)?
             }
             (_, "borders") => Tag::Borders,
             (Some(Tag::Borders), "border") => {
@@ -183,20 +168,7 @@ impl Tables {
                 self.borders.push(Borders::default());
                 Tag::Border
             }
-            (Some(Tag::Border), side) => {
-                let side = match side {
-                    "left" | "start" => Side::Left,
-                    "right" | "end" => Side::Right,
-                    "top" => Side::Top,
-                    "bottom" => Side::Bottom,
-                    _ => return Ok(Tag::Other),
-                };
-                let style = attr(element, "style")?.and_then(|s| known(BORDER_STYLES, s.trim()));
-                if let Some(border) = self.border_side(side) {
-                    *border = Border { style, color: None };
-                }
-                Tag::Side(side)
-            }
+            (Some(Tag::Border), side) => self.side(side, element)?,
             (Some(Tag::Side(side)), "color") => {
                 let color = read_color(element, palette)?;
                 if let Some(border) = self.border_side(side) {
@@ -205,26 +177,7 @@ impl Tables {
                 Tag::Other
             }
             (_, "cellXfs") => Tag::CellXfs,
-            (Some(Tag::CellXfs), "xf") => {
-                if self.xfs.len() >= MAX_ENTRIES {
-                    return Err(format!(
-                        "styles.xml has more than {MAX_ENTRIES} cell formats"
-                    ));
-                }
-                let id = |name| -> Result<Option<usize>, String> {
-                    Ok(attr(element, name)?.and_then(|id| id.trim().parse().ok()))
-                };
-                self.xfs.push(RawXf {
-                    num_fmt_id: attr(element, "numFmtId")?
-                        .and_then(|id| id.trim().parse().ok())
-                        .unwrap_or(0),
-                    font_id: id("fontId")?,
-                    fill_id: id("fillId")?,
-                    border_id: id("borderId")?,
-                    alignment: Alignment::default(),
-                });
-                Tag::Xf
-            }
+            (Some(Tag::CellXfs), "xf") => self.xf(element)?,
             (Some(Tag::Xf), "alignment") => {
                 if let Some(xf) = self.xfs.last_mut() {
                     xf.alignment = read_alignment(element)?;
@@ -233,6 +186,72 @@ impl Tables {
             }
             _ => Tag::Other,
         })
+    }
+
+    /// A `<numFmt>`: a number format code by id.
+    fn num_fmt(&mut self, element: &BytesStart) -> Result<Tag, String> {
+        check_room(self.num_fmts.len(), "number formats")?;
+        let id = attr(element, "numFmtId")?.and_then(|id| id.trim().parse().ok());
+        if let (Some(id), Some(code)) = (id, attr(element, "formatCode")?) {
+            self.num_fmts.insert(id, code.into_owned());
+        }
+        Ok(Tag::Other)
+    }
+
+    /// A pattern fill's foreground or background colour.
+    fn fill_color(
+        &mut self,
+        foreground: bool,
+        element: &BytesStart,
+        palette: &Palette,
+    ) -> Result<Tag, String> {
+        let color = read_color(element, palette)?;
+        if let Some(fill) = self.fills.last_mut() {
+            if foreground {
+                fill.foreground = color;
+            } else {
+                fill.background = color;
+            }
+        }
+        Ok(Tag::Other)
+    }
+
+    /// One side of a border (`<left>`, `<end>`…): its style.
+    fn side(&mut self, name: &str, element: &BytesStart) -> Result<Tag, String> {
+        let side = match name {
+            "left" | "start" => Side::Left,
+            "right" | "end" => Side::Right,
+            "top" => Side::Top,
+            "bottom" => Side::Bottom,
+            _ => return Ok(Tag::Other),
+        };
+        let style = attr(element, "style")?.and_then(|s| known(BORDER_STYLES, s.trim()));
+        if let Some(border) = self.border_side(side) {
+            *border = Border { style, color: None };
+        }
+        Ok(Tag::Side(side))
+    }
+
+    /// A cell format `<xf>` of `<cellXfs>`: the ids of its parts.
+    fn xf(&mut self, element: &BytesStart) -> Result<Tag, String> {
+        if self.xfs.len() >= MAX_ENTRIES {
+            return Err(format!(
+                "styles.xml has more than {MAX_ENTRIES} cell formats"
+            ));
+        }
+        let id = |name| -> Result<Option<usize>, String> {
+            Ok(attr(element, name)?.and_then(|id| id.trim().parse().ok()))
+        };
+        self.xfs.push(RawXf {
+            num_fmt_id: attr(element, "numFmtId")?
+                .and_then(|id| id.trim().parse().ok())
+                .unwrap_or(0),
+            font_id: id("fontId")?,
+            fill_id: id("fillId")?,
+            border_id: id("borderId")?,
+            alignment: Alignment::default(),
+        });
+        Ok(Tag::Xf)
     }
 
     fn border_side(&mut self, side: Side) -> Option<&mut Border> {
