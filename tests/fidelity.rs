@@ -998,3 +998,45 @@ async fn deletes_under_carried_elements_are_refused_naming_them() {
         }
     }
 }
+
+/// Whether every element and attribute prefix of `xml` is declared.
+fn prefixes_declared(xml: &[u8]) -> Result<(), String> {
+    use quick_xml::events::Event;
+    use quick_xml::name::ResolveResult;
+    let mut reader = quick_xml::NsReader::from_reader(xml);
+    let mut buf = Vec::new();
+    loop {
+        match reader.read_resolved_event_into(&mut buf) {
+            Ok((ResolveResult::Unknown(prefix), _)) => {
+                return Err(format!("undeclared prefix {prefix:?}"));
+            }
+            Ok((_, Event::Eof)) => return Ok(()),
+            Ok(_) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+        buf.clear();
+    }
+}
+
+/// Differential formats written with a prefix (as ClosedXML writes them)
+/// keep the declaration of that prefix: the styles part stays well formed.
+#[test]
+fn carried_differential_formats_keep_their_namespace() {
+    let path = common::fixture_path("fidelity/openpyxl/conditional.xlsx");
+    let original = with_part_edited(&std::fs::read(path).unwrap(), "xl/styles.xml", |xml| {
+        let main = "http://schemas.openxmlformats.org/spreadsheetml/2006/main";
+        xml.replacen(
+            "<styleSheet ",
+            &format!("<styleSheet xmlns:x=\"{main}\" "),
+            1,
+        )
+        .replace("<dxf>", "<x:dxf>")
+        .replace("</dxf>", "</x:dxf>")
+    });
+    prefixes_declared(&part(&original, "xl/styles.xml").unwrap()).expect("the edited original");
+    let mut out = std::io::Cursor::new(Vec::new());
+    sheetd::xlsx::write_workbook(&parse(&original), &mut out).expect("written");
+    let styles = part(out.get_ref(), "xl/styles.xml").unwrap();
+    assert!(String::from_utf8_lossy(&styles).contains("<x:dxf>"));
+    prefixes_declared(&styles).expect("the written styles part");
+}

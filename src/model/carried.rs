@@ -102,6 +102,9 @@ pub struct Carried {
     /// The differential formats (`<dxf>`) of the styles part, which carried
     /// conditional formats refer to by index.
     pub dxfs: Vec<String>,
+    /// The namespace declarations of the styles part's root, which the
+    /// differential formats may use.
+    pub styles_namespaces: Vec<(String, String)>,
     /// The workbook's default font (the styles part's first `<font>`) as
     /// the file states it, which the model keeps only in part.
     pub default_font: Option<String>,

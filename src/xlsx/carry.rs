@@ -14,6 +14,13 @@ use crate::model::carried::{Carried, CarriedSheet, CarriedXml, Element, Part, Re
 /// The relationships namespace, which `r:id` attributes belong to.
 pub const RELATIONSHIPS_NS: &str =
     "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+/// The same namespace in the strict form of the format.
+pub const STRICT_RELATIONSHIPS_NS: &str = "http://purl.oclc.org/ooxml/officeDocument/relationships";
+
+/// Whether a namespace URI is the relationships namespace, in either form.
+pub fn is_relationships_ns(uri: &str) -> bool {
+    uri == RELATIONSHIPS_NS || uri == STRICT_RELATIONSHIPS_NS
+}
 
 /// Elements of a worksheet that the writer produces from the model. Any
 /// other child of `<worksheet>` is carried. (An `autoFilter` is the model's
@@ -30,6 +37,9 @@ const WRITTEN_SHEET_ELEMENTS: &[&str] = &[
 /// Children of `<workbook>` the writer produces from the model; the others
 /// are carried, and replace the writer's when it writes them too.
 const WRITTEN_WORKBOOK_ELEMENTS: &[&str] = &["fileVersion", "sheets", "definedNames", "calcPr"];
+
+/// Where the writer puts the theme part.
+const WRITER_THEME: &str = "xl/theme/theme1.xml";
 
 /// Relationship types (by their last path segment) of parts the writer
 /// produces, or that a rewrite must drop: the calculation chain lists
@@ -159,6 +169,23 @@ pub fn root_attributes(root: &BytesStart<'_>) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The namespace declarations of a part's root element.
+fn root_namespaces(xml: &[u8]) -> Result<Vec<(String, String)>, ReadError> {
+    let mut reader = quick_xml::Reader::from_reader(xml);
+    let mut buf = Vec::new();
+    loop {
+        match reader
+            .read_event_into(&mut buf)
+            .map_err(super::package::xml_error)?
+        {
+            Event::Start(e) | Event::Empty(e) => return Ok(root_attributes(&e)),
+            Event::Eof => return Ok(Vec::new()),
+            _ => {}
+        }
+        buf.clear();
+    }
+}
+
 /// A part's relationships as its `.rels` part states them.
 pub fn read_relationships(xml: &[u8]) -> Result<Vec<Relationship>, ReadError> {
     let mut found = Vec::new();
@@ -279,6 +306,9 @@ pub fn collect(
     let defaults = writer_defaults();
     if let Some(styles) = parts.get("xl/styles.xml") {
         carried.dxfs = capture_children(styles, "dxfs")?;
+        if !carried.dxfs.is_empty() {
+            carried.styles_namespaces = root_namespaces(styles)?;
+        }
         carried.default_font = capture_children(styles, "fonts")?
             .into_iter()
             .next()
@@ -307,9 +337,8 @@ pub fn collect(
             !t.starts_with("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main")
         })
         .cloned();
-    carried.theme = theme_part(parts)?
-        .filter(|theme| **theme != defaults.theme)
-        .map(|bytes| Arc::from(bytes.as_slice()));
+    let theme = theme_name(parts)?.filter(|name| parts[name] != defaults.theme);
+    carried.theme = theme.as_ref().map(|name| Arc::from(parts[name].as_slice()));
 
     // The parts reached from carried relationships, transitively.
     let mut wanted: Vec<String> = Vec::new();
@@ -318,6 +347,16 @@ pub fn collect(
     };
     reach("", &carried.package);
     reach("xl/workbook.xml", &carried.workbook.relationships);
+    // The theme's own parts (a picture fill), under the writer's theme name.
+    let theme_rels = theme
+        .as_ref()
+        .and_then(|name| Some((name, parts.get(&rels_name(name))?)));
+    if let Some((name, rels)) = theme_rels {
+        reach(name, &read_relationships(rels)?);
+        let mut rels_part = part(content_types, rels_name(name), rels);
+        rels_part.name = rels_name(WRITER_THEME);
+        carried.parts.push(rels_part);
+    }
     let mut by_sheet = HashMap::new();
     let sheet_names: Vec<String> = sheets.iter().map(|s| s.sheet_name.clone()).collect();
     for mut sheet in sheets {
@@ -513,16 +552,17 @@ fn needed_defaults(content_types: &ContentTypes, parts: &[Part]) -> Vec<(String,
         .collect()
 }
 
-/// The workbook's theme part, found through the workbook's relationships.
-fn theme_part(parts: &HashMap<String, Vec<u8>>) -> Result<Option<&Vec<u8>>, ReadError> {
+/// The name of the workbook's theme part, found through the workbook's
+/// relationships.
+fn theme_name(parts: &HashMap<String, Vec<u8>>) -> Result<Option<String>, ReadError> {
     let Some(rels) = parts.get(&rels_name("xl/workbook.xml")) else {
         return Ok(None);
     };
-    let theme = read_relationships(rels)?
+    Ok(read_relationships(rels)?
         .into_iter()
         .find(|r| is_kind(r, "theme"))
-        .and_then(|r| target_part("xl/workbook.xml", &r));
-    Ok(theme.and_then(|name| parts.get(&name)))
+        .and_then(|r| target_part("xl/workbook.xml", &r))
+        .filter(|name| parts.contains_key(name)))
 }
 
 /// Whether a `workbookPr` element sets the 1904 date system.

@@ -15,7 +15,7 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
 use super::WriteError;
-use super::carry::{RELATIONSHIPS_NS, rels_name, target_part};
+use super::carry::{is_relationships_ns, rels_name, target_part};
 use crate::model::Workbook;
 use crate::model::carried::{CarriedXml, Element, Relationship};
 
@@ -149,6 +149,7 @@ pub fn merge<W: Write + Seek>(
             }
             "xl/styles.xml" => {
                 let xml = add_dxfs(&read(&mut archive, name)?, &carried.dxfs);
+                let xml = declare(xml, "<styleSheet", &carried.styles_namespaces);
                 Some(with_default_font(xml, carried.default_font.as_deref()))
             }
             "xl/theme/theme1.xml" => carried.theme.as_deref().map(<[u8]>::to_vec),
@@ -549,6 +550,30 @@ fn with_style(col: &BytesStart<'_>, styles: &[(u32, u32, String)]) -> BytesStart
     rebuilt
 }
 
+/// `xml` with the namespace declarations its root (the first `root` tag)
+/// lacks added to it.
+fn declare(xml: Vec<u8>, root: &str, declarations: &[(String, String)]) -> Vec<u8> {
+    let Some(start) = find(&xml, root.as_bytes()) else {
+        return xml;
+    };
+    let Some(end) = xml[start..]
+        .iter()
+        .position(|b| *b == b'>')
+        .map(|at| start + at)
+    else {
+        return xml;
+    };
+    let tag = String::from_utf8_lossy(&xml[start..end]).into_owned();
+    let mut added = String::new();
+    for (key, value) in declarations {
+        if !tag.contains(&format!(" {key}=")) {
+            added.push_str(&format!(" {key}=\"{}\"", escape(value)));
+        }
+    }
+    let at = if tag.ends_with('/') { end - 1 } else { end };
+    [&xml[..at], added.as_bytes(), &xml[at..]].concat()
+}
+
 /// A part's XML cut into its root's start tag, the root's children and
 /// what follows them.
 struct Parts<'a> {
@@ -730,6 +755,17 @@ fn rebind_attributes(
     replace: &HashMap<&str, String>,
 ) -> BytesStart<'static> {
     let is_rule = element.local_name().as_ref() == "cfRule";
+    // The relationships prefix may be declared on the element itself.
+    let mut rel_prefixes = rel_prefixes.clone();
+    for attribute in element.attributes().with_checks(false).flatten() {
+        let key = attribute.key.as_ref();
+        let value = attribute.normalized_value(quick_xml::XmlVersion::Implicit1_0);
+        if let (Some(prefix), Ok(uri)) = (key.strip_prefix("xmlns:"), value)
+            && is_relationships_ns(&uri)
+        {
+            rel_prefixes.insert(prefix.to_owned());
+        }
+    }
     let mut changed = false;
     let mut attributes = Vec::new();
     for attribute in element.attributes().with_checks(false).flatten() {
@@ -769,7 +805,7 @@ fn rebind_attributes(
 fn relationship_prefixes(xml: &CarriedXml) -> HashSet<String> {
     xml.root_attributes
         .iter()
-        .filter(|(_, uri)| uri == RELATIONSHIPS_NS)
+        .filter(|(_, uri)| is_relationships_ns(uri))
         .filter_map(|(key, _)| key.strip_prefix("xmlns:").map(str::to_owned))
         .collect()
 }

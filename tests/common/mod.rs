@@ -338,8 +338,9 @@ pub fn elements(xml: &[u8], name: &str) -> Vec<String> {
     found
 }
 
-/// Elements with their relationship ids (`r:id="rId3"`) blanked: a write
-/// may number a part's relationships anew.
+/// Elements with their relationship ids (`r:id="rId3"`) blanked, and the
+/// space before `/>` dropped: a write may number a part's relationships
+/// anew, and writes a start tag it changes without that space.
 pub fn without_ids(elements: Vec<String>) -> Vec<String> {
     elements
         .into_iter()
@@ -353,7 +354,7 @@ pub fn without_ids(elements: Vec<String>) -> Vec<String> {
                 rest = &value[end..];
             }
             out.push_str(rest);
-            out
+            out.replace(" />", "/>")
         })
         .collect()
 }
