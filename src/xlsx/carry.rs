@@ -223,6 +223,18 @@ pub fn rels_name(part: &str) -> String {
     }
 }
 
+/// The relationships part of `part`, found as the package finds parts:
+/// ignoring case (`Sheet1.xml` may have `_rels/sheet1.xml.rels`).
+pub fn rels_of<'a>(parts: &'a HashMap<String, Vec<u8>>, part: &str) -> Option<&'a Vec<u8>> {
+    let name = rels_name(part);
+    parts.get(&name).or_else(|| {
+        parts
+            .iter()
+            .find(|(other, _)| other.eq_ignore_ascii_case(&name))
+            .map(|(_, bytes)| bytes)
+    })
+}
+
 /// Whether a relationship is of the kind named by the last path segment
 /// of its type (`worksheet`), whichever form of the format states it: the
 /// strict form spells some in camel case (`extendedProperties`).
@@ -256,7 +268,7 @@ fn carried_xml(
     root_attributes: Vec<(String, String)>,
     elements: Vec<Element>,
 ) -> Result<CarriedXml, ReadError> {
-    let relationships = match parts.get(&rels_name(part)) {
+    let relationships = match rels_of(parts, part) {
         Some(xml) => read_relationships(xml)?
             .into_iter()
             .filter(is_carried)
@@ -350,7 +362,7 @@ pub fn collect(
     // The theme's own parts (a picture fill), under the writer's theme name.
     let theme_rels = theme
         .as_ref()
-        .and_then(|name| Some((name, parts.get(&rels_name(name))?)));
+        .and_then(|name| Some((name, rels_of(parts, name)?)));
     if let Some((name, rels)) = theme_rels {
         reach(name, &read_relationships(rels)?);
         let mut rels_part = part(content_types, rels_name(name), rels);
@@ -379,7 +391,7 @@ pub fn collect(
         let Some(bytes) = parts.get(&name) else {
             continue;
         };
-        if let Some(rels) = parts.get(&rels_name(&name)) {
+        if let Some(rels) = rels_of(parts, &name) {
             let relationships = read_relationships(rels)?;
             wanted.extend(relationships.iter().filter_map(|r| target_part(&name, r)));
             if seen.insert(rels_name(&name)) {
@@ -555,7 +567,7 @@ fn needed_defaults(content_types: &ContentTypes, parts: &[Part]) -> Vec<(String,
 /// The name of the workbook's theme part, found through the workbook's
 /// relationships.
 fn theme_name(parts: &HashMap<String, Vec<u8>>) -> Result<Option<String>, ReadError> {
-    let Some(rels) = parts.get(&rels_name("xl/workbook.xml")) else {
+    let Some(rels) = rels_of(parts, "xl/workbook.xml") else {
         return Ok(None);
     };
     Ok(read_relationships(rels)?

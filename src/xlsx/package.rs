@@ -939,14 +939,9 @@ fn relationships(
     parts: &HashMap<String, Vec<u8>>,
     part: &str,
 ) -> Result<HashMap<String, Relationship>, ReadError> {
-    let (dir, file) = part.rsplit_once('/').unwrap_or(("", part));
-    let rels_name = if dir.is_empty() {
-        format!("_rels/{file}.rels")
-    } else {
-        format!("{dir}/_rels/{file}.rels")
-    };
+    let dir = part.rsplit_once('/').map_or("", |(dir, _)| dir);
     let mut found = HashMap::new();
-    let Some(xml) = parts.get(&rels_name) else {
+    let Some(xml) = carry::rels_of(parts, part) else {
         return Ok(found);
     };
     for_each_element(xml.as_slice(), |element| {
