@@ -123,6 +123,12 @@ impl Carried {
         *self == Carried::default()
     }
 
+    /// The bytes the carried parts hold in memory.
+    pub fn part_bytes(&self) -> usize {
+        self.parts.iter().map(|p| p.bytes.len()).sum::<usize>()
+            + self.theme.as_ref().map_or(0, |t| t.len())
+    }
+
     /// What carried part refers to cells of the sheet named `sheet`.
     pub fn mentioning(&self, sheet: &str) -> Option<&str> {
         let lower = sheet.to_lowercase();

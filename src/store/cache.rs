@@ -101,7 +101,8 @@ impl Cache {
         rewrite: Option<Rewrite>,
     ) {
         self.remove(id);
-        let bytes = workbook.cell_slots() * BYTES_PER_CELL;
+        // Carried parts (images, charts) are held in memory too.
+        let bytes = workbook.cell_slots() * BYTES_PER_CELL + workbook.carried.part_bytes();
         while self.bytes + bytes > self.max_bytes {
             let Some(oldest) = self
                 .entries
@@ -186,6 +187,33 @@ mod tests {
             len: 3,
             modified_ns: 4,
         }
+    }
+
+    #[test]
+    fn carried_parts_count_against_the_bound() {
+        let mut heavy = (*workbook(2)).clone();
+        heavy.carried = Arc::new(crate::model::carried::Carried {
+            parts: vec![crate::model::carried::Part {
+                name: "xl/media/image1.png".into(),
+                content_type: None,
+                bytes: Arc::from(vec![0u8; 20 * BYTES_PER_CELL]),
+            }],
+            ..Default::default()
+        });
+        let mut cache = Cache::new(10 * BYTES_PER_CELL);
+        let light = SpreadsheetId::new_random();
+        cache.insert(light, identity(), workbook(2), None);
+        cache.insert(
+            SpreadsheetId::new_random(),
+            identity(),
+            Arc::new(heavy),
+            None,
+        );
+        assert!(
+            cache.get(light, identity()).is_none(),
+            "the picture's bytes pushed the other workbook out"
+        );
+        assert_eq!(cache.bytes(), 22 * BYTES_PER_CELL);
     }
 
     #[test]
