@@ -1018,25 +1018,34 @@ fn prefixes_declared(xml: &[u8]) -> Result<(), String> {
     }
 }
 
-/// Differential formats written with a prefix (as ClosedXML writes them)
-/// keep the declaration of that prefix: the styles part stays well formed.
+/// Differential formats and fonts written with a prefix (as ClosedXML
+/// writes them) keep the declaration of that prefix: the styles part stays
+/// well formed.
 #[test]
-fn carried_differential_formats_keep_their_namespace() {
-    let path = common::fixture_path("fidelity/openpyxl/conditional.xlsx");
-    let original = with_part_edited(&std::fs::read(path).unwrap(), "xl/styles.xml", |xml| {
-        let main = "http://schemas.openxmlformats.org/spreadsheetml/2006/main";
-        xml.replacen(
-            "<styleSheet ",
-            &format!("<styleSheet xmlns:x=\"{main}\" "),
-            1,
-        )
-        .replace("<dxf>", "<x:dxf>")
-        .replace("</dxf>", "</x:dxf>")
-    });
-    prefixes_declared(&part(&original, "xl/styles.xml").unwrap()).expect("the edited original");
-    let mut out = std::io::Cursor::new(Vec::new());
-    sheetd::xlsx::write_workbook(&parse(&original), &mut out).expect("written");
-    let styles = part(out.get_ref(), "xl/styles.xml").unwrap();
-    assert!(String::from_utf8_lossy(&styles).contains("<x:dxf>"));
-    prefixes_declared(&styles).expect("the written styles part");
+fn carried_styles_keep_their_namespace() {
+    // With differential formats and a font, and with a font alone.
+    for (fixture, has_dxf) in [("conditional", true), ("fonts", false)] {
+        let path = common::fixture_path(&format!("fidelity/openpyxl/{fixture}.xlsx"));
+        let original = with_part_edited(&std::fs::read(path).unwrap(), "xl/styles.xml", |xml| {
+            let main = "http://schemas.openxmlformats.org/spreadsheetml/2006/main";
+            xml.replacen(
+                "<styleSheet ",
+                &format!("<styleSheet xmlns:x=\"{main}\" "),
+                1,
+            )
+            .replace("<dxf>", "<x:dxf>")
+            .replace("</dxf>", "</x:dxf>")
+            .replacen("<font>", "<x:font>", 1)
+            .replacen("</font>", "<x:b /></x:font>", 1)
+        });
+        let edited = part(&original, "xl/styles.xml").unwrap();
+        prefixes_declared(&edited).expect("the edited original");
+        let mut out = std::io::Cursor::new(Vec::new());
+        sheetd::xlsx::write_workbook(&parse(&original), &mut out).expect("written");
+        let styles = part(out.get_ref(), "xl/styles.xml").unwrap();
+        let text = String::from_utf8_lossy(&styles);
+        assert!(text.contains("<x:font>"), "{fixture}: {text}");
+        assert_eq!(text.contains("<x:dxf>"), has_dxf, "{fixture}: {text}");
+        prefixes_declared(&styles).unwrap_or_else(|e| panic!("{fixture}: {e}"));
+    }
 }

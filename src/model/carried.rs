@@ -103,7 +103,7 @@ pub struct Carried {
     /// conditional formats refer to by index.
     pub dxfs: Vec<String>,
     /// The namespace declarations of the styles part's root, which the
-    /// differential formats may use.
+    /// differential formats and the default font may use.
     pub styles_namespaces: Vec<(String, String)>,
     /// The workbook's default font (the styles part's first `<font>`) as
     /// the file states it, which the model keeps only in part.

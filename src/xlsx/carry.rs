@@ -318,13 +318,14 @@ pub fn collect(
     let defaults = writer_defaults();
     if let Some(styles) = parts.get("xl/styles.xml") {
         carried.dxfs = capture_children(styles, "dxfs")?;
-        if !carried.dxfs.is_empty() {
-            carried.styles_namespaces = root_namespaces(styles)?;
-        }
         carried.default_font = capture_children(styles, "fonts")?
             .into_iter()
             .next()
             .filter(|font| Some(font) != defaults.font.as_ref());
+        // What is carried of the styles may use the root's prefixes.
+        if !carried.dxfs.is_empty() || carried.default_font.is_some() {
+            carried.styles_namespaces = root_namespaces(styles)?;
+        }
     }
     // The writer's defaults hold for its default font: another font changes
     // the default row height it writes, for one.
