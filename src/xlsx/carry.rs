@@ -9,6 +9,7 @@ use quick_xml::Writer;
 use quick_xml::events::{BytesStart, Event};
 
 use super::ReadError;
+use super::package::{attr, for_each_element};
 use crate::model::carried::{Carried, CarriedSheet, CarriedXml, Element, Part, Relationship};
 
 /// The relationships namespace, which `r:id` attributes belong to.
@@ -189,30 +190,22 @@ fn root_namespaces(xml: &[u8]) -> Result<Vec<(String, String)>, ReadError> {
 /// A part's relationships as its `.rels` part states them.
 pub fn read_relationships(xml: &[u8]) -> Result<Vec<Relationship>, ReadError> {
     let mut found = Vec::new();
-    let mut reader = quick_xml::Reader::from_reader(xml);
-    let mut buf = Vec::new();
-    loop {
-        match reader
-            .read_event_into(&mut buf)
-            .map_err(super::package::xml_error)?
-        {
-            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == "Relationship" => {
-                let [id, kind, target, mode] = ["Id", "Type", "Target", "TargetMode"]
-                    .map(|name| super::package::attr(&e, name));
-                if let (Some(id), Some(kind), Some(target)) = (id, kind, target) {
-                    found.push(Relationship {
-                        id,
-                        kind,
-                        target,
-                        external: mode.is_some_and(|m| m == "External"),
-                    });
-                }
-            }
-            Event::Eof => return Ok(found),
-            _ => {}
+    for_each_element(xml, |e| {
+        if e.local_name().as_ref() != "Relationship" {
+            return Ok(());
         }
-        buf.clear();
-    }
+        let [id, kind, target, mode] = ["Id", "Type", "Target", "TargetMode"].map(|n| attr(e, n));
+        if let (Some(id), Some(kind), Some(target)) = (id, kind, target) {
+            found.push(Relationship {
+                id,
+                kind,
+                target,
+                external: mode.is_some_and(|m| m == "External"),
+            });
+        }
+        Ok(())
+    })?;
+    Ok(found)
 }
 
 /// The `.rels` part of `part`.
@@ -317,8 +310,8 @@ pub fn collect(
     };
     let defaults = writer_defaults();
     if let Some(styles) = parts.get("xl/styles.xml") {
-        carried.dxfs = capture_children(styles, "dxfs")?;
-        carried.default_font = capture_children(styles, "fonts")?
+        carried.dxfs = capture_children(styles, Some("dxfs"))?;
+        carried.default_font = capture_children(styles, Some("fonts"))?
             .into_iter()
             .next()
             .filter(|font| Some(font) != defaults.font.as_ref());
@@ -459,60 +452,17 @@ fn writer_defaults() -> &'static WriterDefaults {
             "xl/worksheets/sheet2.xml",
             "xl/workbook.xml",
         ] {
-            elements.extend(
-                capture_children_of_root(&part(name))
-                    .into_iter()
-                    .map(|e| e.xml),
-            );
+            elements.extend(capture_children(&part(name), None).unwrap_or_default());
         }
         let styles = part("xl/styles.xml");
         WriterDefaults {
             elements,
             theme: part("xl/theme/theme1.xml"),
-            font: capture_children(&styles, "fonts")
+            font: capture_children(&styles, Some("fonts"))
                 .ok()
                 .and_then(|fonts| fonts.into_iter().next()),
         }
     })
-}
-
-/// The children of a part's root element, as XML text; none when the XML
-/// is malformed.
-fn capture_children_of_root(xml: &[u8]) -> Vec<Element> {
-    let mut reader = quick_xml::Reader::from_reader(xml);
-    let mut found = Vec::new();
-    let mut depth = 0usize;
-    let mut capture: Option<Capture> = None;
-    let mut buf = Vec::new();
-    loop {
-        let Ok(event) = reader.read_event_into(&mut buf) else {
-            return Vec::new();
-        };
-        if let Some(open) = &mut capture {
-            match open.push(&event) {
-                Ok(Some(element)) => {
-                    found.push(element);
-                    capture = None;
-                }
-                Ok(None) => {}
-                Err(_) => return Vec::new(),
-            }
-        } else if depth == 1 && matches!(event, Event::Start(_) | Event::Empty(_)) {
-            let mut open = Capture::default();
-            match open.push(&event) {
-                Ok(Some(element)) => found.push(element),
-                Ok(None) => capture = Some(open),
-                Err(_) => return Vec::new(),
-            }
-        }
-        match event {
-            Event::Start(_) => depth += 1,
-            Event::End(_) => depth = depth.saturating_sub(1),
-            Event::Eof => return found,
-            _ => {}
-        }
-        buf.clear();
-    }
 }
 
 /// What a sheet carries that points at its cells, counted per kind.
@@ -589,8 +539,9 @@ fn declares_1904(xml: &str) -> bool {
     }
 }
 
-/// The children of the first `parent` element of a part, as XML text.
-fn capture_children(xml: &[u8], parent: &str) -> Result<Vec<String>, ReadError> {
+/// The children of the first `parent` element of a part (of its root
+/// element when `None`), as XML text.
+pub fn capture_children(xml: &[u8], parent: Option<&str>) -> Result<Vec<String>, ReadError> {
     let mut reader = quick_xml::Reader::from_reader(xml);
     let mut buf = Vec::new();
     let mut inside = false;
@@ -616,7 +567,9 @@ fn capture_children(xml: &[u8], parent: &str) -> Result<Vec<String>, ReadError> 
                 }
             }
             (Event::End(_), true, None) => return Ok(found),
-            (Event::Start(e), false, _) => inside = e.local_name().as_ref() == parent,
+            (Event::Start(e), false, _) => {
+                inside = parent.is_none_or(|parent| e.local_name().as_ref() == parent);
+            }
             _ => {}
         }
         buf.clear();
@@ -635,34 +588,24 @@ pub struct ContentTypes {
 impl ContentTypes {
     pub fn parse(xml: &[u8]) -> Result<ContentTypes, ReadError> {
         let mut types = ContentTypes::default();
-        let mut reader = quick_xml::Reader::from_reader(xml);
-        let mut buf = Vec::new();
-        loop {
-            match reader
-                .read_event_into(&mut buf)
-                .map_err(super::package::xml_error)?
-            {
-                Event::Start(e) | Event::Empty(e) => {
-                    let kind = super::package::attr(&e, "ContentType");
-                    match (e.local_name().as_ref(), kind) {
-                        ("Override", Some(kind)) => {
-                            if let Some(part) = super::package::attr(&e, "PartName") {
-                                let part = part.trim_start_matches('/').to_owned();
-                                types.overrides.insert(part, kind);
-                            }
-                        }
-                        ("Default", Some(kind)) => {
-                            if let Some(ext) = super::package::attr(&e, "Extension") {
-                                types.defaults.insert(ext.to_ascii_lowercase(), kind);
-                            }
-                        }
-                        _ => {}
+        for_each_element(xml, |e| {
+            let kind = attr(e, "ContentType");
+            match (e.local_name().as_ref(), kind) {
+                ("Override", Some(kind)) => {
+                    if let Some(part) = attr(e, "PartName") {
+                        let part = part.trim_start_matches('/').to_owned();
+                        types.overrides.insert(part, kind);
                     }
                 }
-                Event::Eof => return Ok(types),
+                ("Default", Some(kind)) => {
+                    if let Some(ext) = attr(e, "Extension") {
+                        types.defaults.insert(ext.to_ascii_lowercase(), kind);
+                    }
+                }
                 _ => {}
             }
-            buf.clear();
-        }
+            Ok(())
+        })?;
+        Ok(types)
     }
 }

@@ -15,7 +15,9 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
 use super::WriteError;
-use super::carry::{is_relationships_ns, rels_name, target_part};
+use super::carry::{
+    capture_children, is_relationships_ns, read_relationships, rels_name, target_part,
+};
 use crate::model::Workbook;
 use crate::model::carried::{CarriedXml, Element, Relationship};
 
@@ -149,7 +151,7 @@ pub fn merge<W: Write + Seek>(
             }
             "xl/styles.xml" => {
                 let xml = add_dxfs(&read(&mut archive, name)?, &carried.dxfs);
-                let xml = declare(xml, "<styleSheet", &carried.styles_namespaces);
+                let xml = declare(xml, &carried.styles_namespaces)?;
                 Some(with_default_font(xml, carried.default_font.as_deref()))
             }
             "xl/theme/theme1.xml" => carried.theme.as_deref().map(<[u8]>::to_vec),
@@ -326,7 +328,11 @@ fn add_relationships(
     produced: &HashSet<&str>,
 ) -> (Vec<u8>, HashMap<String, String>) {
     let text = String::from_utf8_lossy(xml);
-    let taken: HashSet<String> = relationship_ids(&text);
+    let taken: HashSet<String> = read_relationships(xml)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
     let mut next = taken.len() + 1;
     let mut renamed = HashMap::new();
     let mut added = String::new();
@@ -357,55 +363,9 @@ fn add_relationships(
     (merged.into_bytes(), renamed)
 }
 
-/// The ids a relationships part uses.
-fn relationship_ids(xml: &str) -> HashSet<String> {
-    let mut ids = HashSet::new();
-    let mut reader = Reader::from_str(xml);
-    while let Ok(event) = reader.read_event() {
-        match event {
-            Event::Start(e) | Event::Empty(e) => {
-                if let Some(id) = super::package::attr(&e, "Id") {
-                    ids.insert(id);
-                }
-            }
-            Event::Eof => break,
-            _ => {}
-        }
-    }
-    ids
-}
-
 /// How many differential formats a styles part has.
 fn count_dxfs(xml: &[u8]) -> usize {
-    let mut reader = Reader::from_reader(xml);
-    let (mut depth, mut inside, mut count) = (0usize, None, 0);
-    let mut buf = Vec::new();
-    loop {
-        match reader.read_event_into(&mut buf) {
-            Ok(Event::Start(e)) => {
-                depth += 1;
-                if e.local_name().as_ref() == "dxfs" {
-                    inside = Some(depth);
-                } else if inside.is_some_and(|d| depth == d + 1) {
-                    count += 1;
-                }
-            }
-            Ok(Event::Empty(e))
-                if inside.is_some_and(|d| depth == d) && e.local_name().as_ref() == "dxf" =>
-            {
-                count += 1;
-            }
-            Ok(Event::End(_)) => {
-                if inside == Some(depth) {
-                    inside = None;
-                }
-                depth = depth.saturating_sub(1);
-            }
-            Ok(Event::Eof) | Err(_) => return count,
-            _ => {}
-        }
-        buf.clear();
-    }
+    capture_children(xml, Some("dxfs")).map_or(0, |dxfs| dxfs.len())
 }
 
 /// The styles part with the carried differential formats appended to its
@@ -550,28 +510,32 @@ fn with_style(col: &BytesStart<'_>, styles: &[(u32, u32, String)]) -> BytesStart
     rebuilt
 }
 
-/// `xml` with the namespace declarations its root (the first `root` tag)
-/// lacks added to it.
-fn declare(xml: Vec<u8>, root: &str, declarations: &[(String, String)]) -> Vec<u8> {
-    let Some(start) = find(&xml, root.as_bytes()) else {
-        return xml;
-    };
-    let Some(end) = xml[start..]
-        .iter()
-        .position(|b| *b == b'>')
-        .map(|at| start + at)
-    else {
-        return xml;
-    };
-    let tag = String::from_utf8_lossy(&xml[start..end]).into_owned();
-    let mut added = String::new();
-    for (key, value) in declarations {
-        if !tag.contains(&format!(" {key}=")) {
-            added.push_str(&format!(" {key}=\"{}\"", escape(value)));
-        }
+/// A part's XML put back together from its [`Parts`], with `children` for
+/// the root's children and the declarations of `root_attributes` the root
+/// lacks.
+fn reassemble(parts: &Parts<'_>, root_attributes: &[(String, String)], children: &[u8]) -> Vec<u8> {
+    [
+        parts.before,
+        &with_namespaces(&parts.root, root_attributes),
+        children,
+        parts.after,
+    ]
+    .concat()
+}
+
+/// `xml` with the namespace declarations of `root_attributes` its root
+/// lacks.
+fn declare(xml: Vec<u8>, root_attributes: &[(String, String)]) -> Result<Vec<u8>, WriteError> {
+    if root_attributes.is_empty() {
+        return Ok(xml);
     }
-    let at = if tag.ends_with('/') { end - 1 } else { end };
-    [&xml[..at], added.as_bytes(), &xml[at..]].concat()
+    let parts = cut(&xml)?;
+    let children: Vec<u8> = parts
+        .children
+        .iter()
+        .flat_map(|(_, bytes)| bytes.clone())
+        .collect();
+    Ok(reassemble(&parts, root_attributes, &children))
 }
 
 /// A part's XML cut into its root's start tag, the root's children and
@@ -820,7 +784,7 @@ fn splice_sheet(
 ) -> Result<Vec<u8>, WriteError> {
     let (head, data, tail) = split_sheet_data(xml);
     let skeleton = [head, b"<sheetData/>".as_slice(), tail].concat();
-    let parts = cut(&skeleton)?;
+    let mut parts = cut(&skeleton)?;
     let prefixes = relationship_prefixes(carried);
     let written_filter_ref = parts
         .children
@@ -839,17 +803,11 @@ fn splice_sheet(
         let bytes = rebind(element, &prefixes, renamed, dxf_offset, &replace)?;
         elements.push((element.name.clone(), bytes));
     }
-    let mut children = interleave(SHEET_ORDER, parts.children, elements);
+    let mut children = interleave(SHEET_ORDER, std::mem::take(&mut parts.children), elements);
     if !data.is_empty() {
         children = replace_once(&children, b"<sheetData/>", data);
     }
-    Ok([
-        parts.before,
-        &with_namespaces(&parts.root, &carried.root_attributes),
-        &children,
-        parts.after,
-    ]
-    .concat())
+    Ok(reassemble(&parts, &carried.root_attributes, &children))
 }
 
 /// The writer's sheet XML as what precedes `<sheetData>`, the element
@@ -940,12 +898,10 @@ fn splice_workbook(
             )),
         }
     }
-    let children = interleave(WORKBOOK_ORDER, parts.children, elements);
-    Ok([
-        parts.before,
-        &with_namespaces(&parts.root, &carried.root_attributes),
-        &children,
-        parts.after,
-    ]
-    .concat())
+    let children = interleave(
+        WORKBOOK_ORDER,
+        std::mem::take(&mut parts.children),
+        elements,
+    );
+    Ok(reassemble(&parts, &carried.root_attributes, &children))
 }

@@ -84,7 +84,7 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
     let book_rels = relationships(&parts, "xl/workbook.xml")?;
     let mut captures = Vec::new();
     for (sheet_name, rel_id) in &book.sheets {
-        let Some(part) = book_rels.get(rel_id).map(|rel| &rel.target) else {
+        let Some(part) = book_rels.get(rel_id) else {
             continue;
         };
         let Some(scan) = sheets.remove(part) else {
@@ -128,13 +128,13 @@ fn sheet_layout(
     let rels = relationships(parts, part)?;
     for (link, rel_id) in links {
         let target = match (rel_id.and_then(|id| rels.get(&id)), link.target) {
-            (Some(rel), _) => LinkTarget::Url(rel.target.clone()),
+            (Some(url), _) => LinkTarget::Url(url.clone()),
             (None, target) => target,
         };
         layout.links.push(Link { target, ..link });
     }
     for rel_id in table_ids {
-        let Some(xml) = rels.get(&rel_id).and_then(|rel| parts.get(&rel.target)) else {
+        let Some(xml) = rels.get(&rel_id).and_then(|target| parts.get(target)) else {
             continue;
         };
         layout.tables.push(parse_table(xml)?);
@@ -639,7 +639,7 @@ impl Text<'_> {
 }
 
 /// Calls `visit` with every start (or empty) element of an XML stream.
-fn for_each_element(
+pub(super) fn for_each_element(
     xml: impl BufRead,
     mut visit: impl FnMut(&BytesStart<'_>) -> Result<(), ReadError>,
 ) -> Result<(), ReadError> {
@@ -927,39 +927,24 @@ fn keep_name(name: DefinedName, xml: Element, book: &mut WorkbookXml) {
     }
 }
 
-/// One relationship of a part.
-struct Relationship {
-    /// A part name within the package, or an outside address.
-    target: String,
-}
-
-/// The relationships of `part`, by id, internal targets resolved to part
-/// names (`../tables/table1.xml` from `xl/worksheets/` is `xl/tables/table1.xml`).
+/// The relationships of `part`: where each id leads, internal targets
+/// resolved to part names (`../tables/table1.xml` from `xl/worksheets/` is
+/// `xl/tables/table1.xml`), outside addresses as they are.
 fn relationships(
     parts: &HashMap<String, Vec<u8>>,
     part: &str,
-) -> Result<HashMap<String, Relationship>, ReadError> {
-    let dir = part.rsplit_once('/').map_or("", |(dir, _)| dir);
-    let mut found = HashMap::new();
+) -> Result<HashMap<String, String>, ReadError> {
     let Some(xml) = carry::rels_of(parts, part) else {
-        return Ok(found);
+        return Ok(HashMap::new());
     };
-    for_each_element(xml.as_slice(), |element| {
-        if element.local_name().as_ref() != "Relationship" {
-            return Ok(());
-        }
-        if let (Some(id), Some(target)) = (attr(element, "Id"), attr(element, "Target")) {
-            let external = attr(element, "TargetMode").is_some_and(|m| m == "External");
-            let target = if external {
-                target
-            } else {
-                resolve_part(dir, &target)
-            };
-            found.insert(id, Relationship { target });
-        }
-        Ok(())
-    })?;
-    Ok(found)
+    Ok(carry::read_relationships(xml)?
+        .into_iter()
+        .map(|relationship| {
+            let target = carry::target_part(part, &relationship)
+                .unwrap_or_else(|| relationship.target.clone());
+            (relationship.id, target)
+        })
+        .collect())
 }
 
 /// A relative part reference resolved against the directory of its source.
