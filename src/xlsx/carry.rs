@@ -153,6 +153,44 @@ impl Capture {
     }
 }
 
+/// Copies the children of a part's root element that a test picks, from
+/// the events of the whole part.
+#[derive(Default)]
+pub struct ChildCopier {
+    open: Option<Capture>,
+}
+
+impl ChildCopier {
+    /// Takes the next event, met at `depth` (0 is the root's own tag);
+    /// `wanted` picks children by local name and whether they are empty.
+    /// Gives a copied child once it is complete.
+    pub fn push(
+        &mut self,
+        event: &Event<'_>,
+        depth: usize,
+        wanted: impl Fn(&str, bool) -> bool,
+    ) -> Result<Option<Element>, ReadError> {
+        if let Some(open) = &mut self.open {
+            let element = open.push(event)?;
+            if element.is_some() {
+                self.open = None;
+            }
+            return Ok(element);
+        }
+        if let (Event::Start(e) | Event::Empty(e), 1) = (event, depth)
+            && wanted(e.local_name().as_ref(), matches!(event, Event::Empty(_)))
+        {
+            let mut open = Capture::default();
+            let element = open.push(event)?;
+            if element.is_none() {
+                self.open = Some(open);
+            }
+            return Ok(element);
+        }
+        Ok(None)
+    }
+}
+
 /// The namespace declarations and `mc:Ignorable` of a part's root element.
 pub fn root_attributes(root: &BytesStart<'_>) -> Vec<(String, String)> {
     root.attributes()

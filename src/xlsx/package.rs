@@ -17,7 +17,7 @@ use quick_xml::events::{BytesRef, BytesStart, BytesText, Event};
 use quick_xml::{Reader, XmlVersion};
 
 use super::carry::{
-    self, Capture, ContentTypes, SheetCapture, WorkbookCapture, carries_sheet_element,
+    self, Capture, ChildCopier, ContentTypes, SheetCapture, WorkbookCapture, carries_sheet_element,
     carries_workbook_element, root_attributes,
 };
 use super::rich::{RunReader, rich_shared_strings};
@@ -295,30 +295,12 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
     let mut reader = Reader::from_reader(xml);
     let mut buf = Vec::new();
     let mut depth = 0usize;
-    let mut capture: Option<Capture> = None;
+    let mut copier = ChildCopier::default();
     loop {
         let event = reader.read_event_into(&mut buf).map_err(xml_error)?;
-        match (&mut capture, &event, depth) {
-            (Some(open), ..) => {
-                if let Some(element) = open.push(&event)? {
-                    scan.sheet.keep(element);
-                    capture = None;
-                }
-            }
-            (None, Event::Start(e) | Event::Empty(e), 1)
-                if e.local_name().as_ref() == "cols"
-                    || carries_sheet_element(
-                        e.local_name().as_ref(),
-                        matches!(event, Event::Empty(_)),
-                    ) =>
-            {
-                let mut open = Capture::default();
-                match open.push(&event)? {
-                    Some(element) => scan.sheet.keep(element),
-                    None => capture = Some(open),
-                }
-            }
-            _ => {}
+        let wanted = |name: &str, empty| name == "cols" || carries_sheet_element(name, empty);
+        if let Some(element) = copier.push(&event, depth, wanted)? {
+            scan.sheet.keep(element);
         }
         match &event {
             Event::Start(e) | Event::Empty(e) => {
@@ -834,7 +816,7 @@ fn parse_workbook_xml(xml: &[u8]) -> Result<WorkbookXml, ReadError> {
     };
     // The defined name whose text is being read, and its XML.
     let mut name: Option<(DefinedName, Capture)> = None;
-    let mut capture: Option<Capture> = None;
+    let mut copier = ChildCopier::default();
     let mut depth = 0usize;
     loop {
         let event = reader.read_event_into(&mut buf).map_err(xml_error)?;
@@ -844,23 +826,9 @@ fn parse_workbook_xml(xml: &[u8]) -> Result<WorkbookXml, ReadError> {
             let (defined, _) = name.take().expect("a name is being read");
             keep_name(defined, element, &mut book);
         }
-        match (&mut capture, &event, depth) {
-            (Some(open), ..) => {
-                if let Some(element) = open.push(&event)? {
-                    book.capture.elements.push(element);
-                    capture = None;
-                }
-            }
-            (None, Event::Start(e) | Event::Empty(e), 1)
-                if carries_workbook_element(e.local_name().as_ref()) =>
-            {
-                let mut open = Capture::default();
-                match open.push(&event)? {
-                    Some(element) => book.capture.elements.push(element),
-                    None => capture = Some(open),
-                }
-            }
-            _ => {}
+        let wanted = |name: &str, _| carries_workbook_element(name);
+        if let Some(element) = copier.push(&event, depth, wanted)? {
+            book.capture.elements.push(element);
         }
         match &event {
             Event::Eof => break,
