@@ -1049,3 +1049,77 @@ fn carried_styles_keep_their_namespace() {
         prefixes_declared(&styles).unwrap_or_else(|e| panic!("{fixture}: {e}"));
     }
 }
+
+/// The fixture `fidelity/<producer>/<name>.xlsx` with `row` (XML) added
+/// as the last row of its first sheet, on disk as spreadsheet `ID` of
+/// `server`.
+fn add_with_row(server: &Server, producer: &str, name: &str, row: &str) {
+    let path = common::fixture_path(&format!("fidelity/{producer}/{name}.xlsx"));
+    let package = with_part_edited(
+        &std::fs::read(path).unwrap(),
+        "xl/worksheets/sheet1.xml",
+        |xml| xml.replacen("</sheetData>", &format!("{row}</sheetData>"), 1),
+    );
+    std::fs::write(server.file(ID), package).unwrap();
+}
+
+/// Cells the writer would write otherwise than the file had them read the
+/// same after a write, cell by cell, in calamine: text of no characters, a
+/// formula's cached text that looks like a number or a boolean, a formula
+/// without a cached result, ISO 8601 dates (`t="d"`) as values and as
+/// cached results, the empty cells of an array formula's range, and a
+/// formula's cached date in a 1904 workbook.
+#[tokio::test]
+async fn untouched_values_read_the_same_after_a_write() {
+    use calamine::Data;
+    let row = r#"<row r="30"><c r="A30" t="inlineStr"><is><t></t></is></c><c r="B30" t="str"><f>"0"&amp;"1"</f><v>01</v></c><c r="C30" t="str"><f>IF(1,"TRUE")</f><v>TRUE</v></c><c r="D30"><f>1+1</f></c><c r="E30" t="d"><v>2024-01-15T10:30:00</v></c><c r="F30" t="d"><f>E30+1</f><v>2024-01-16T10:30:00</v></c><c r="G30"><f t="array" ref="G30:H30">TRANSPOSE(B2:B2)</f><v>10.5</v></c></row>"#;
+    let dated = r#"<row r="30"><c r="C30" s="1"><f>C2+1</f><v>43845</v></c></row>"#;
+    for producer in PRODUCERS {
+        for (name, row, expected) in [
+            (
+                "formulas",
+                row,
+                vec![
+                    Data::String(String::new()),
+                    Data::String("01".into()),
+                    Data::String("TRUE".into()),
+                    Data::Empty,
+                    Data::DateTimeIso("2024-01-15T10:30:00".into()),
+                    Data::DateTimeIso("2024-01-16T10:30:00".into()),
+                    Data::Float(10.5),
+                ],
+            ),
+            (
+                "date1904",
+                dated,
+                vec![
+                    Data::Empty,
+                    Data::Empty,
+                    Data::DateTime(calamine::ExcelDateTime::new(
+                        43845.0,
+                        calamine::ExcelDateTimeType::DateTime,
+                        true,
+                    )),
+                ],
+            ),
+        ] {
+            let case = format!("{producer}/{name}");
+            let server = Server::start().await;
+            add_with_row(&server, producer, name, row);
+            let before = common::read_sheet(&server.file(ID), "Data");
+            assert_eq!(before.len(), 30, "{case}: the row is in the fixture");
+            assert_eq!(
+                before[29][..expected.len()],
+                expected[..],
+                "{case}: calamine reads the fixture's row"
+            );
+            let (status, body) = server
+                .post(&rows_path("Data"), json!({"data": [{"name": "Eve"}]}))
+                .await;
+            assert_eq!(status, StatusCode::CREATED, "{case}: {body}");
+            let after = common::read_sheet(&server.file(ID), "Data");
+            assert_eq!(after.len(), 31, "{case}: Eve is below the row");
+            common::assert_grid_eq(&after[..30], &before);
+        }
+    }
+}

@@ -130,6 +130,9 @@ pub struct Layout {
     /// texts make the cell's text. A cell whose text has changed since is
     /// plain text again (see [`Layout::runs`]).
     pub rich_text: BTreeMap<(u32, u16), Vec<TextRun>>,
+    /// The text of cells the file held as ISO 8601 dates (`t="d"`), by
+    /// cell: written so again while the cell holds what the text reads as.
+    pub iso_dates: BTreeMap<(u32, u16), String>,
 }
 
 /// A run of rich text: its font (none: the cell's) and its text.
@@ -137,6 +140,19 @@ pub struct Layout {
 pub struct TextRun {
     pub font: Option<Font>,
     pub text: String,
+}
+
+/// `cells`, kept by cell, once the rows at `removed` (sorted, 0-based) are
+/// gone: those on removed rows go, those below move up.
+fn cells_moved_up<T>(cells: &mut BTreeMap<(u32, u16), T>, removed: &[usize]) {
+    *cells = std::mem::take(cells)
+        .into_iter()
+        .filter(|((row, _), _)| removed.binary_search(&(*row as usize)).is_err())
+        .map(|((row, column), value)| {
+            let above = removed.partition_point(|&r| r < row as usize) as u32;
+            ((row - above, column), value)
+        })
+        .collect();
 }
 
 impl Range {
@@ -189,6 +205,7 @@ impl Layout {
             tab_color,
             print,
             rich_text,
+            iso_dates,
         } = self;
         let autofilter_grown = match (autofilter, &base.autofilter) {
             (Some(now), Some(before)) => {
@@ -211,6 +228,7 @@ impl Layout {
             && *tab_color == base.tab_color
             && *print == base.print
             && *rich_text == base.rich_text
+            && *iso_dates == base.iso_dates
     }
 
     /// The runs of the rich text at a cell, when `text` is still theirs.
@@ -298,11 +316,8 @@ impl Layout {
             .into_iter()
             .filter_map(|range| range.without_rows(removed))
             .collect();
-        self.rich_text = std::mem::take(&mut self.rich_text)
-            .into_iter()
-            .filter(|((row, _), _)| !gone(*row as usize))
-            .map(|((row, column), runs)| ((moved(row), column), runs))
-            .collect();
+        cells_moved_up(&mut self.rich_text, removed);
+        cells_moved_up(&mut self.iso_dates, removed);
         self.links.retain(|link| !gone(link.row as usize));
         for link in &mut self.links {
             link.row = moved(link.row);

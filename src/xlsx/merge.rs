@@ -18,6 +18,7 @@ use super::WriteError;
 use super::carry::{
     capture_children, is_relationships_ns, read_relationships, rels_name, target_part,
 };
+use super::fix::{self, Fixes};
 use crate::model::Workbook;
 use crate::model::carried::{CarriedXml, Element, Relationship};
 
@@ -93,7 +94,7 @@ const PLAIN_WORKBOOK_TYPE: &str =
     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml";
 
 /// Writes the writer's package `written` to `out` with what `workbook`
-/// carries put back.
+/// carries put back, and each sheet's `fixes` applied.
 ///
 /// `plain` remembers, per sheet, whether what the sheet carries turned out
 /// to be what the writer writes anyway (a file that sheetd or rust_xlsxwriter
@@ -102,6 +103,7 @@ const PLAIN_WORKBOOK_TYPE: &str =
 pub fn merge<W: Write + Seek>(
     written: &[u8],
     workbook: &Workbook,
+    fixes: &[Fixes],
     plain: &mut Vec<Option<bool>>,
     out: W,
 ) -> Result<(), WriteError> {
@@ -156,42 +158,56 @@ pub fn merge<W: Write + Seek>(
             }
             "xl/theme/theme1.xml" => carried.theme.as_deref().map(<[u8]>::to_vec),
             _ => match sheet_index(name) {
-                Some(index) => match workbook.sheets.get(index) {
-                    Some(sheet) if !sheet.carried.is_empty() => {
-                        let rels_part = rels_name(name);
-                        let carried_rels = sheet_rels(index);
-                        let mut renamed = HashMap::new();
-                        if !carried_rels.is_empty() {
-                            let rels_xml = if names.contains(&rels_part) {
-                                read(&mut archive, &rels_part)?
+                Some(index) => {
+                    let fixes = fixes.get(index).filter(|f| !f.is_empty());
+                    match workbook.sheets.get(index) {
+                        Some(sheet) if !sheet.carried.is_empty() => {
+                            let rels_part = rels_name(name);
+                            let carried_rels = sheet_rels(index);
+                            let mut renamed = HashMap::new();
+                            if !carried_rels.is_empty() {
+                                let rels_xml = if names.contains(&rels_part) {
+                                    read(&mut archive, &rels_part)?
+                                } else {
+                                    EMPTY_RELATIONSHIPS.as_bytes().to_vec()
+                                };
+                                let (rels, ids) =
+                                    add_relationships(&rels_xml, carried_rels, name, &produced);
+                                renamed = ids;
+                                put(&mut zip, &rels_part, &rels)?;
+                            } else if names.contains(&rels_part) {
+                                let file = archive.by_name(&rels_part).map_err(zip_error)?;
+                                zip.raw_copy_file(file).map_err(zip_error)?;
+                            }
+                            if plain[index] == Some(true) && fixes.is_none() {
+                                None
                             } else {
-                                EMPTY_RELATIONSHIPS.as_bytes().to_vec()
-                            };
-                            let (rels, ids) =
-                                add_relationships(&rels_xml, carried_rels, name, &produced);
-                            renamed = ids;
-                            put(&mut zip, &rels_part, &rels)?;
-                        } else if names.contains(&rels_part) {
-                            let file = archive.by_name(&rels_part).map_err(zip_error)?;
-                            zip.raw_copy_file(file).map_err(zip_error)?;
+                                let written = read(&mut archive, name)?;
+                                let xml = splice_sheet(
+                                    &written,
+                                    &sheet.carried.xml,
+                                    &renamed,
+                                    dxf_offset,
+                                )?;
+                                let xml =
+                                    with_original_columns(xml, sheet.carried.columns.as_deref());
+                                // Most of a sheet is its cells: when what it
+                                // carries is what the writer wrote anyway, the
+                                // part is copied as compressed.
+                                let same = xml == written;
+                                plain[index] = Some(same && carried_rels.is_empty());
+                                match fixes {
+                                    Some(fixes) => Some(fix::apply(&xml, fixes)),
+                                    None => (!same).then_some(xml),
+                                }
+                            }
                         }
-                        if plain[index] == Some(true) {
-                            None
-                        } else {
-                            let written = read(&mut archive, name)?;
-                            let xml =
-                                splice_sheet(&written, &sheet.carried.xml, &renamed, dxf_offset)?;
-                            let xml = with_original_columns(xml, sheet.carried.columns.as_deref());
-                            // Most of a sheet is its cells: when what it
-                            // carries is what the writer wrote anyway, the
-                            // part is copied as compressed.
-                            let same = xml == written;
-                            plain[index] = Some(same && carried_rels.is_empty());
-                            (!same).then_some(xml)
-                        }
+                        _ => match fixes {
+                            Some(fixes) => Some(fix::apply(&read(&mut archive, name)?, fixes)),
+                            None => None,
+                        },
                     }
-                    _ => None,
-                },
+                }
                 None if is_sheet_rels_with_carried(name, workbook) => continue,
                 None => None,
             },

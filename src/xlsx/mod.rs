@@ -7,6 +7,7 @@
 //! of [`styles`]); rust_xlsxwriter writes the workbook back ([`write`]).
 
 mod carry;
+mod fix;
 mod merge;
 mod package;
 mod read;

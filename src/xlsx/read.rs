@@ -5,6 +5,7 @@
 //! What calamine does not expose (formats, layout, defined names, and the
 //! parts a rewrite would not carry) comes from [`super::package`].
 
+use std::collections::BTreeMap;
 use std::io::{Cursor, Read, Seek};
 
 use calamine::{DataRef, Reader, SheetType, SheetVisible, Xlsx};
@@ -52,7 +53,7 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
     // Sheet indexes in the file (chart sheets included) → in the model.
     let mut kept_index = Vec::new();
     for grid in grids {
-        let Some(rows) = grid.rows else {
+        let Some(Cells { rows, iso_dates }) = grid.cells else {
             kept_index.push(None);
             workbook.unkept.push(format!(
                 "the {:?} sheet {:?}",
@@ -68,6 +69,7 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
             SheetVisible::VeryHidden => Visibility::VeryHidden,
         };
         sheet.layout = package.layouts.remove(&sheet.name).unwrap_or_default();
+        sheet.layout.iso_dates = iso_dates;
         if let Some(carried) = package.carried_sheets.remove(&sheet.name) {
             sheet.carried = std::sync::Arc::new(carried);
         }
@@ -97,7 +99,13 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
 /// worksheet (chart sheets and the like have none the model keeps).
 struct Grid {
     meta: calamine::Sheet,
-    rows: Option<Vec<Vec<Cell>>>,
+    cells: Option<Cells>,
+}
+
+/// A worksheet's values, and the text of its ISO 8601 date cells.
+struct Cells {
+    rows: Vec<Vec<Cell>>,
+    iso_dates: BTreeMap<(u32, u16), String>,
 }
 
 /// Every sheet's values, read with calamine, in the file's order.
@@ -111,7 +119,7 @@ fn read_grids(bytes: &[u8], max_cells: usize) -> Result<Vec<Grid>, ReadError> {
     let mut slots = 0;
     let mut grids = Vec::new();
     for meta in xlsx.sheets_metadata().to_vec() {
-        let rows = if meta.typ == SheetType::WorkSheet {
+        let cells = if meta.typ == SheetType::WorkSheet {
             Some(read_cells(
                 &mut xlsx,
                 &meta.name,
@@ -122,7 +130,7 @@ fn read_grids(bytes: &[u8], max_cells: usize) -> Result<Vec<Grid>, ReadError> {
         } else {
             None
         };
-        grids.push(Grid { meta, rows });
+        grids.push(Grid { meta, cells });
     }
     Ok(grids)
 }
@@ -157,7 +165,8 @@ fn not_a_package(bytes: &[u8]) -> Option<&'static str> {
 }
 
 /// The grid of one sheet, rows and columns absolute, formulas with their
-/// cached results, read cell by cell (never as one dense range: a sheet
+/// cached results (text of no characters included: it is a value in the
+/// file, which a rewrite keeps), read cell by cell (never as one dense range: a sheet
 /// with cells at A1 and XFD1048576 would be 17 billion cells). `slots`
 /// counts the cell slots of the whole workbook against `max_cells`.
 fn read_cells<R: Read + Seek>(
@@ -166,27 +175,26 @@ fn read_cells<R: Read + Seek>(
     date_offset: f64,
     slots: &mut usize,
     max_cells: usize,
-) -> Result<Vec<Vec<Cell>>, ReadError> {
+) -> Result<Cells, ReadError> {
     let mut reader = xlsx.worksheet_cells_reader(sheet).map_err(unreadable)?;
     let mut rows: Vec<Vec<Cell>> = Vec::new();
+    let mut iso_dates = BTreeMap::new();
     while let Some(record) = reader.next_cell_with_formula().map_err(unreadable)? {
         let value = cell_of(&record.value, date_offset);
         let cell = match record.formula {
             Some(expr) if !expr.is_empty() => Cell::Formula(Box::new(Formula {
                 expr,
-                // No cached result is written as an empty one (see `write`).
-                cached: if value == Cell::Text(String::new()) {
-                    Cell::Empty
-                } else {
-                    value
-                },
+                cached: value,
             })),
             _ => value,
         };
-        if cell.is_blank() {
+        if cell == Cell::Empty {
             continue;
         }
         let (row, column) = (record.pos.0 as usize, record.pos.1 as usize);
+        if let DataRef::DateTimeIso(iso) = &record.value {
+            iso_dates.insert((record.pos.0, column as u16), iso.clone());
+        }
         // Counted before anything grows: a cell far down or far right must
         // fail the budget, not allocate for it first.
         let new_rows = (row + 1).saturating_sub(rows.len());
@@ -207,7 +215,7 @@ fn read_cells<R: Read + Seek>(
         }
         cells[column] = cell;
     }
-    Ok(rows)
+    Ok(Cells { rows, iso_dates })
 }
 
 fn cell_of(data: &DataRef<'_>, date_offset: f64) -> Cell {
@@ -220,15 +228,18 @@ fn cell_of(data: &DataRef<'_>, date_offset: f64) -> Cell {
         DataRef::Bool(b) => Cell::Bool(*b),
         DataRef::DateTime(dt) if dt.is_duration() => Cell::Duration(dt.as_f64()),
         DataRef::DateTime(dt) => Cell::DateTime(dt.as_f64() + date_offset),
-        // `t="d"` cells hold ISO 8601 text; keep them as dates when they are.
-        DataRef::DateTimeIso(iso) => {
-            match parse_date(iso.get(..19).unwrap_or(iso), DateSyntax::Filter) {
-                DateParse::Valid(serial, _) => Cell::DateTime(serial),
-                _ => Cell::Text(iso.clone()),
-            }
-        }
+        DataRef::DateTimeIso(iso) => iso_cell(iso),
         DataRef::DurationIso(iso) => Cell::Text(iso.clone()),
         DataRef::Error(error) => Cell::Error(error.to_string()),
+    }
+}
+
+/// A `t="d"` cell's ISO 8601 text as the model holds it: a date when it
+/// is one, else the text.
+pub(super) fn iso_cell(iso: &str) -> Cell {
+    match parse_date(iso.get(..19).unwrap_or(iso), DateSyntax::Filter) {
+        DateParse::Valid(serial, _) => Cell::DateTime(serial),
+        _ => Cell::Text(iso.to_owned()),
     }
 }
 

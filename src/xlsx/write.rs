@@ -14,6 +14,7 @@ use rust_xlsxwriter::{
     Url, Worksheet, XlsxError,
 };
 
+use super::fix::{Fix, Fixes, PLACEHOLDER};
 use super::styles::{to_format, with_font, xlsx_color};
 use super::{DAYS_1900_TO_1904, WriteError};
 use crate::model::format::{CellFormat, DateParts, Font};
@@ -90,11 +91,11 @@ impl Formats {
         }
     }
 
-    /// Whether [`write_rows`] writes any cell of `row`: one with a value,
+    /// Whether [`Cells::write_rows`] writes any cell of `row`: one with a value,
     /// or with a cell format that is not the default.
     fn writes_any(&self, sheet: &Sheet, row: usize) -> bool {
         let ids = sheet.layout.formats.get(row).map_or(&[][..], Vec::as_slice);
-        sheet.row(row).iter().any(|cell| !cell.is_blank())
+        sheet.row(row).iter().any(|cell| *cell != Cell::Empty)
             || ids
                 .iter()
                 .any(|&id| !self.plain.get(id as usize).copied().unwrap_or(true))
@@ -165,15 +166,20 @@ fn saving(error: XlsxError) -> WriteError {
     }
 }
 
-/// A date cell counted from the file's day zero: the model's dates count
-/// from 1900, a 1904 workbook's 1,462 days later.
+/// A date cell (or a formula's cached date) counted from the file's day
+/// zero: the model's dates count from 1900, a 1904 workbook's 1,462 days
+/// later.
 fn in_file_dates(cell: &Cell, date1904: bool) -> Cow<'_, Cell> {
+    if !date1904 {
+        return Cow::Borrowed(cell);
+    }
     match cell {
-        Cell::DateTime(serial) if date1904 => {
-            Cow::Owned(Cell::DateTime(serial - DAYS_1900_TO_1904))
-        }
-        Cell::Timestamp(serial) if date1904 => {
-            Cow::Owned(Cell::Timestamp(serial - DAYS_1900_TO_1904))
+        Cell::DateTime(serial) => Cow::Owned(Cell::DateTime(serial - DAYS_1900_TO_1904)),
+        Cell::Timestamp(serial) => Cow::Owned(Cell::Timestamp(serial - DAYS_1900_TO_1904)),
+        Cell::Formula(f) if matches!(f.cached, Cell::DateTime(_) | Cell::Timestamp(_)) => {
+            let mut f = f.clone();
+            f.cached = in_file_dates(&f.cached, true).into_owned();
+            Cow::Owned(Cell::Formula(f))
         }
         _ => Cow::Borrowed(cell),
     }
@@ -229,6 +235,8 @@ pub struct Rewrite {
     /// Per sheet, whether its carried elements are what the writer writes
     /// (see [`super::merge::merge`]).
     plain_sheets: Vec<Option<bool>>,
+    /// Per sheet, the cells written so far that the writer gets wrong.
+    fixes: Vec<Fixes>,
 }
 
 impl Rewrite {
@@ -292,6 +300,7 @@ impl Rewrite {
             written: vec![0; workbook.sheets.len()],
             resumable,
             plain_sheets: Vec::new(),
+            fixes: vec![Fixes::new(); workbook.sheets.len()],
         })
     }
 
@@ -319,25 +328,28 @@ impl Rewrite {
         for (index, sheet) in workbook.sheets.iter().enumerate() {
             let worksheet = self.book.worksheet_from_index(index).map_err(unwritable)?;
             let written = &mut self.written[index];
-            write_rows(
+            let mut cells = Cells {
                 worksheet,
                 sheet,
-                *written..sheet.extent(),
-                &mut self.formats,
-                workbook.carried.date1904,
-            )
-            .map_err(unwritable)?;
+                formats: &mut self.formats,
+                fixes: &mut self.fixes[index],
+                date1904: workbook.carried.date1904,
+            };
+            cells
+                .write_rows(*written..sheet.extent())
+                .map_err(unwritable)?;
+            cells.write_spans().map_err(unwritable)?;
             *written = sheet.extent();
-            write_spans(worksheet, sheet, &mut self.formats).map_err(unwritable)?;
         }
         // Set at each save: the properties carry the time of the save.
         self.book
             .set_properties(&document_properties(&workbook.properties));
-        if !carries_anything(workbook) {
+        let fixed = self.fixes.iter().any(|fixes| !fixes.is_empty());
+        if !carries_anything(workbook) && !fixed {
             return self.book.save_to_writer(out).map_err(saving);
         }
         let written = self.book.save_to_buffer().map_err(saving)?;
-        super::merge::merge(&written, workbook, &mut self.plain_sheets, out)
+        super::merge::merge(&written, workbook, &self.fixes, &mut self.plain_sheets, out)
     }
 }
 
@@ -382,40 +394,174 @@ fn document_properties(properties: &DocumentProperties) -> DocProperties {
         })
 }
 
-/// Every cell with a value or a format of its own, in the given rows.
-fn write_rows(
-    worksheet: &mut Worksheet,
-    sheet: &Sheet,
-    rows: std::ops::Range<usize>,
-    formats: &mut Formats,
+/// The cells of one sheet as they are written: through the writer, and
+/// noted in `fixes` where it cannot write them as the model holds them.
+struct Cells<'a> {
+    worksheet: &'a mut Worksheet,
+    sheet: &'a Sheet,
+    formats: &'a mut Formats,
+    fixes: &'a mut Fixes,
     date1904: bool,
-) -> Result<(), XlsxError> {
-    let layout = &sheet.layout;
-    for row in rows {
-        let cells = sheet.row(row);
-        let ids = layout.formats.get(row).map_or(&[][..], Vec::as_slice);
-        for column in 0..cells.len().max(ids.len()) {
-            let cell = cells.get(column).unwrap_or(&Cell::Empty);
-            let id = ids.get(column).copied().unwrap_or(0);
-            let format = formats.of(id, cell);
-            let (row, column) = (row as u32, column as u16);
-            let runs = match cell {
-                Cell::Text(text) => layout.runs(row, column, text),
-                _ => None,
-            };
-            match runs {
-                Some(runs) => write_rich_text(worksheet, row, column, runs, format)?,
-                None => write_cell(
-                    worksheet,
-                    row,
-                    column,
-                    &in_file_dates(cell, date1904),
-                    format,
-                )?,
+}
+
+impl Cells<'_> {
+    /// Every cell with a value or a format of its own, in the given rows.
+    fn write_rows(&mut self, rows: std::ops::Range<usize>) -> Result<(), XlsxError> {
+        let sheet = self.sheet;
+        let layout = &sheet.layout;
+        for row in rows {
+            let cells = sheet.row(row);
+            let ids = layout.formats.get(row).map_or(&[][..], Vec::as_slice);
+            for column in 0..cells.len().max(ids.len()) {
+                let cell = cells.get(column).unwrap_or(&Cell::Empty);
+                let id = ids.get(column).copied().unwrap_or(0);
+                let (row, column) = (row as u32, column as u16);
+                let runs = match cell {
+                    Cell::Text(text) => layout.runs(row, column, text),
+                    _ => None,
+                };
+                match runs {
+                    Some(runs) => {
+                        let format = self.formats.of(id, cell);
+                        write_rich_text(self.worksheet, row, column, runs, format)?;
+                    }
+                    None => self.write_cell(row, column, cell, id)?,
+                }
             }
         }
+        Ok(())
     }
-    Ok(())
+
+    /// One cell, with the cell format of id `id`.
+    fn write_cell(&mut self, row: u32, column: u16, cell: &Cell, id: u32) -> Result<(), XlsxError> {
+        let format = self.formats.of(id, cell);
+        let iso = self.sheet.layout.iso_dates.get(&(row, column));
+        let fix = match (iso.map(|iso| (super::read::iso_cell(iso), iso)), cell) {
+            (Some((read, iso)), Cell::Formula(f)) if read == f.cached => {
+                Some(Fix::IsoResult(iso.clone()))
+            }
+            (Some((read, iso)), _) if read == *cell => Some(Fix::IsoDate(iso.clone())),
+            _ => None,
+        };
+        let cell = in_file_dates(cell, self.date1904);
+        let fix = fix.or_else(|| fix_for(&cell));
+        match &fix {
+            Some(Fix::EmptyText | Fix::IsoDate(_)) => {
+                let placeholder = XlsxFormula::new(PLACEHOLDER);
+                match format {
+                    Some(format) => self.worksheet.write_formula_with_format(
+                        row,
+                        column,
+                        placeholder,
+                        format,
+                    )?,
+                    None => self.worksheet.write_formula(row, column, placeholder)?,
+                };
+            }
+            _ => write_value(self.worksheet, row, column, &cell, format)?,
+        }
+        match fix {
+            Some(fix) => self.fixes.insert((row, column), fix),
+            None => self.fixes.remove(&(row, column)),
+        };
+        Ok(())
+    }
+
+    /// What spans the rows, written after them and again at each save:
+    /// array formulas (over their cells) and the autofilter (which grows
+    /// with appended rows).
+    fn write_spans(&mut self) -> Result<(), XlsxError> {
+        let sheet = self.sheet;
+        let layout = &sheet.layout;
+        for range in &layout.array_formulas {
+            let (row, column) = (range.first_row as usize, range.first_column as usize);
+            let Some(cell @ Cell::Formula(_)) = sheet.row(row).get(column) else {
+                continue;
+            };
+            let cell = in_file_dates(cell, self.date1904);
+            let Cell::Formula(f) = cell.as_ref() else {
+                continue;
+            };
+            let formula = XlsxFormula::new(&f.expr).set_result(cached_result(&f.cached));
+            let format = self
+                .formats
+                .of(layout.format(row, column), &f.cached)
+                .cloned()
+                .unwrap_or_default();
+            self.worksheet.write_array_formula_with_format(
+                range.first_row,
+                range.first_column,
+                range.last_row,
+                range.last_column,
+                formula,
+                &format,
+            )?;
+            if let Some(fix) = fix_for(&cell) {
+                self.fixes
+                    .insert((range.first_row, range.first_column), fix);
+            }
+            // The writer fills the rest of the range with zeros; in the file
+            // each of those cells holds its own cached result, which the
+            // model read as a plain value, or none.
+            for other_row in range.first_row..=range.last_row {
+                for other_column in range.first_column..=range.last_column {
+                    if (other_row, other_column) == (range.first_row, range.first_column) {
+                        continue;
+                    }
+                    let (r, c) = (other_row as usize, usize::from(other_column));
+                    let cell = sheet.row(r).get(c).unwrap_or(&Cell::Empty);
+                    self.write_cell(other_row, other_column, cell, layout.format(r, c))?;
+                    if *cell == Cell::Empty {
+                        self.fixes.insert((other_row, other_column), Fix::NoResult);
+                    }
+                }
+            }
+        }
+        if let Some(range) = layout.autofilter {
+            self.worksheet.autofilter(
+                range.first_row,
+                range.first_column,
+                range.last_row,
+                range.last_column,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// What the writer would write otherwise than `cell` holds it (see
+/// [`super::fix`]).
+fn fix_for(cell: &Cell) -> Option<Fix> {
+    match cell {
+        Cell::Text(text) if text.is_empty() => Some(Fix::EmptyText),
+        Cell::Formula(f) => match &f.cached {
+            Cell::Empty => Some(Fix::NoResult),
+            Cell::Text(text) if !typed_as_text(text) => Some(Fix::TextResult(text.clone())),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether rust_xlsxwriter writes a formula's cached result `text` as
+/// text: it types the result by its shape, taking what parses as a number
+/// for a number, `TRUE`/`FALSE` for a boolean and an error literal for an
+/// error.
+fn typed_as_text(text: &str) -> bool {
+    text.parse::<f64>().is_err()
+        && !matches!(
+            text,
+            "TRUE"
+                | "FALSE"
+                | "#DIV/0!"
+                | "#N/A"
+                | "#NAME?"
+                | "#NULL!"
+                | "#NUM!"
+                | "#REF!"
+                | "#VALUE!"
+                | "#GETTING_DATA"
+        )
 }
 
 /// Text formatted in parts: each run with its font over the cell's format.
@@ -445,61 +591,8 @@ fn write_rich_text(
     Ok(())
 }
 
-/// What spans the rows, written after them and again at each save: array
-/// formulas (over their cells) and the autofilter (which grows with
-/// appended rows).
-fn write_spans(
-    worksheet: &mut Worksheet,
-    sheet: &Sheet,
-    formats: &mut Formats,
-) -> Result<(), XlsxError> {
-    let layout = &sheet.layout;
-    for range in &layout.array_formulas {
-        let (row, column) = (range.first_row as usize, range.first_column as usize);
-        let Some(Cell::Formula(f)) = sheet.row(row).get(column) else {
-            continue;
-        };
-        let formula = XlsxFormula::new(&f.expr).set_result(cached_result(&f.cached));
-        let format = formats
-            .of(layout.format(row, column), &f.cached)
-            .cloned()
-            .unwrap_or_default();
-        worksheet.write_array_formula_with_format(
-            range.first_row,
-            range.first_column,
-            range.last_row,
-            range.last_column,
-            formula,
-            &format,
-        )?;
-        // The writer fills the rest of the range with zeros; in the file
-        // each of those cells holds its own cached result, which the model
-        // read as a plain value.
-        for other_row in range.first_row..=range.last_row {
-            for other_column in range.first_column..=range.last_column {
-                if (other_row, other_column) == (range.first_row, range.first_column) {
-                    continue;
-                }
-                let (r, c) = (other_row as usize, usize::from(other_column));
-                let cell = sheet.row(r).get(c).unwrap_or(&Cell::Empty);
-                let format = formats.of(layout.format(r, c), cell).cloned();
-                write_cell(worksheet, other_row, other_column, cell, format.as_ref())?;
-            }
-        }
-    }
-    if let Some(range) = layout.autofilter {
-        worksheet.autofilter(
-            range.first_row,
-            range.first_column,
-            range.last_row,
-            range.last_column,
-        )?;
-    }
-    Ok(())
-}
-
 /// What surrounds the cells: columns, rows, merges, links, tables, panes
-/// (the autofilter is among the spans, see [`write_spans`]).
+/// (the autofilter is among the spans, see [`Cells::write_spans`]).
 /// Written before the cells, so the cells' own values and formats win where
 /// the writer would fill cells in (merged ranges, table headers and totals).
 fn write_layout(
@@ -700,7 +793,8 @@ fn unwritable(error: XlsxError) -> WriteError {
     WriteError::Refused(why.into())
 }
 
-fn write_cell(
+/// A cell's value as the writer takes it, with `format` when it has one.
+fn write_value(
     worksheet: &mut Worksheet,
     row: u32,
     column: u16,
