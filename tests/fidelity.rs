@@ -418,10 +418,7 @@ async fn column_widths_and_row_heights_survive() {
         }
         let height = |layout: &sheetd::model::layout::Layout| layout.rows[&2].height.unwrap();
         assert!((height(before) - 40.0).abs() <= 0.5, "{producer}");
-        assert!(
-            (height(after) - height(before)).abs() <= 0.5,
-            "{producer}: pixel rounding at most"
-        );
+        assert_eq!(height(after), height(before), "{producer}: exact");
         assert!(
             before.rows[&3].hidden && after.rows[&3].hidden,
             "{producer}: row 4 hidden"
@@ -1121,5 +1118,45 @@ async fn untouched_values_read_the_same_after_a_write() {
             assert_eq!(after.len(), 31, "{case}: Eve is below the row");
             common::assert_grid_eq(&after[..30], &before);
         }
+    }
+}
+
+/// Row settings come back as the file had them, in the sheet XML: a
+/// height equal to the writer's default, one between whole pixels, a
+/// collapsed outline and a row formatted with the default format (none of
+/// which the writer writes so by itself), on rows without cells.
+#[tokio::test]
+async fn row_settings_come_back_as_the_file_had_them() {
+    let rows = r#"<row r="30" ht="15" customHeight="1"/><row r="31" ht="13.3" customHeight="1" collapsed="1"/><row r="32" s="0" customFormat="1"/>"#;
+    for producer in PRODUCERS {
+        let server = Server::start().await;
+        add_with_row(&server, producer, "dimensions", rows);
+        let (status, body) = server
+            .post(&rows_path("Data"), json!({"data": [{"name": "Eve"}]}))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{producer}: {body}");
+        let written = std::fs::read(server.file(ID)).unwrap();
+        let xml = part(&written, "xl/worksheets/sheet1.xml").unwrap();
+        let row = |number: &str| {
+            elements(&xml, "row")
+                .into_iter()
+                .find(|row| row.starts_with(&format!("<row r=\"{number}\"")))
+                .unwrap_or_else(|| panic!("{producer}: row {number} is written"))
+        };
+        for (number, attributes) in [
+            ("30", &[r#"ht="15""#, r#"customHeight="1""#][..]),
+            (
+                "31",
+                &[r#"ht="13.3""#, r#"customHeight="1""#, r#"collapsed="1""#],
+            ),
+            ("32", &[r#"s="0""#, r#"customFormat="1""#]),
+        ] {
+            let row = row(number);
+            for attribute in attributes {
+                assert!(row.contains(attribute), "{producer}: {row} has {attribute}");
+            }
+        }
+        let after = parse(&written);
+        assert_eq!(value(&after, "Data", 5, 0), Cell::Text("Eve".into()));
     }
 }

@@ -24,10 +24,14 @@ pub struct RowProps {
     /// In points, when set by hand.
     pub height: Option<f64>,
     pub hidden: bool,
-    /// The format of the row's empty cells (an id into `Workbook::formats`).
-    pub format: u32,
+    /// The format of the row's empty cells (an id into `Workbook::formats`),
+    /// when the row has one of its own (which may be the default format).
+    pub format: Option<u32>,
     /// How deep the row sits in grouped (outlined) rows; 0 is not grouped.
     pub outline_level: u8,
+    /// Whether the group of rows next to this one is collapsed (shown as
+    /// the `+` of an outline).
+    pub collapsed: bool,
 }
 
 /// Settings of a run of columns.

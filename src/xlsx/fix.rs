@@ -4,10 +4,12 @@
 //! The writer types a formula's cached result by its text (`"1"` becomes a
 //! number, `"TRUE"` a boolean), writes an empty result where a formula has
 //! none, writes no cell for text of no characters, and has no ISO 8601 date
-//! cells (`t="d"`). Each such cell is written as the writer can and noted
-//! here; [`apply`] then replaces its element in the sheet XML.
+//! cells (`t="d"`); it rounds row heights to whole pixels and leaves out
+//! those equal to its default, and has no collapsed row outlines. Each such
+//! cell is written as the writer can and noted here, with the attributes
+//! such rows must have; [`apply`] then puts them right in the sheet XML.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rust_xlsxwriter::utility::row_col_to_cell;
 
@@ -29,47 +31,149 @@ pub(super) enum Fix {
     IsoResult(String),
 }
 
-/// The fixes of one sheet, by (row, column): in the order the writer
-/// writes cells.
-pub(super) type Fixes = BTreeMap<(u32, u16), Fix>;
+/// What one sheet's XML must have that the writer does not write.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Fixes {
+    /// Cells, by (row, column).
+    pub cells: BTreeMap<(u32, u16), Fix>,
+    /// Attributes a row's `<row>` must have, by row: a row the writer did
+    /// not write at all is added with them.
+    pub rows: BTreeMap<u32, Vec<(&'static str, String)>>,
+}
+
+impl Fixes {
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty() && self.rows.is_empty()
+    }
+}
 
 /// The formula the writer is given for a cell it cannot write, so that it
 /// writes an element (with the cell's format) for [`apply`] to replace.
 pub(super) const PLACEHOLDER: &str = "\"\"";
 
-/// `xml`, a sheet part rust_xlsxwriter wrote, with the element of every
-/// cell in `fixes` rewritten. The writer writes rows in order and each
-/// row's cells from left to right, so each cell's `<row r="…"` and then its
-/// `<c r="…"` are found forward from the last fixed cell; a cell not found
-/// is left as written.
+/// `xml`, a sheet part rust_xlsxwriter wrote, with `fixes` applied. The
+/// writer writes rows in order and each row's cells from left to right, so
+/// each row is found forward from the last one fixed, and each cell inside
+/// its row; a cell not found is left as written.
 pub(super) fn apply(xml: &[u8], fixes: &Fixes) -> Vec<u8> {
-    let mut out = Vec::with_capacity(xml.len() + fixes.len() * 16);
+    let opened;
+    let xml = match find(xml, b"<sheetData/>") {
+        Some(at) if !fixes.rows.is_empty() => {
+            opened = [&xml[..at], b"<sheetData></sheetData>", &xml[at + 12..]].concat();
+            &opened[..]
+        }
+        _ => xml,
+    };
+    let mut out = Vec::with_capacity(xml.len() + fixes.cells.len() * 16);
     let mut at = find(xml, b"<sheetData").unwrap_or(0);
     out.extend_from_slice(&xml[..at]);
-    let mut in_row = None;
-    for (&(row, column), fix) in fixes {
-        if in_row != Some(row) {
-            let row_start = format!("<row r=\"{}\"", row + 1);
-            let Some(row_at) = find(&xml[at..], row_start.as_bytes()) else {
+    let rows: BTreeSet<u32> = fixes
+        .rows
+        .keys()
+        .copied()
+        .chain(fixes.cells.keys().map(|&(row, _)| row))
+        .collect();
+    for row in rows {
+        let attributes = fixes.rows.get(&row).map_or(&[][..], Vec::as_slice);
+        let start = match find_row(xml, at, row) {
+            RowAt::Found(start) => start,
+            RowAt::Before(position) => {
+                if !attributes.is_empty() {
+                    out.extend_from_slice(&xml[at..position]);
+                    at = position;
+                    let number = (row + 1).to_string();
+                    let tag = format!("<row r=\"{number}\"/>");
+                    out.extend_from_slice(&start_tag(tag.as_bytes(), &[], attributes));
+                }
                 continue;
-            };
-            out.extend_from_slice(&xml[at..at + row_at]);
-            at += row_at;
-            in_row = Some(row);
-        }
-        let row_at = at;
-        let cell_start = format!("<c r=\"{}\"", row_col_to_cell(row, column));
-        let Some(start) = find(&xml[row_at..], cell_start.as_bytes()).map(|i| row_at + i) else {
-            continue;
-        };
-        let Some(end) = element_end(&xml[start..]).map(|i| start + i) else {
-            continue;
+            }
         };
         out.extend_from_slice(&xml[at..start]);
-        out.extend_from_slice(&fixed(&xml[start..end], fix));
-        at = end;
+        let Some(tag_end) = xml[start..].iter().position(|&b| b == b'>') else {
+            at = start;
+            break;
+        };
+        let tag = &xml[start..start + tag_end + 1];
+        out.extend_from_slice(&start_tag(tag, &[], attributes));
+        at = start + tag.len();
+        let row_end = match tag.ends_with(b"/>") {
+            true => at,
+            false => find(&xml[at..], b"</row>").map_or(xml.len(), |i| at + i),
+        };
+        for (&(_, column), fix) in fixes.cells.range((row, 0)..=(row, u16::MAX)) {
+            let needle = format!("<c r=\"{}\"", row_col_to_cell(row, column));
+            let Some(start) = find(&xml[at..row_end], needle.as_bytes()).map(|i| at + i) else {
+                continue;
+            };
+            let Some(end) = element_end(&xml[start..row_end]).map(|i| start + i) else {
+                continue;
+            };
+            out.extend_from_slice(&xml[at..start]);
+            out.extend_from_slice(&fixed(&xml[start..end], fix));
+            at = end;
+        }
     }
     out.extend_from_slice(&xml[at..]);
+    out
+}
+
+/// Where a row is in a sheet's XML.
+enum RowAt {
+    /// Its `<row` starts here.
+    Found(usize),
+    /// The writer did not write it; it belongs here.
+    Before(usize),
+}
+
+/// The row (0-based) `row` in `xml`, looked for from `from` on.
+fn find_row(xml: &[u8], from: usize, row: u32) -> RowAt {
+    let wanted = u64::from(row) + 1;
+    let mut search = from;
+    while let Some(start) = find(&xml[search..], b"<row r=\"").map(|i| search + i) {
+        let digits = &xml[start + 8..];
+        let length = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+        let number: u64 = std::str::from_utf8(&digits[..length])
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        if number == wanted {
+            return RowAt::Found(start);
+        }
+        if number > wanted {
+            return RowAt::Before(start);
+        }
+        search = start + 8;
+    }
+    RowAt::Before(find(&xml[from..], b"</sheetData>").map_or(xml.len(), |i| from + i))
+}
+
+/// The start tag `tag` (`<name …>` or `<name …/>`, as the writer writes
+/// them) without the attributes named in `drop` and those of `set`, then
+/// with `set` added.
+fn start_tag(tag: &[u8], drop: &[&[u8]], set: &[(&str, String)]) -> Vec<u8> {
+    if drop.is_empty() && set.is_empty() {
+        return tag.to_vec();
+    }
+    let empty = tag.ends_with(b"/>");
+    let inside = &tag[1..tag.len() - if empty { 2 } else { 1 }];
+    let name_end = inside
+        .iter()
+        .position(u8::is_ascii_whitespace)
+        .unwrap_or(inside.len());
+    let mut out = vec![b'<'];
+    out.extend_from_slice(&inside[..name_end]);
+    for (name, quoted) in attributes(&inside[name_end..]) {
+        if !drop.contains(&name) && !set.iter().any(|(n, _)| n.as_bytes() == name) {
+            out.push(b' ');
+            out.extend_from_slice(name);
+            out.push(b'=');
+            out.extend_from_slice(quoted);
+        }
+    }
+    for (name, value) in set {
+        out.extend_from_slice(format!(" {name}=\"{value}\"").as_bytes());
+    }
+    out.extend_from_slice(if empty { b"/>" } else { b">" });
     out
 }
 
@@ -86,9 +190,6 @@ fn element_end(xml: &[u8]) -> Option<usize> {
 /// attributes but `t` kept, its formula kept for formula fixes.
 fn fixed(element: &[u8], fix: &Fix) -> Vec<u8> {
     let tag_end = element.iter().position(|&b| b == b'>').unwrap_or(0);
-    let tag = element[2..tag_end]
-        .strip_suffix(b"/")
-        .unwrap_or(&element[2..tag_end]);
     let formula = match (find(element, b"<f"), find(element, b"</f>")) {
         (Some(start), Some(end)) if end > start => &element[start..end + 4],
         _ => &[],
@@ -100,19 +201,19 @@ fn fixed(element: &[u8], fix: &Fix) -> Vec<u8> {
         Fix::IsoResult(iso) => ("d", [formula, &value(iso)].concat()),
         Fix::NoResult => ("", formula.to_vec()),
     };
-    let mut out = b"<c".to_vec();
-    for (name, quoted) in attributes(tag) {
-        if name != b"t" {
-            out.push(b' ');
-            out.extend_from_slice(name);
-            out.push(b'=');
-            out.extend_from_slice(quoted);
-        }
-    }
-    if !kind.is_empty() {
-        out.extend_from_slice(format!(" t=\"{kind}\"").as_bytes());
-    }
-    out.push(b'>');
+    // The start tag, opened (`<c …>`) whatever the writer wrote.
+    let tag = [
+        element[..tag_end]
+            .strip_suffix(b"/")
+            .unwrap_or(&element[..tag_end]),
+        b">",
+    ]
+    .concat();
+    let kind: Vec<(&str, String)> = match kind {
+        "" => Vec::new(),
+        kind => vec![("t", kind.to_owned())],
+    };
+    let mut out = start_tag(&tag, &[b"t"], &kind);
     out.extend_from_slice(&content);
     out.extend_from_slice(b"</c>");
     out
@@ -164,7 +265,10 @@ mod tests {
     use super::*;
 
     fn fixes(list: &[((u32, u16), Fix)]) -> Fixes {
-        list.iter().cloned().collect()
+        Fixes {
+            cells: list.iter().cloned().collect(),
+            rows: BTreeMap::new(),
+        }
     }
 
     #[test]
@@ -206,6 +310,35 @@ mod tests {
         assert_eq!(
             String::from_utf8(out).unwrap(),
             r#"<sheetData><row r="2"><c r="B2"><f>A1</f></c></row></sheetData>"#
+        );
+    }
+
+    #[test]
+    fn rows_get_their_attributes_and_missing_rows_are_added() {
+        let height = |h: &str| vec![("ht", h.to_owned()), ("customHeight", "1".to_owned())];
+        let fixes = Fixes {
+            cells: fixes(&[((3, 1), Fix::NoResult)]).cells,
+            rows: [
+                (1, height("20")),
+                (2, height("15")),
+                (3, height("7.5")),
+                (9, height("30")),
+            ]
+            .into_iter()
+            .collect(),
+        };
+        let xml = br#"<sheetData><row r="2" spans="1:2" ht="20.25" customHeight="1"><c r="A2"><v>1</v></c></row><row r="4"><c r="B4" t="str"><f>A2</f><v></v></c></row></sheetData>"#;
+        assert_eq!(
+            String::from_utf8(apply(xml, &fixes)).unwrap(),
+            r#"<sheetData><row r="2" spans="1:2" ht="20" customHeight="1"><c r="A2"><v>1</v></c></row><row r="3" ht="15" customHeight="1"/><row r="4" ht="7.5" customHeight="1"><c r="B4"><f>A2</f></c></row><row r="10" ht="30" customHeight="1"/></sheetData>"#
+        );
+        let fixes = Fixes {
+            rows: [(0, height("15"))].into_iter().collect(),
+            ..Fixes::default()
+        };
+        assert_eq!(
+            String::from_utf8(apply(b"<worksheet><sheetData/></worksheet>", &fixes)).unwrap(),
+            r#"<worksheet><sheetData><row r="1" ht="15" customHeight="1"/></sheetData></worksheet>"#
         );
     }
 }

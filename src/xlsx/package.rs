@@ -474,12 +474,9 @@ impl SheetScan<'_> {
                 .then(|| number(element, "ht"))
                 .flatten(),
             hidden: flag(element, "hidden"),
-            format: if flag(element, "customFormat") {
-                index(element, "s").unwrap_or(0)
-            } else {
-                0
-            },
+            format: flag(element, "customFormat").then(|| index(element, "s").unwrap_or(0)),
             outline_level: outline_level(element),
+            collapsed: flag(element, "collapsed"),
         };
         if props != RowProps::default() {
             self.budget.spend(1)?;

@@ -6,7 +6,7 @@
 //! and its layout, and the workbook's defined names.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{Seek, Write};
 
 use rust_xlsxwriter::{
@@ -96,9 +96,15 @@ impl Formats {
     fn writes_any(&self, sheet: &Sheet, row: usize) -> bool {
         let ids = sheet.layout.formats.get(row).map_or(&[][..], Vec::as_slice);
         sheet.row(row).iter().any(|cell| *cell != Cell::Empty)
-            || ids
-                .iter()
-                .any(|&id| !self.plain.get(id as usize).copied().unwrap_or(true))
+            || ids.iter().any(|&id| !self.is_plain(id))
+    }
+
+    /// Whether the format of id `id` is written as the writer's default
+    /// format: id 0, whatever it holds (the workbook's default font is the
+    /// writer's), and formats equal to the default (ids past the table,
+    /// which the reader does not make, count as such).
+    fn is_plain(&self, id: u32) -> bool {
+        id == 0 || self.plain.get(id as usize).copied().unwrap_or(true)
     }
 
     /// The cell format of an empty cell as an owned format (the default
@@ -248,9 +254,10 @@ impl Rewrite {
         // for files about 1.1 times as large (rust_xlsxwriter's own figures):
         // the rewrite is on every write's path.
         book.set_zip_compression_level(COMPRESSION_LEVEL);
-        set_default_font(&mut book, &workbook.default_font);
+        let row_pixels = set_default_font(&mut book, &workbook.default_font);
         let mut formats = Formats::new(&workbook.formats);
         let mut resumable = true;
+        let mut fixes = Vec::with_capacity(workbook.sheets.len());
         let active = match workbook.sheets.get(workbook.active_sheet) {
             Some(sheet) if sheet.visibility == Visibility::Visible => Some(workbook.active_sheet),
             _ => workbook
@@ -285,6 +292,10 @@ impl Rewrite {
                 worksheet.set_active(true);
             }
             write_layout(worksheet, &sheet.layout, &mut formats).map_err(unwritable)?;
+            fixes.push(Fixes {
+                rows: row_fixes(&sheet.layout, &formats, row_pixels),
+                ..Fixes::default()
+            });
         }
         for name in &workbook.names {
             let scoped = match name.scope.and_then(|i| workbook.sheets.get(i)) {
@@ -300,7 +311,7 @@ impl Rewrite {
             written: vec![0; workbook.sheets.len()],
             resumable,
             plain_sheets: Vec::new(),
-            fixes: vec![Fixes::new(); workbook.sheets.len()],
+            fixes,
         })
     }
 
@@ -353,23 +364,65 @@ impl Rewrite {
     }
 }
 
+/// The writer's default row height in pixels, with Calibri 11.
+const DEFAULT_ROW_PIXELS: u32 = 20;
+
 /// Makes `font` the workbook's default, the font of every cell without one
 /// of its own. rust_xlsxwriter wants the default row height and column width
 /// in pixels with it; they follow from the font size as in Excel (a 10 pt
 /// font gives 17 px rows; columns of 8.43 characters are 64 px for the
 /// common fonts). Fonts it cannot size keep its default, Calibri 11.
-fn set_default_font(book: &mut rust_xlsxwriter::Workbook, font: &Font) {
+/// Returns the default row height the writer took, in pixels.
+fn set_default_font(book: &mut rust_xlsxwriter::Workbook, font: &Font) -> u32 {
     let (Some(name), Some(size)) = (&font.name, font.size) else {
-        return;
+        return DEFAULT_ROW_PIXELS;
     };
     if name == "Calibri" && size == 11.0 {
-        return;
+        return DEFAULT_ROW_PIXELS;
     }
     let row_pixels = (size * 4.0 / 3.0 * 1.275).round() as u32;
     let format = Format::new().set_font_name(name).set_font_size(size);
-    if let Err(error) = book.set_default_format(&format, row_pixels, 64) {
-        tracing::debug!(%error, font = %name, size, "default font not kept");
+    match book.set_default_format(&format, row_pixels, 64) {
+        Ok(_) => row_pixels,
+        Err(error) => {
+            tracing::debug!(%error, font = %name, size, "default font not kept");
+            DEFAULT_ROW_PIXELS
+        }
     }
+}
+
+/// The row attributes the writer would write otherwise than the model
+/// holds them (see [`super::fix`]): heights, which it rounds to whole
+/// pixels and leaves out where they equal its default (`row_pixels`), a
+/// row format that is the default format, which it leaves out, and
+/// collapsed outlines, which it has no setting for.
+fn row_fixes(
+    layout: &Layout,
+    formats: &Formats,
+    row_pixels: u32,
+) -> BTreeMap<u32, Vec<(&'static str, String)>> {
+    let mut fixes = BTreeMap::new();
+    for (&row, props) in &layout.rows {
+        let mut attributes = Vec::new();
+        if props.format.is_some_and(|id| formats.is_plain(id)) {
+            attributes.push(("s", "0".to_owned()));
+            attributes.push(("customFormat", "1".to_owned()));
+        }
+        if let Some(height) = props.height {
+            let pixels = (height * 4.0 / 3.0).round();
+            if pixels * 0.75 != height || pixels as u32 == row_pixels {
+                attributes.push(("ht", format_number(height)));
+                attributes.push(("customHeight", "1".to_owned()));
+            }
+        }
+        if props.collapsed {
+            attributes.push(("collapsed", "1".to_owned()));
+        }
+        if !attributes.is_empty() {
+            fixes.insert(row, attributes);
+        }
+    }
+    fixes
 }
 
 /// The workbook's document properties as the writer takes them.
@@ -461,8 +514,8 @@ impl Cells<'_> {
             _ => write_value(self.worksheet, row, column, &cell, format)?,
         }
         match fix {
-            Some(fix) => self.fixes.insert((row, column), fix),
-            None => self.fixes.remove(&(row, column)),
+            Some(fix) => self.fixes.cells.insert((row, column), fix),
+            None => self.fixes.cells.remove(&(row, column)),
         };
         Ok(())
     }
@@ -498,6 +551,7 @@ impl Cells<'_> {
             )?;
             if let Some(fix) = fix_for(&cell) {
                 self.fixes
+                    .cells
                     .insert((range.first_row, range.first_column), fix);
             }
             // The writer fills the rest of the range with zeros; in the file
@@ -512,7 +566,9 @@ impl Cells<'_> {
                     let cell = sheet.row(r).get(c).unwrap_or(&Cell::Empty);
                     self.write_cell(other_row, other_column, cell, layout.format(r, c))?;
                     if *cell == Cell::Empty {
-                        self.fixes.insert((other_row, other_column), Fix::NoResult);
+                        self.fixes
+                            .cells
+                            .insert((other_row, other_column), Fix::NoResult);
                     }
                 }
             }
@@ -618,7 +674,7 @@ fn write_layout(
         if let Some(height) = props.height {
             worksheet.set_row_height(row, height)?;
         }
-        if let Some(format) = formats.of(props.format, &Cell::Empty) {
+        if let Some(format) = props.format.and_then(|id| formats.of(id, &Cell::Empty)) {
             worksheet.set_row_format(row, format)?;
         }
         if props.hidden {
