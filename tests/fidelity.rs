@@ -1160,3 +1160,101 @@ async fn row_settings_come_back_as_the_file_had_them() {
         assert_eq!(value(&after, "Data", 5, 0), Cell::Text("Eve".into()));
     }
 }
+
+/// The value of attribute `name` of the start tag of `element` (XML text).
+fn attribute(element: &str, name: &str) -> Option<String> {
+    let tag = &element[..element.find('>')?];
+    let at = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+    Some(tag[at..at + tag[at..].find('"')?].to_owned())
+}
+
+/// Each named cell style of a styles part with what it looks like: its
+/// name, and the font, fill, border and number format code of its style
+/// format, as XML text (so renumbered ids compare equal). Style format 0,
+/// the Normal style's, is the writer's after a write (the default font
+/// and the rest, as `the_default_font_comes_back_as_the_file_had_it`
+/// checks): only its style's name is compared.
+fn named_styles(styles: &[u8]) -> Vec<[String; 5]> {
+    let list = |name: &str, item: &str| -> Vec<String> {
+        elements(styles, name)
+            .first()
+            .map(|list| elements(list.as_bytes(), item))
+            .unwrap_or_default()
+    };
+    let (fonts, fills, borders) = (
+        list("fonts", "font"),
+        list("fills", "fill"),
+        list("borders", "border"),
+    );
+    let codes = list("numFmts", "numFmt");
+    let formats = list("cellStyleXfs", "xf");
+    let pick = |items: &[String], xf: &str, id: &str| {
+        attribute(xf, id)
+            .and_then(|i| items.get(i.parse::<usize>().ok()?).cloned())
+            .unwrap_or_default()
+            .replace(" />", "/>")
+    };
+    let mut out: Vec<[String; 5]> = list("cellStyles", "cellStyle")
+        .iter()
+        .map(|style| {
+            let xf = attribute(style, "xfId")
+                .filter(|i| i != "0")
+                .and_then(|i| formats.get(i.parse::<usize>().ok()?).cloned())
+                .unwrap_or_default();
+            let number = attribute(&xf, "numFmtId").unwrap_or_default();
+            let code = codes
+                .iter()
+                .find(|c| attribute(c, "numFmtId").as_deref() == Some(number.as_str()))
+                .and_then(|c| attribute(c, "formatCode"))
+                .unwrap_or(number);
+            [
+                attribute(style, "name").unwrap_or_default(),
+                pick(&fonts, &xf, "fontId"),
+                pick(&fills, &xf, "fillId"),
+                pick(&borders, &xf, "borderId"),
+                code,
+            ]
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Named cell styles ("Good", "Heading 1", a user's own) survive a write
+/// with their names and what they look like: font, fill, border and
+/// number format, although the writer writes only Normal and numbers the
+/// fonts, fills and formats its own way.
+#[tokio::test]
+async fn named_cell_styles_survive() {
+    for producer in PRODUCERS {
+        let path = common::fixture_path(&format!("fidelity/{producer}/styles_all.xlsx"));
+        let mut package = std::fs::read(path).unwrap();
+        if producer == "openpyxl" {
+            // openpyxl writes Normal only: add a style as Excel writes one.
+            package = with_part_edited(&package, "xl/styles.xml", |xml| {
+                xml.replace(
+                    r#"<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" /></cellStyleXfs>"#,
+                    r#"<cellStyleXfs count="2"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" /><xf numFmtId="167" fontId="3" fillId="2" borderId="2" /></cellStyleXfs>"#,
+                )
+                .replace("</cellStyles>", r#"<cellStyle name="Loud" xfId="1" /></cellStyles>"#)
+            });
+        }
+        let before = named_styles(&part(&package, "xl/styles.xml").unwrap());
+        assert!(before.len() > 1, "{producer}: named styles besides Normal");
+        assert!(
+            before
+                .iter()
+                .any(|style| !style[1].is_empty() && style[0] != "Normal"),
+            "{producer}: a named style with a font"
+        );
+        let server = Server::start().await;
+        std::fs::write(server.file(ID), &package).unwrap();
+        let (status, body) = server
+            .post(&rows_path("Data"), json!({"data": [{"name": "Eve"}]}))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{producer}: {body}");
+        let written = std::fs::read(server.file(ID)).unwrap();
+        let after = named_styles(&part(&written, "xl/styles.xml").unwrap());
+        assert_eq!(after, before, "{producer}");
+    }
+}

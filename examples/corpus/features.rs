@@ -133,11 +133,12 @@ pub fn compare(before: &Inventory, after: &Inventory) -> Vec<(&'static str, bool
     let mut verdicts: Vec<(&'static str, bool, String)> = Vec::new();
     // Keys sort by feature first: the scopes of a feature are consecutive.
     for ((feature, scope), fingerprints) in &before.features {
-        let reason = difference(
-            scope,
-            fingerprints,
-            after.features.get(&(*feature, scope.clone())),
-        );
+        let after = after.features.get(&(*feature, scope.clone()));
+        let grown = match after {
+            Some(after) if GROWING.contains(feature) => Some(with_growth(fingerprints, after)),
+            _ => None,
+        };
+        let reason = difference(scope, grown.as_deref().unwrap_or(fingerprints), after);
         match verdicts.last_mut() {
             Some(last) if last.0 == *feature => {
                 if let (true, Some(reason)) = (last.1, reason) {
@@ -148,6 +149,93 @@ pub fn compare(before: &Inventory, after: &Inventory) -> Vec<(&'static str, bool
         }
     }
     verdicts
+}
+
+/// Features whose ranges grow to take the inserted row in, as in a
+/// spreadsheet app when someone types under a table: a fingerprint whose
+/// ranges all end one row further down after the write counts as kept.
+const GROWING: &[&str] = &["tableParts", "autoFilter", "definedNames"];
+
+/// `before` (sorted) with each fingerprint that `after` holds grown (see
+/// [`grown`]) replaced by its grown form, sorted again.
+fn with_growth(before: &[String], after: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = before
+        .iter()
+        .map(|fingerprint| {
+            let grown = grown(fingerprint);
+            match after.binary_search(&grown) {
+                Ok(_) => grown,
+                Err(_) => fingerprint.clone(),
+            }
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// `text` with every cell range (`A1:C7`, `$A$1:$C$7`) one row longer.
+fn grown(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len() + 4);
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b':'
+            && let Some(end_digits) = cell_after(bytes, i + 1)
+            && cell_before(bytes, i)
+        {
+            let digits_start = (i + 1..end_digits)
+                .rev()
+                .take_while(|&j| bytes[j].is_ascii_digit())
+                .last()
+                .unwrap_or(end_digits);
+            if let Ok(row) = text[digits_start..end_digits].parse::<u64>() {
+                out.push_str(&text[copied..digits_start]);
+                out.push_str(&(row + 1).to_string());
+                copied = end_digits;
+                i = end_digits;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// The end of a cell reference (`$C$7`, `C7`) starting at `start`.
+fn cell_after(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut i = start;
+    if bytes.get(i) == Some(&b'$') {
+        i += 1;
+    }
+    let letters = bytes[i.min(bytes.len())..]
+        .iter()
+        .take_while(|b| b.is_ascii_uppercase())
+        .count();
+    i += letters;
+    if bytes.get(i) == Some(&b'$') {
+        i += 1;
+    }
+    let digits = bytes[i.min(bytes.len())..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    (letters > 0 && digits > 0).then_some(i + digits)
+}
+
+/// Whether a cell reference ends just before `end`.
+fn cell_before(bytes: &[u8], end: usize) -> bool {
+    let digits = bytes[..end]
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let mut i = end - digits;
+    if i > 0 && bytes[i - 1] == b'$' {
+        i -= 1;
+    }
+    digits > 0 && i > 0 && bytes[i - 1].is_ascii_uppercase()
 }
 
 /// Why the fingerprints of a scope differ after the rewrite, or `None`

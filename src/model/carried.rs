@@ -108,6 +108,9 @@ pub struct Carried {
     /// The workbook's default font (the styles part's first `<font>`) as
     /// the file states it, which the model keeps only in part.
     pub default_font: Option<String>,
+    /// The named cell styles ("Good", "Heading 1", a user's own), which
+    /// the writer does not write, with what they use.
+    pub cell_styles: Option<CellStyles>,
     /// Carried parts that name sheets in formulas (charts' series, pivot
     /// caches' sources), described for a user, with the names of the sheets
     /// their text mentions.
@@ -115,6 +118,21 @@ pub struct Carried {
     /// The file counts dates from 1904 (a setting Excel for Mac once made
     /// the default); the model's dates count from 1900 either way.
     pub date1904: bool,
+}
+
+/// The named cell styles of a styles part and what they use, as XML
+/// elements of the file (their ids are the file's).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CellStyles {
+    /// `<numFmt>`, `<font>`, `<fill>` and `<border>` elements.
+    pub num_formats: Vec<String>,
+    pub fonts: Vec<String>,
+    pub fills: Vec<String>,
+    pub borders: Vec<String>,
+    /// The style formats (`<cellStyleXfs>`' `<xf>`), by index.
+    pub formats: Vec<String>,
+    /// The styles (`<cellStyle>`), each naming its format by index.
+    pub styles: Vec<String>,
 }
 
 impl Carried {

@@ -10,7 +10,9 @@ use quick_xml::events::{BytesStart, Event};
 
 use super::ReadError;
 use super::package::{attr, for_each_element};
-use crate::model::carried::{Carried, CarriedSheet, CarriedXml, Element, Part, Relationship};
+use crate::model::carried::{
+    Carried, CarriedSheet, CarriedXml, CellStyles, Element, Part, Relationship,
+};
 
 /// The relationships namespace, which `r:id` attributes belong to.
 pub const RELATIONSHIPS_NS: &str =
@@ -349,12 +351,16 @@ pub fn collect(
     let defaults = writer_defaults();
     if let Some(styles) = parts.get("xl/styles.xml") {
         carried.dxfs = capture_children(styles, Some("dxfs"))?;
+        carried.cell_styles = cell_styles(styles)?;
         carried.default_font = capture_children(styles, Some("fonts"))?
             .into_iter()
             .next()
             .filter(|font| Some(font) != defaults.font.as_ref());
         // What is carried of the styles may use the root's prefixes.
-        if !carried.dxfs.is_empty() || carried.default_font.is_some() {
+        if !carried.dxfs.is_empty()
+            || carried.default_font.is_some()
+            || carried.cell_styles.is_some()
+        {
             carried.styles_namespaces = root_namespaces(styles)?;
         }
     }
@@ -574,6 +580,39 @@ fn declares_1904(xml: &str) -> bool {
             super::package::attr(&e, "date1904").is_some_and(|v| super::styles::is_true(&v))
         }
         _ => false,
+    }
+}
+
+/// The named cell styles of a styles part with what they use, unless it
+/// has only the Normal style the writer writes.
+fn cell_styles(styles: &[u8]) -> Result<Option<CellStyles>, ReadError> {
+    let named = capture_children(styles, Some("cellStyles"))?;
+    let only_normal = match &named[..] {
+        [style] => {
+            first_attribute(style.as_bytes(), "name").as_deref() == Some("Normal")
+                && first_attribute(style.as_bytes(), "xfId").as_deref() == Some("0")
+        }
+        named => named.is_empty(),
+    };
+    if only_normal {
+        return Ok(None);
+    }
+    Ok(Some(CellStyles {
+        num_formats: capture_children(styles, Some("numFmts"))?,
+        fonts: capture_children(styles, Some("fonts"))?,
+        fills: capture_children(styles, Some("fills"))?,
+        borders: capture_children(styles, Some("borders"))?,
+        formats: capture_children(styles, Some("cellStyleXfs"))?,
+        styles: named,
+    }))
+}
+
+/// The value of an attribute of the start tag `xml` begins with.
+pub fn first_attribute(xml: &[u8], name: &str) -> Option<String> {
+    let mut reader = quick_xml::Reader::from_reader(xml);
+    match reader.read_event() {
+        Ok(Event::Start(e) | Event::Empty(e)) => attr(&e, name),
+        _ => None,
     }
 }
 

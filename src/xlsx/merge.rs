@@ -16,11 +16,12 @@ use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
 use super::WriteError;
 use super::carry::{
-    capture_children, is_relationships_ns, read_relationships, rels_name, target_part,
+    capture_children, first_attribute, is_relationships_ns, read_relationships, rels_name,
+    target_part,
 };
 use super::fix::{self, Fixes};
 use crate::model::Workbook;
-use crate::model::carried::{CarriedXml, Element, Relationship};
+use crate::model::carried::{CarriedXml, CellStyles, Element, Relationship};
 
 /// Children of `<worksheet>` in the order the schema requires.
 const SHEET_ORDER: &[&str] = &[
@@ -64,6 +65,9 @@ const SHEET_ORDER: &[&str] = &[
     "tableParts",
     "extLst",
 ];
+
+/// The defined name of a sheet's autofilter range.
+const FILTER_NAME: &str = "_xlnm._FilterDatabase";
 
 /// Children of `<workbook>` in the order the schema requires.
 const WORKBOOK_ORDER: &[&str] = &[
@@ -127,7 +131,7 @@ pub fn merge<W: Write + Seek>(
             .map_or(&[][..], |s| s.carried.xml.relationships.as_slice())
     };
     let dxf_offset = match names.iter().any(|n| n == "xl/styles.xml") {
-        true => count_dxfs(&read(&mut archive, "xl/styles.xml")?),
+        true => count_children(&read(&mut archive, "xl/styles.xml")?, "dxfs"),
         false => 0,
     };
     for name in &names {
@@ -152,7 +156,8 @@ pub fn merge<W: Write + Seek>(
                 Some(xml)
             }
             "xl/styles.xml" => {
-                let xml = add_dxfs(&read(&mut archive, name)?, &carried.dxfs);
+                let xml = append_children(read(&mut archive, name)?, "dxfs", &carried.dxfs);
+                let xml = with_cell_styles(xml, carried.cell_styles.as_ref());
                 let xml = declare(xml, &carried.styles_namespaces)?;
                 Some(with_default_font(xml, carried.default_font.as_deref()))
             }
@@ -379,31 +384,46 @@ fn add_relationships(
     (merged.into_bytes(), renamed)
 }
 
-/// How many differential formats a styles part has.
-fn count_dxfs(xml: &[u8]) -> usize {
-    capture_children(xml, Some("dxfs")).map_or(0, |dxfs| dxfs.len())
+/// How many children the first `list` element of `xml` has.
+fn count_children(xml: &[u8], list: &str) -> usize {
+    capture_children(xml, Some(list)).map_or(0, |children| children.len())
 }
 
-/// The styles part with the carried differential formats appended to its
-/// own (carried conditional formats refer to them past the writer's).
-fn add_dxfs(xml: &[u8], dxfs: &[String]) -> Vec<u8> {
-    let text = String::from_utf8_lossy(xml).into_owned();
-    if dxfs.is_empty() {
-        return text.into_bytes();
+/// Where a list element of the styles part goes when the writer wrote
+/// none: before the first of these that is there (the schema's order).
+fn followers(list: &str) -> &'static [&'static str] {
+    match list {
+        "numFmts" => &["<fonts", "</styleSheet>"],
+        _ => &["<tableStyles", "<colors", "<extLst", "</styleSheet>"],
     }
-    let count = count_dxfs(xml) + dxfs.len();
-    let joined = dxfs.concat();
-    let block = format!("<dxfs count=\"{count}\">");
-    if let Some(start) = text.find("<dxfs") {
+}
+
+/// The styles part `xml` with `items` added at the end of its first `list`
+/// element (`<dxfs>`, `<fonts>`…), whose `count` follows.
+fn append_children(xml: Vec<u8>, list: &str, items: &[String]) -> Vec<u8> {
+    if items.is_empty() {
+        return xml;
+    }
+    let count = count_children(&xml, list) + items.len();
+    let text = String::from_utf8_lossy(&xml).into_owned();
+    let joined = items.concat();
+    let block = format!("<{list} count=\"{count}\">");
+    let open = format!("<{list}");
+    let start = text.match_indices(&open).map(|(i, _)| i).find(|&i| {
+        matches!(
+            text.as_bytes().get(i + open.len()),
+            Some(b' ' | b'>' | b'/')
+        )
+    });
+    if let Some(start) = start {
         let Some(end_of_tag) = text[start..].find('>').map(|i| start + i) else {
-            return text.into_bytes();
+            return xml;
         };
-        let empty = text[..end_of_tag].ends_with('/');
         let rest = &text[end_of_tag + 1..];
-        let merged = if empty {
-            format!("{}{block}{joined}</dxfs>{rest}", &text[..start])
+        let merged = if text[..end_of_tag].ends_with('/') {
+            format!("{}{block}{joined}</{list}>{rest}", &text[..start])
         } else {
-            let inner_end = rest.find("</dxfs>").unwrap_or(0);
+            let inner_end = rest.find(&format!("</{list}>")).unwrap_or(0);
             format!(
                 "{}{block}{}{joined}{}",
                 &text[..start],
@@ -413,12 +433,126 @@ fn add_dxfs(xml: &[u8], dxfs: &[String]) -> Vec<u8> {
         };
         return merged.into_bytes();
     }
-    let element = format!("{block}{joined}</dxfs>");
-    let at = ["<tableStyles", "<colors", "<extLst", "</styleSheet>"]
+    let at = followers(list)
         .iter()
         .find_map(|tag| text.find(tag))
         .unwrap_or(text.len());
-    format!("{}{element}{}", &text[..at], &text[at..]).into_bytes()
+    format!("{}{block}{joined}</{list}>{}", &text[..at], &text[at..]).into_bytes()
+}
+
+/// The styles part `xml` the writer wrote with the file's named cell
+/// styles added: their style formats, and the fonts, fills, borders and
+/// number formats those use, appended to the writer's and renumbered. The
+/// file's style of format 0 (Normal, under whatever name the file gives
+/// it) takes the place of the writer's Normal.
+fn with_cell_styles(xml: Vec<u8>, styles: Option<&CellStyles>) -> Vec<u8> {
+    let Some(styles) = styles else {
+        return xml;
+    };
+    let offset = |list| count_children(&xml, list) as u64;
+    let (fonts, fills, borders) = (offset("fonts"), offset("fills"), offset("borders"));
+    // Style format 0 is the writer's; the file's others follow its own.
+    let formats = offset("cellStyleXfs").saturating_sub(1);
+    let mut next_id = capture_children(&xml, Some("numFmts"))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|f| {
+            first_attribute(f.as_bytes(), "numFmtId")?
+                .parse::<u64>()
+                .ok()
+        })
+        .max()
+        .unwrap_or(0)
+        .max(163);
+    let mut num_ids = HashMap::new();
+    let num_formats: Vec<String> = styles
+        .num_formats
+        .iter()
+        .map(|format| {
+            with_root_attributes(format, |name, value| {
+                (name == "numFmtId").then(|| {
+                    next_id += 1;
+                    num_ids.insert(value.to_owned(), next_id.to_string());
+                    next_id.to_string()
+                })
+            })
+        })
+        .collect();
+    let shifted = |value: &str, by: u64| value.parse::<u64>().ok().map(|v| (v + by).to_string());
+    let style_formats: Vec<String> = styles
+        .formats
+        .iter()
+        .skip(1)
+        .map(|format| {
+            with_root_attributes(format, |name, value| match name {
+                "fontId" => shifted(value, fonts),
+                "fillId" => shifted(value, fills),
+                "borderId" => shifted(value, borders),
+                "numFmtId" => num_ids.get(value).cloned(),
+                _ => None,
+            })
+        })
+        .collect();
+    let mut normal = None;
+    let mut named = Vec::new();
+    for style in &styles.styles {
+        match first_attribute(style.as_bytes(), "xfId").as_deref() {
+            Some("0") => normal = Some(style.clone()),
+            _ => named.push(with_root_attributes(style, |name, value| {
+                (name == "xfId").then(|| shifted(value, formats)).flatten()
+            })),
+        }
+    }
+    let mut xml = xml;
+    if let Some(normal) = normal {
+        let text = String::from_utf8_lossy(&xml).into_owned();
+        if let Some(start) = text.find("<cellStyle ")
+            && let Some(end) = text[start..].find("/>")
+        {
+            xml = [&text[..start], &normal, &text[start + end + 2..]]
+                .concat()
+                .into_bytes();
+        }
+    }
+    let xml = append_children(xml, "numFmts", &num_formats);
+    let xml = append_children(xml, "fonts", &styles.fonts);
+    let xml = append_children(xml, "fills", &styles.fills);
+    let xml = append_children(xml, "borders", &styles.borders);
+    let xml = append_children(xml, "cellStyleXfs", &style_formats);
+    append_children(xml, "cellStyles", &named)
+}
+
+/// An element (XML text) with the attributes of its start tag that `map`
+/// gives a new value for (by local name) changed.
+fn with_root_attributes(xml: &str, mut map: impl FnMut(&str, &str) -> Option<String>) -> String {
+    let mut reader = Reader::from_str(xml);
+    let (start, empty) = match reader.read_event() {
+        Ok(Event::Start(e)) => (e.into_owned(), false),
+        Ok(Event::Empty(e)) => (e.into_owned(), true),
+        _ => return xml.to_owned(),
+    };
+    let rest = &xml[reader.buffer_position() as usize..];
+    let mut tag = BytesStart::new(start.name().as_ref().to_owned());
+    for attribute in start.attributes().with_checks(false).flatten() {
+        let key = attribute.key.as_ref().to_owned();
+        let local = attribute.key.local_name().as_ref().to_owned();
+        let value = attribute
+            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+            .map(|v| v.into_owned())
+            .unwrap_or_default();
+        let value = map(&local, &value).unwrap_or(value);
+        tag.push_attribute((key.as_str(), value.as_str()));
+    }
+    let mut out = Writer::new(Vec::new());
+    let event = if empty {
+        Event::Empty(tag)
+    } else {
+        Event::Start(tag)
+    };
+    if out.write_event(event).is_err() {
+        return xml.to_owned();
+    }
+    String::from_utf8_lossy(&out.into_inner()).into_owned() + rest
 }
 
 /// The styles part with its first font (the workbook's default) as the
@@ -867,15 +1001,6 @@ fn replace_once(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
     }
 }
 
-/// The value of an attribute of an element's start tag.
-fn first_attribute(xml: &[u8], name: &str) -> Option<String> {
-    let mut reader = Reader::from_reader(xml);
-    match reader.read_event() {
-        Ok(Event::Start(e) | Event::Empty(e)) => super::package::attr(&e, name),
-        _ => None,
-    }
-}
-
 /// The writer's workbook XML with the carried elements put in: carried
 /// built-in names go inside `<definedNames>`.
 fn splice_workbook(
@@ -887,7 +1012,33 @@ fn splice_workbook(
     let prefixes = relationship_prefixes(carried);
     let mut elements = Vec::new();
     let mut names = Vec::new();
+    let written_names = parts
+        .children
+        .iter()
+        .find(|(name, _)| name == "definedNames")
+        .map_or(&[][..], |(_, bytes)| bytes.as_slice());
+    let mut filter_names_written = Vec::new();
+    super::package::for_each_element(written_names, |element| {
+        let attr = |name| super::package::attr(element, name);
+        if attr("name").as_deref() == Some(FILTER_NAME) {
+            filter_names_written.extend(attr("localSheetId"));
+        }
+        Ok(())
+    })
+    .map_err(|error| xml_error(error.0))?;
     for element in &carried.elements {
+        if element.name == "definedName" {
+            // The writer writes the name of each autofilter it writes.
+            let filter_of = |xml: &[u8]| {
+                (first_attribute(xml, "name")?.eq_ignore_ascii_case(FILTER_NAME))
+                    .then(|| first_attribute(xml, "localSheetId"))?
+            };
+            if filter_of(element.xml.as_bytes())
+                .is_some_and(|sheet| filter_names_written.contains(&sheet))
+            {
+                continue;
+            }
+        }
         let bytes = rebind(element, &prefixes, renamed, 0, &HashMap::new())?;
         if element.name == "definedName" {
             names.extend(bytes);

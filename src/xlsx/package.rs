@@ -878,18 +878,16 @@ fn parse_workbook_xml(xml: &[u8]) -> Result<WorkbookXml, ReadError> {
     Ok(book)
 }
 
-/// Files a defined name: the model's, or carried as XML when it is a
-/// built-in name (`_xlnm.Print_Area`) the writer does not write from a name.
-/// The autofilter's own name is written again from the autofilter.
+/// Files a defined name. Every name is carried as the file wrote it, with
+/// what the writer has no setting for (`hidden`, `comment`, `function`);
+/// the autofilter's own name (`_xlnm._FilterDatabase`) only for a sheet the
+/// writer writes no autofilter for (see `merge`). The model keeps the names
+/// a user gave, which tell the deletes that would break them.
 fn keep_name(name: DefinedName, xml: Element, book: &mut WorkbookXml) {
-    if name.name.eq_ignore_ascii_case("_xlnm._FilterDatabase") {
-        return;
-    }
-    if name.name.starts_with("_xlnm.") {
-        book.capture.elements.push(xml);
-    } else {
+    if !name.name.starts_with("_xlnm.") {
         book.names.push(name);
     }
+    book.capture.elements.push(xml);
 }
 
 /// The relationships of `part`: where each id leads, internal targets

@@ -3,7 +3,7 @@
 //! rust_xlsxwriter cannot edit a file, so every write rebuilds the whole
 //! workbook from the model: every sheet with its name, order, visibility,
 //! values, types and formulas (with their cached results), its cell formats
-//! and its layout, and the workbook's defined names.
+//! and its layout (defined names are carried, see [`super::merge`]).
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -246,8 +246,7 @@ pub struct Rewrite {
 }
 
 impl Rewrite {
-    /// Writes every sheet of `workbook` and its defined names;
-    /// [`Rewrite::save`] saves them.
+    /// Writes every sheet of `workbook`; [`Rewrite::save`] saves them.
     pub fn begin(workbook: &Workbook) -> Result<Rewrite, WriteError> {
         let mut book = rust_xlsxwriter::Workbook::new();
         // Level 2 of 9 saves in about 0.6 of the time of the default level 6,
@@ -296,14 +295,6 @@ impl Rewrite {
                 rows: row_fixes(&sheet.layout, &formats, row_pixels),
                 ..Fixes::default()
             });
-        }
-        for name in &workbook.names {
-            let scoped = match name.scope.and_then(|i| workbook.sheets.get(i)) {
-                Some(sheet) => format!("'{}'!{}", sheet.name.replace('\'', "''"), name.name),
-                None => name.name.clone(),
-            };
-            book.define_name(scoped, &format!("={}", name.refers_to))
-                .map_err(unwritable)?;
         }
         Ok(Rewrite {
             book,
