@@ -330,6 +330,35 @@ async fn tables_survive_and_grow_with_inserted_rows() {
     }
 }
 
+/// A table's part comes back as the file wrote it, with what sheetd does
+/// not model (its id, its header and totals settings) byte for byte, but
+/// for its range and its autofilter's, which take the inserted row in.
+#[tokio::test]
+async fn table_parts_are_carried_with_their_new_range() {
+    for producer in PRODUCERS {
+        let path = common::fixture_path(&format!("fidelity/{producer}/tables.xlsx"));
+        let original = std::fs::read(path).unwrap();
+        let part_name = "xl/tables/table1.xml";
+        let before = String::from_utf8(part(&original, part_name).unwrap()).unwrap();
+        assert!(before.contains(r#"ref="A1:D5""#), "{producer}: {before}");
+        let server = Server::start().await;
+        std::fs::write(server.file(ID), &original).unwrap();
+        let (status, body) = server
+            .post(&rows_path("Data"), json!({"data": [{"name": "Eve"}]}))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{producer}: {body}");
+        let written = std::fs::read(server.file(ID)).unwrap();
+        let after = String::from_utf8(part(&written, part_name).unwrap()).unwrap();
+        assert_eq!(
+            after.replace(" />", "/>"),
+            before
+                .replace(r#"ref="A1:D5""#, r#"ref="A1:D6""#)
+                .replace(" />", "/>"),
+            "{producer}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn number_formats_survive_and_new_rows_inherit_them() {
     for producer in PRODUCERS {

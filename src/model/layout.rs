@@ -81,6 +81,9 @@ pub struct Table {
     pub last_column: bool,
     pub autofilter: bool,
     pub columns: Vec<TableColumn>,
+    /// The table's part in the file (`xl/tables/table1.xml`), which a
+    /// rewrite carries with the range the table has then.
+    pub part: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -398,6 +401,7 @@ mod tests {
                 last_column: false,
                 autofilter: true,
                 columns: Vec::new(),
+                part: None,
             }],
             ..Layout::default()
         };

@@ -28,14 +28,8 @@ pub fn is_relationships_ns(uri: &str) -> bool {
 /// Elements of a worksheet that the writer produces from the model. Any
 /// other child of `<worksheet>` is carried. (An `autoFilter` is the model's
 /// unless it holds criteria: see [`carries_sheet_element`].)
-const WRITTEN_SHEET_ELEMENTS: &[&str] = &[
-    "dimension",
-    "cols",
-    "sheetData",
-    "mergeCells",
-    "hyperlinks",
-    "tableParts",
-];
+const WRITTEN_SHEET_ELEMENTS: &[&str] =
+    &["dimension", "cols", "sheetData", "mergeCells", "hyperlinks"];
 
 /// Children of `<workbook>` the writer produces from the model; the others
 /// are carried, and replace the writer's when it writes them too.
@@ -57,7 +51,6 @@ const WRITTEN_RELATIONSHIPS: &[&str] = &[
     "sharedStrings",
     "calcChain",
     "hyperlink",
-    "table",
 ];
 
 /// Carried sheet elements that point at cells, by name, said for a user.

@@ -11,6 +11,7 @@ use std::io::{Cursor, Read, Seek, Write};
 
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::{Reader, Writer};
+use rust_xlsxwriter::utility::cell_range;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
@@ -22,6 +23,7 @@ use super::carry::{
 use super::fix::{self, Fixes};
 use crate::model::Workbook;
 use crate::model::carried::{CarriedXml, CellStyles, Element, Relationship};
+use crate::model::layout::Range;
 
 /// Children of `<worksheet>` in the order the schema requires.
 const SHEET_ORDER: &[&str] = &[
@@ -225,13 +227,91 @@ pub fn merge<W: Write + Seek>(
             }
         }
     }
+    let tables: HashMap<&str, Range> = workbook
+        .sheets
+        .iter()
+        .flat_map(|sheet| &sheet.layout.tables)
+        .filter_map(|table| Some((table.part.as_deref()?, table.range)))
+        .collect();
     for part in &carried.parts {
-        if !produced.contains(part.name.as_str()) {
-            put(&mut zip, &part.name, &part.bytes)?;
+        if produced.contains(part.name.as_str()) {
+            continue;
+        }
+        match tables.get(part.name.as_str()) {
+            Some(range) => put(
+                &mut zip,
+                &part.name,
+                &retable(&part.bytes, *range, dxf_offset)?,
+            )?,
+            None => put(&mut zip, &part.name, &part.bytes)?,
         }
     }
     zip.finish().map_err(zip_error)?;
     Ok(())
+}
+
+/// A carried table part with the range the table has now (its `ref`; the
+/// ranges inside it, its autofilter's and sort's, move with its first and
+/// last rows) and its differential formats numbered after the writer's.
+fn retable(xml: &[u8], range: Range, dxf_offset: usize) -> Result<Vec<u8>, WriteError> {
+    let mut reader = Reader::from_reader(xml);
+    let mut out = Writer::new(Vec::new());
+    let mut was: Option<Range> = None;
+    loop {
+        let event = reader.read_event().map_err(xml_error)?;
+        let event = match event {
+            Event::Eof => break,
+            Event::Start(e) => Event::Start(table_attributes(&e, range, &mut was, dxf_offset)),
+            Event::Empty(e) => Event::Empty(table_attributes(&e, range, &mut was, dxf_offset)),
+            other => other,
+        };
+        out.write_event(event).map_err(xml_error)?;
+    }
+    Ok(out.into_inner())
+}
+
+/// An element of a table part with its ranges and differential format ids
+/// rewritten (see [`retable`]); `was` is the table's range in the file,
+/// read from the first `ref`, the table's own.
+fn table_attributes(
+    element: &BytesStart<'_>,
+    range: Range,
+    was: &mut Option<Range>,
+    dxf_offset: usize,
+) -> BytesStart<'static> {
+    let mut out = BytesStart::new(element.name().as_ref().to_owned());
+    for attribute in element.attributes().with_checks(false).flatten() {
+        let key = attribute.key.as_ref().to_owned();
+        let value = attribute
+            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+            .map(|v| v.into_owned())
+            .unwrap_or_default();
+        let new = if key == "ref" {
+            let old = super::package::range_ref(&value);
+            match (*was, old) {
+                (None, Some(old)) => {
+                    *was = Some(old);
+                    Some(range)
+                }
+                (Some(table), Some(inner)) => Some(Range {
+                    first_row: (inner.first_row + range.first_row).saturating_sub(table.first_row),
+                    last_row: (inner.last_row + range.last_row).saturating_sub(table.last_row),
+                    ..inner
+                }),
+                _ => None,
+            }
+            .map(|r| cell_range(r.first_row, r.first_column, r.last_row, r.last_column))
+        } else if key.ends_with("DxfId") && dxf_offset > 0 {
+            value
+                .parse::<usize>()
+                .ok()
+                .map(|id| (id + dxf_offset).to_string())
+        } else {
+            None
+        };
+        out.push_attribute((key.as_str(), new.as_deref().unwrap_or(&value)));
+    }
+    out
 }
 
 /// An empty relationships part, for a sheet the writer gave none.

@@ -134,10 +134,15 @@ fn sheet_layout(
         layout.links.push(Link { target, ..link });
     }
     for rel_id in table_ids {
-        let Some(xml) = rels.get(&rel_id).and_then(|target| parts.get(target)) else {
+        let Some((target, xml)) = rels
+            .get(&rel_id)
+            .and_then(|target| Some((target, parts.get(target)?)))
+        else {
             continue;
         };
-        layout.tables.push(parse_table(xml)?);
+        let mut table = parse_table(xml)?;
+        table.part = Some(target.clone());
+        layout.tables.push(table);
     }
     Ok(layout)
 }
@@ -725,7 +730,7 @@ fn cell_ref(text: &str) -> Option<(u32, u16)> {
 }
 
 /// `A1:D5` or `A1` → a range.
-fn range_ref(text: &str) -> Option<Range> {
+pub(super) fn range_ref(text: &str) -> Option<Range> {
     let (first, last) = text.split_once(':').unwrap_or((text, text));
     let (first_row, first_column) = cell_ref(first)?;
     let (last_row, last_column) = cell_ref(last)?;
@@ -949,6 +954,7 @@ fn parse_table(xml: &[u8]) -> Result<Table, ReadError> {
                         last_column: false,
                         autofilter: false,
                         columns: Vec::new(),
+                        part: None,
                     });
                 }
             }

@@ -9,10 +9,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Seek, Write};
 
-use rust_xlsxwriter::{
-    DocProperties, Format, Formula as XlsxFormula, Table, TableColumn, TableFunction, TableStyle,
-    Url, Worksheet, XlsxError,
-};
+use rust_xlsxwriter::{DocProperties, Format, Formula as XlsxFormula, Url, Worksheet, XlsxError};
 
 use super::fix::{Fix, Fixes, PLACEHOLDER};
 use super::styles::{to_format, with_font, xlsx_color};
@@ -217,7 +214,6 @@ fn in_row_order(sheet: &Sheet, formats: &Formats) -> bool {
             .is_some_and(|last_with_cells| (last_with_settings as usize) < last_with_cells),
     };
     layout.merges.is_empty()
-        && layout.tables.is_empty()
         && layout.links.is_empty()
         && layout.array_formulas.is_empty()
         && layout.rows.values().all(|row| row.outline_level == 0)
@@ -638,7 +634,8 @@ fn write_rich_text(
     Ok(())
 }
 
-/// What surrounds the cells: columns, rows, merges, links, tables, panes
+/// What surrounds the cells: columns, rows, merges, links, panes (tables
+/// are carried, see [`super::merge`])
 /// (the autofilter is among the spans, see [`Cells::write_spans`]).
 /// Written before the cells, so the cells' own values and formats win where
 /// the writer would fill cells in (merged ranges, table headers and totals).
@@ -673,16 +670,6 @@ fn write_layout(
         }
     }
     write_outline(worksheet, layout)?;
-    for table in &layout.tables {
-        let range = table.range;
-        worksheet.add_table(
-            range.first_row,
-            range.first_column,
-            range.last_row,
-            range.last_column,
-            &to_table(table),
-        )?;
-    }
     for range in &layout.merges {
         let format = formats.owned(layout, range.first_row, range.first_column);
         worksheet.merge_range(
@@ -891,69 +878,6 @@ fn write_value(
         (_, None) => {}
     }
     Ok(())
-}
-
-/// A table as the writer takes it.
-fn to_table(table: &crate::model::layout::Table) -> Table {
-    let columns: Vec<TableColumn> = table
-        .columns
-        .iter()
-        .map(|column| {
-            let mut out = TableColumn::new().set_header(&column.name);
-            if let Some(function) = column.total_function.as_deref().and_then(table_function) {
-                out = out.set_total_function(function);
-            }
-            if let Some(label) = &column.total_label {
-                out = out.set_total_label(label);
-            }
-            out
-        })
-        .collect();
-    let style = table
-        .style
-        .as_deref()
-        .and_then(table_style)
-        .unwrap_or(TableStyle::None);
-    Table::new()
-        .set_name(&table.name)
-        .set_header_row(table.header_row)
-        .set_total_row(table.totals_row)
-        .set_style(style)
-        .set_banded_rows(table.banded_rows)
-        .set_banded_columns(table.banded_columns)
-        .set_first_column(table.first_column)
-        .set_last_column(table.last_column)
-        .set_autofilter(table.autofilter)
-        .set_columns(&columns)
-}
-
-/// A totals-row function by its xlsx name.
-fn table_function(name: &str) -> Option<TableFunction> {
-    Some(match name {
-        "sum" => TableFunction::Sum,
-        "average" => TableFunction::Average,
-        "count" => TableFunction::Count,
-        "countNums" => TableFunction::CountNumbers,
-        "max" => TableFunction::Max,
-        "min" => TableFunction::Min,
-        "stdDev" => TableFunction::StdDev,
-        "var" => TableFunction::Var,
-        _ => return None,
-    })
-}
-
-/// A table style by its xlsx name (`TableStyleMedium9`).
-fn table_style(name: &str) -> Option<TableStyle> {
-    use TableStyle::*;
-    let all = [
-        None, Light1, Light2, Light3, Light4, Light5, Light6, Light7, Light8, Light9, Light10,
-        Light11, Light12, Light13, Light14, Light15, Light16, Light17, Light18, Light19, Light20,
-        Light21, Medium1, Medium2, Medium3, Medium4, Medium5, Medium6, Medium7, Medium8, Medium9,
-        Medium10, Medium11, Medium12, Medium13, Medium14, Medium15, Medium16, Medium17, Medium18,
-        Medium19, Medium20, Medium21, Medium22, Medium23, Medium24, Medium25, Medium26, Medium27,
-        Medium28, Dark1, Dark2, Dark3, Dark4, Dark5, Dark6, Dark7, Dark8, Dark9, Dark10, Dark11,
-    ];
-    all.into_iter().find(|style| style.to_string() == name)
 }
 
 /// The cached result as the writer wants it: text it types by its shape
