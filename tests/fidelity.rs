@@ -237,7 +237,7 @@ async fn hyperlinks_survive_with_text_and_tooltip() {
         let trip = round_trip(producer, "hyperlinks").await;
         let links = &sheet(&trip.before, "Data").layout.links;
         assert_eq!(links.len(), 3, "{producer}");
-        let alice = links.iter().find(|l| l.row == 1).unwrap();
+        let alice = links.iter().find(|l| l.range.first_row == 1).unwrap();
         assert_eq!(
             alice.target,
             LinkTarget::Url("https://example.com/alice".into())
@@ -246,7 +246,7 @@ async fn hyperlinks_survive_with_text_and_tooltip() {
             // LibreOffice drops tooltips when it saves (fixtures README).
             assert_eq!(alice.tooltip.as_deref(), Some("Open profile"));
         }
-        let report = links.iter().find(|l| l.row == 2).unwrap();
+        let report = links.iter().find(|l| l.range.first_row == 2).unwrap();
         assert_eq!(report.target, LinkTarget::Location("Report!A1".into()));
         assert_eq!(
             *links,
@@ -1286,4 +1286,78 @@ async fn named_cell_styles_survive() {
         let after = named_styles(&part(&written, "xl/styles.xml").unwrap());
         assert_eq!(after, before, "{producer}");
     }
+}
+
+/// A link comes back with the text a spreadsheet app keeps for it
+/// (`display`) and on the whole range it covers, not only its first cell.
+#[tokio::test]
+async fn links_keep_their_range_and_display_text() {
+    for producer in PRODUCERS {
+        let path = common::fixture_path(&format!("fidelity/{producer}/hyperlinks.xlsx"));
+        let sheet_part = "xl/worksheets/sheet1.xml";
+        let original = with_part_edited(&std::fs::read(path).unwrap(), sheet_part, |xml| {
+            xml.replace(
+                "</hyperlinks>",
+                r#"<hyperlink ref="G2:H3" location="Report!A1" display="both cells"/></hyperlinks>"#,
+            )
+        });
+        let server = Server::start().await;
+        std::fs::write(server.file(ID), &original).unwrap();
+        let (status, body) = server
+            .post(&rows_path("Data"), json!({"data": [{"name": "Eve"}]}))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{producer}: {body}");
+        let written = std::fs::read(server.file(ID)).unwrap();
+        let links = elements(&part(&written, sheet_part).unwrap(), "hyperlink");
+        let on_range = links
+            .iter()
+            .find(|link| link.contains(r#"ref="G2:H3""#))
+            .unwrap_or_else(|| panic!("{producer}: the range keeps its link: {links:?}"));
+        assert!(
+            on_range.contains(r#"display="both cells""#),
+            "{producer}: {on_range}"
+        );
+        assert!(
+            on_range.contains(r#"location="Report!A1""#),
+            "{producer}: {on_range}"
+        );
+        let to_alice = links
+            .iter()
+            .find(|link| link.contains(r#"ref="F2""#))
+            .unwrap_or_else(|| panic!("{producer}: {links:?}"));
+        assert!(
+            to_alice.contains(r#"display="Alice&apos;s page""#)
+                || to_alice.contains(r#"display="Alice's page""#),
+            "{producer}: {to_alice}"
+        );
+        assert_eq!(
+            sheet(&parse(&original), "Data").layout.links,
+            sheet(&parse(&written), "Data").layout.links,
+            "{producer}: every link, its target and tooltip"
+        );
+    }
+}
+
+/// Links of a workbook that carries nothing else (a plain workbook, as
+/// rust_xlsxwriter writes one) survive a write.
+#[test]
+fn links_survive_in_a_workbook_that_carries_nothing() {
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let data = book.add_worksheet().set_name("Data").unwrap();
+    data.write(0, 0, "name").unwrap();
+    data.write(1, 0, "Ann").unwrap();
+    let mut workbook = parse(&book.save_to_buffer().unwrap());
+    assert!(workbook.carried.is_empty(), "{:?}", workbook.carried);
+    assert!(workbook.sheets[0].carried.is_empty());
+    workbook.sheets[0]
+        .layout
+        .links
+        .push(sheetd::model::layout::Link {
+            range: range("A2"),
+            target: LinkTarget::Url("https://example.com/".into()),
+            tooltip: Some("see".into()),
+            attributes: vec![("display".into(), "Ann".into())],
+        });
+    let links = &sheet(&workbook, "Data").layout.links;
+    assert_eq!(&sheet(&rewritten(&workbook), "Data").layout.links, links);
 }

@@ -137,8 +137,15 @@ pub struct CellStyles {
 
 impl Carried {
     /// Whether there is nothing to carry: the writer's package is the file.
+    /// The workbook part's namespaces matter only with elements to carry.
     pub fn is_empty(&self) -> bool {
-        *self == Carried::default()
+        let Carried { workbook, .. } = self;
+        workbook.is_empty()
+            && *self
+                == Carried {
+                    workbook: workbook.clone(),
+                    ..Carried::default()
+                }
     }
 
     /// The bytes the carried parts hold in memory.

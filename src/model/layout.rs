@@ -56,13 +56,17 @@ pub enum LinkTarget {
     Location(String),
 }
 
-/// A hyperlink on a cell. Its display text is the cell's value.
+/// A hyperlink on a cell or a range of cells. What it shows is the cells'
+/// values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Link {
-    pub row: u32,
-    pub column: u16,
+    pub range: Range,
     pub target: LinkTarget,
     pub tooltip: Option<String>,
+    /// The file's other attributes of the link (`display`, the text a
+    /// spreadsheet app keeps for it; `location`, also the place in a
+    /// document a URL leads to), written back as they were.
+    pub attributes: Vec<(String, String)>,
 }
 
 /// A table ("format as table", a ListObject).
@@ -325,10 +329,14 @@ impl Layout {
             .collect();
         cells_moved_up(&mut self.rich_text, removed);
         cells_moved_up(&mut self.iso_dates, removed);
-        self.links.retain(|link| !gone(link.row as usize));
-        for link in &mut self.links {
-            link.row = moved(link.row);
-        }
+        self.links = std::mem::take(&mut self.links)
+            .into_iter()
+            .filter(|link| !gone(link.range.first_row as usize))
+            .filter_map(|link| {
+                let range = link.range.without_rows(removed)?;
+                Some(Link { range, ..link })
+            })
+            .collect();
         self.tables
             .retain_mut(|table| match table.range.without_rows(removed) {
                 Some(mut range) => {
@@ -433,10 +441,10 @@ mod tests {
                 },
             ],
             links: vec![Link {
-                row: 2,
-                column: 0,
+                range: Range::cell(2, 0),
                 target: LinkTarget::Url("https://example.com".into()),
                 tooltip: None,
+                attributes: Vec::new(),
             }],
             ..Layout::default()
         };
@@ -449,6 +457,6 @@ mod tests {
             vec![rows(1, 1)],
             "A2:D3 is A2:D2, A2:A3 is gone"
         );
-        assert_eq!(layout.links[0].row, 1);
+        assert_eq!(layout.links[0].range, Range::cell(1, 0));
     }
 }

@@ -23,7 +23,7 @@ use super::carry::{
 use super::fix::{self, Fixes};
 use crate::model::Workbook;
 use crate::model::carried::{CarriedXml, CellStyles, Element, Relationship};
-use crate::model::layout::Range;
+use crate::model::layout::{Link, LinkTarget, Range};
 
 /// Children of `<worksheet>` in the order the schema requires.
 const SHEET_ORDER: &[&str] = &[
@@ -168,9 +168,14 @@ pub fn merge<W: Write + Seek>(
                 Some(index) => {
                     let fixes = fixes.get(index).filter(|f| !f.is_empty());
                     match workbook.sheets.get(index) {
-                        Some(sheet) if !sheet.carried.is_empty() => {
+                        Some(sheet)
+                            if !sheet.carried.is_empty() || !sheet.layout.links.is_empty() =>
+                        {
                             let rels_part = rels_name(name);
-                            let carried_rels = sheet_rels(index);
+                            let carried_rels =
+                                [sheet_rels(index), &link_relationships(&sheet.layout.links)]
+                                    .concat();
+                            let carried_rels = carried_rels.as_slice();
                             let mut renamed = HashMap::new();
                             if !carried_rels.is_empty() {
                                 let rels_xml = if names.contains(&rels_part) {
@@ -190,11 +195,13 @@ pub fn merge<W: Write + Seek>(
                                 None
                             } else {
                                 let written = read(&mut archive, name)?;
+                                let links = hyperlinks(&sheet.layout.links, &renamed);
                                 let xml = splice_sheet(
                                     &written,
                                     &sheet.carried.xml,
                                     &renamed,
                                     dxf_offset,
+                                    links,
                                 )?;
                                 let xml =
                                     with_original_columns(xml, sheet.carried.columns.as_deref());
@@ -330,8 +337,74 @@ fn is_sheet_rels_with_carried(name: &str, workbook: &Workbook) -> bool {
     workbook
         .sheets
         .get(sheet)
-        .is_some_and(|s| !s.carried.is_empty())
+        .is_some_and(|s| !s.carried.is_empty() || !s.layout.links.is_empty())
 }
+
+/// The id a sheet's link at `index` has among the relationships the merge
+/// adds, before they are numbered.
+fn link_id(index: usize) -> String {
+    format!("link{index}")
+}
+
+/// A relationship for each link that leads outside the workbook.
+fn link_relationships(links: &[Link]) -> Vec<Relationship> {
+    links
+        .iter()
+        .enumerate()
+        .filter_map(|(index, link)| match &link.target {
+            LinkTarget::Url(url) => Some(Relationship {
+                id: link_id(index),
+                kind: HYPERLINK.to_owned(),
+                target: url.clone(),
+                external: true,
+            }),
+            LinkTarget::Location(_) => None,
+        })
+        .collect()
+}
+
+/// The `<hyperlinks>` element of a sheet's links, each on the range the
+/// model gives it, with the file's other attributes; `renamed` holds the
+/// relationship ids of the links that lead outside.
+fn hyperlinks(links: &[Link], renamed: &HashMap<String, String>) -> Option<Vec<u8>> {
+    if links.is_empty() {
+        return None;
+    }
+    let mut out = String::from("<hyperlinks>");
+    for (index, link) in links.iter().enumerate() {
+        let r = link.range;
+        let range = cell_range(r.first_row, r.first_column, r.last_row, r.last_column);
+        out.push_str(&format!("<hyperlink ref=\"{range}\""));
+        let mut attribute = |name: &str, value: &str| {
+            out.push_str(&format!(" {name}=\"{}\"", escape(value)));
+        };
+        match &link.target {
+            LinkTarget::Url(_) => {
+                if let Some(id) = renamed.get(&link_id(index)) {
+                    attribute("r:id", id);
+                }
+            }
+            LinkTarget::Location(place) if !place.is_empty() => attribute("location", place),
+            LinkTarget::Location(_) => {}
+        }
+        if let Some(tip) = &link.tooltip {
+            attribute("tooltip", tip);
+        }
+        for (name, value) in &link.attributes {
+            let placed = name == "location" && matches!(link.target, LinkTarget::Location(_));
+            if !placed {
+                attribute(name, value);
+            }
+        }
+        out.push_str("/>");
+    }
+    out.push_str("</hyperlinks>");
+    Some(out.into_bytes())
+}
+
+/// The relationship type of a hyperlink that leads outside the workbook.
+const HYPERLINK: &str =
+    "http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink";
 
 /// The model index of a worksheet part the writer produced
 /// (`xl/worksheets/sheet3.xml` is the third sheet).
@@ -1011,6 +1084,7 @@ fn splice_sheet(
     carried: &CarriedXml,
     renamed: &HashMap<String, String>,
     dxf_offset: usize,
+    hyperlinks: Option<Vec<u8>>,
 ) -> Result<Vec<u8>, WriteError> {
     let (head, data, tail) = split_sheet_data(xml);
     let skeleton = [head, b"<sheetData/>".as_slice(), tail].concat();
@@ -1033,6 +1107,7 @@ fn splice_sheet(
         let bytes = rebind(element, &prefixes, renamed, dxf_offset, &replace)?;
         elements.push((element.name.clone(), bytes));
     }
+    elements.extend(hyperlinks.map(|links| ("hyperlinks".to_owned(), links)));
     let mut children = interleave(SHEET_ORDER, std::mem::take(&mut parts.children), elements);
     if !data.is_empty() {
         children = replace_once(&children, b"<sheetData/>", data);

@@ -556,11 +556,27 @@ impl SheetScan<'_> {
             return;
         };
         let location = attr(element, "location").unwrap_or_default();
+        // Kept as the file wrote them: those the model has no field for,
+        // without a prefix (a prefixed one, such as a revision id, needs a
+        // namespace the written sheet does not declare).
+        let attributes = element
+            .attributes()
+            .with_checks(false)
+            .flatten()
+            .filter(|a| !matches!(a.key.as_ref(), "ref" | "tooltip"))
+            .filter(|a| a.key.prefix().is_none())
+            .filter_map(|a| {
+                let value = a
+                    .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                    .ok()?;
+                Some((a.key.as_ref().to_owned(), value.into_owned()))
+            })
+            .collect();
         let link = Link {
-            row: at.first_row,
-            column: at.first_column,
+            range: at,
             target: LinkTarget::Location(location),
             tooltip: attr(element, "tooltip"),
+            attributes,
         };
         self.sheet.links.push((link, attr(element, "id")));
     }

@@ -9,13 +9,13 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Seek, Write};
 
-use rust_xlsxwriter::{DocProperties, Format, Formula as XlsxFormula, Url, Worksheet, XlsxError};
+use rust_xlsxwriter::{DocProperties, Format, Formula as XlsxFormula, Worksheet, XlsxError};
 
 use super::fix::{Fix, Fixes, PLACEHOLDER};
 use super::styles::{to_format, with_font, xlsx_color};
 use super::{DAYS_1900_TO_1904, WriteError};
 use crate::model::format::{CellFormat, DateParts, Font};
-use crate::model::layout::{Layout, LinkTarget, PrintSetup, TextRun};
+use crate::model::layout::{Layout, PrintSetup, TextRun};
 use crate::model::value::{DateKind, date_kind, format_number};
 use crate::model::workbook::DocumentProperties;
 use crate::model::{Cell, Sheet, Visibility, Workbook};
@@ -156,10 +156,14 @@ impl Formats {
 /// write's path.
 pub(super) const COMPRESSION_LEVEL: u8 = 2;
 
-/// Whether the workbook carries parts or elements the writer does not
-/// produce, which [`super::merge`] then puts back.
+/// Whether [`super::merge`] has anything to add to the writer's package:
+/// parts or elements the workbook carries, or hyperlinks.
 fn carries_anything(workbook: &Workbook) -> bool {
-    !workbook.carried.is_empty() || workbook.sheets.iter().any(|s| !s.carried.is_empty())
+    !workbook.carried.is_empty()
+        || workbook
+            .sheets
+            .iter()
+            .any(|s| !s.carried.is_empty() || !s.layout.links.is_empty())
 }
 
 fn saving(error: XlsxError) -> WriteError {
@@ -214,7 +218,6 @@ fn in_row_order(sheet: &Sheet, formats: &Formats) -> bool {
             .is_some_and(|last_with_cells| (last_with_settings as usize) < last_with_cells),
     };
     layout.merges.is_empty()
-        && layout.links.is_empty()
         && layout.array_formulas.is_empty()
         && layout.rows.values().all(|row| row.outline_level == 0)
         && settings_above_last_cells
@@ -634,8 +637,8 @@ fn write_rich_text(
     Ok(())
 }
 
-/// What surrounds the cells: columns, rows, merges, links, panes (tables
-/// are carried, see [`super::merge`])
+/// What surrounds the cells: columns, rows, merges, panes (tables and
+/// hyperlinks are written by [`super::merge`])
 /// (the autofilter is among the spans, see [`Cells::write_spans`]).
 /// Written before the cells, so the cells' own values and formats win where
 /// the writer would fill cells in (merged ranges, table headers and totals).
@@ -680,19 +683,6 @@ fn write_layout(
             "",
             &format,
         )?;
-    }
-    for link in &layout.links {
-        let url = match &link.target {
-            LinkTarget::Url(url) => Url::new(url),
-            LinkTarget::Location(place) => Url::new(format!("internal:{place}")),
-        };
-        let url = match &link.tooltip {
-            Some(tip) => url.set_tip(tip),
-            None => url,
-        };
-        // The cell written afterwards sets the text; the link stays.
-        let format = formats.owned(layout, link.row, link.column);
-        worksheet.write_url_with_format(link.row, link.column, url.set_text(" "), &format)?;
     }
     if let Some((rows, columns)) = layout.freeze {
         worksheet.set_freeze_panes(rows, columns)?;
