@@ -21,9 +21,9 @@ use super::carry::{
     target_part,
 };
 use super::fix::{self, Fixes};
-use crate::model::Workbook;
 use crate::model::carried::{CarriedXml, CellStyles, Element, Relationship};
 use crate::model::layout::{Link, LinkTarget, Range};
+use crate::model::{Sheet, Workbook};
 
 /// Children of `<worksheet>` in the order the schema requires.
 const SHEET_ORDER: &[&str] = &[
@@ -114,7 +114,7 @@ pub fn merge<W: Write + Seek>(
     out: W,
 ) -> Result<(), WriteError> {
     plain.resize(workbook.sheets.len(), None);
-    let mut archive = ZipArchive::new(Cursor::new(written)).map_err(zip_error)?;
+    let archive = ZipArchive::new(Cursor::new(written)).map_err(zip_error)?;
     let mut zip = ZipWriter::new(out);
     let names = archive
         .file_names()
@@ -126,101 +126,46 @@ pub fn merge<W: Write + Seek>(
     // (the strict form's document properties, dynamic-array metadata): the
     // writer's stands, and relationships to the carried one are dropped.
     let produced: HashSet<&str> = names.iter().map(String::as_str).collect();
-    let sheet_rels = |index: usize| {
-        workbook
-            .sheets
-            .get(index)
-            .map_or(&[][..], |s| s.carried.xml.relationships.as_slice())
+    let mut source = Source {
+        archive,
+        produced: &produced,
+        dxf_offset: 0,
     };
-    let dxf_offset = match names.iter().any(|n| n == "xl/styles.xml") {
-        true => count_children(&read(&mut archive, "xl/styles.xml")?, "dxfs"),
-        false => 0,
-    };
+    if produced.contains("xl/styles.xml") {
+        source.dxf_offset = count_children(&source.read("xl/styles.xml")?, "dxfs");
+    }
     for name in &names {
         let changed = match name.as_str() {
-            "[Content_Types].xml" => Some(content_types(&read(&mut archive, name)?, workbook)),
+            "[Content_Types].xml" => Some(content_types(&source.read(name)?, workbook)),
             "_rels/.rels" => {
-                let xml = read(&mut archive, name)?;
+                let xml = source.read(name)?;
                 Some(add_relationships(&xml, &carried.package, "", &produced).0)
             }
             // Written with the workbook part.
             "xl/_rels/workbook.xml.rels" => continue,
             "xl/workbook.xml" => {
-                let rels_xml = read(&mut archive, "xl/_rels/workbook.xml.rels")?;
+                let rels_xml = source.read("xl/_rels/workbook.xml.rels")?;
                 let (rels, renamed) = add_relationships(
                     &rels_xml,
                     &carried.workbook.relationships,
                     "xl/workbook.xml",
                     &produced,
                 );
-                let xml = splice_workbook(&read(&mut archive, name)?, &carried.workbook, &renamed)?;
+                let xml = splice_workbook(&source.read(name)?, &carried.workbook, &renamed)?;
                 put(&mut zip, "xl/_rels/workbook.xml.rels", &rels)?;
                 Some(xml)
             }
             "xl/styles.xml" => {
-                let xml = append_children(read(&mut archive, name)?, "dxfs", &carried.dxfs);
+                let xml = append_children(source.read(name)?, "dxfs", &carried.dxfs);
                 let xml = with_cell_styles(xml, carried.cell_styles.as_ref());
                 let xml = declare(xml, &carried.styles_namespaces)?;
                 Some(with_default_font(xml, carried.default_font.as_deref()))
             }
             "xl/theme/theme1.xml" => carried.theme.as_deref().map(<[u8]>::to_vec),
-            _ => match sheet_index(name) {
-                Some(index) => {
+            _ => match sheet_index(name).and_then(|i| Some((i, workbook.sheets.get(i)?))) {
+                Some((index, sheet)) => {
                     let fixes = fixes.get(index).filter(|f| !f.is_empty());
-                    match workbook.sheets.get(index) {
-                        Some(sheet)
-                            if !sheet.carried.is_empty() || !sheet.layout.links.is_empty() =>
-                        {
-                            let rels_part = rels_name(name);
-                            let carried_rels =
-                                [sheet_rels(index), &link_relationships(&sheet.layout.links)]
-                                    .concat();
-                            let carried_rels = carried_rels.as_slice();
-                            let mut renamed = HashMap::new();
-                            if !carried_rels.is_empty() {
-                                let rels_xml = if names.contains(&rels_part) {
-                                    read(&mut archive, &rels_part)?
-                                } else {
-                                    EMPTY_RELATIONSHIPS.as_bytes().to_vec()
-                                };
-                                let (rels, ids) =
-                                    add_relationships(&rels_xml, carried_rels, name, &produced);
-                                renamed = ids;
-                                put(&mut zip, &rels_part, &rels)?;
-                            } else if names.contains(&rels_part) {
-                                let file = archive.by_name(&rels_part).map_err(zip_error)?;
-                                zip.raw_copy_file(file).map_err(zip_error)?;
-                            }
-                            if plain[index] == Some(true) && fixes.is_none() {
-                                None
-                            } else {
-                                let written = read(&mut archive, name)?;
-                                let links = hyperlinks(&sheet.layout.links, &renamed);
-                                let xml = splice_sheet(
-                                    &written,
-                                    &sheet.carried.xml,
-                                    &renamed,
-                                    dxf_offset,
-                                    links,
-                                )?;
-                                let xml =
-                                    with_original_columns(xml, sheet.carried.columns.as_deref());
-                                // Most of a sheet is its cells: when what it
-                                // carries is what the writer wrote anyway, the
-                                // part is copied as compressed.
-                                let same = xml == written;
-                                plain[index] = Some(same && carried_rels.is_empty());
-                                match fixes {
-                                    Some(fixes) => Some(fix::apply(&xml, fixes)),
-                                    None => (!same).then_some(xml),
-                                }
-                            }
-                        }
-                        _ => match fixes {
-                            Some(fixes) => Some(fix::apply(&read(&mut archive, name)?, fixes)),
-                            None => None,
-                        },
-                    }
+                    sheet_part(&mut source, &mut zip, name, sheet, fixes, &mut plain[index])?
                 }
                 None if is_sheet_rels_with_carried(name, workbook) => continue,
                 None => None,
@@ -228,10 +173,7 @@ pub fn merge<W: Write + Seek>(
         };
         match changed {
             Some(bytes) => put(&mut zip, name, &bytes)?,
-            None => {
-                let file = archive.by_name(name).map_err(zip_error)?;
-                zip.raw_copy_file(file).map_err(zip_error)?;
-            }
+            None => source.copy(name, &mut zip)?,
         }
     }
     let tables: HashMap<&str, Range> = workbook
@@ -248,7 +190,7 @@ pub fn merge<W: Write + Seek>(
             Some(range) => put(
                 &mut zip,
                 &part.name,
-                &retable(&part.bytes, *range, dxf_offset)?,
+                &retable(&part.bytes, *range, source.dxf_offset)?,
             )?,
             None => put(&mut zip, &part.name, &part.bytes)?,
         }
@@ -319,6 +261,93 @@ fn table_attributes(
         out.push_attribute((key.as_str(), new.as_deref().unwrap_or(&value)));
     }
     out
+}
+
+/// The package the writer produced, which the merge reads from.
+struct Source<'a> {
+    archive: ZipArchive<Cursor<&'a [u8]>>,
+    /// The names of its parts.
+    produced: &'a HashSet<&'a str>,
+    /// How many differential formats its styles part has: the carried ones
+    /// are numbered after them.
+    dxf_offset: usize,
+}
+
+impl Source<'_> {
+    /// A part, inflated.
+    fn read(&mut self, name: &str) -> Result<Vec<u8>, WriteError> {
+        read(&mut self.archive, name)
+    }
+
+    /// Copies a part to `zip` as compressed.
+    fn copy<W: Write + Seek>(
+        &mut self,
+        name: &str,
+        zip: &mut ZipWriter<W>,
+    ) -> Result<(), WriteError> {
+        let file = self.archive.by_name(name).map_err(zip_error)?;
+        zip.raw_copy_file(file).map_err(zip_error)
+    }
+}
+
+/// The writer's worksheet part `name` of `sheet` with what the sheet
+/// carries put in, its hyperlinks and its `fixes` (its relationships part,
+/// which that needs, is written to `zip` here); `None` when the writer's
+/// part stands as written. `plain` remembers whether what the sheet carries
+/// is what the writer writes anyway (see [`merge`]).
+fn sheet_part<W: Write + Seek>(
+    source: &mut Source<'_>,
+    zip: &mut ZipWriter<W>,
+    name: &str,
+    sheet: &Sheet,
+    fixes: Option<&Fixes>,
+    plain: &mut Option<bool>,
+) -> Result<Option<Vec<u8>>, WriteError> {
+    let links = &sheet.layout.links;
+    if sheet.carried.is_empty() && links.is_empty() {
+        return match fixes {
+            Some(fixes) => Ok(Some(fix::apply(&source.read(name)?, fixes))),
+            None => Ok(None),
+        };
+    }
+    let rels_part = rels_name(name);
+    let relationships = [
+        &sheet.carried.xml.relationships[..],
+        &link_relationships(links),
+    ]
+    .concat();
+    let mut renamed = HashMap::new();
+    if !relationships.is_empty() {
+        let rels_xml = match source.produced.contains(rels_part.as_str()) {
+            true => source.read(&rels_part)?,
+            false => EMPTY_RELATIONSHIPS.as_bytes().to_vec(),
+        };
+        let (rels, ids) = add_relationships(&rels_xml, &relationships, name, source.produced);
+        renamed = ids;
+        put(zip, &rels_part, &rels)?;
+    } else if source.produced.contains(rels_part.as_str()) {
+        source.copy(&rels_part, zip)?;
+    }
+    if *plain == Some(true) && fixes.is_none() {
+        return Ok(None);
+    }
+    let written = source.read(name)?;
+    let xml = splice_sheet(
+        &written,
+        &sheet.carried.xml,
+        &renamed,
+        source.dxf_offset,
+        hyperlinks(links, &renamed),
+    )?;
+    let xml = with_original_columns(xml, sheet.carried.columns.as_deref());
+    // Most of a sheet is its cells: when what it carries is what the writer
+    // wrote anyway, the part is copied as compressed.
+    let same = xml == written;
+    *plain = Some(same && relationships.is_empty());
+    Ok(match fixes {
+        Some(fixes) => Some(fix::apply(&xml, fixes)),
+        None => (!same).then_some(xml),
+    })
 }
 
 /// An empty relationships part, for a sheet the writer gave none.
