@@ -190,7 +190,7 @@ pub fn merge<W: Write + Seek>(
             Some(range) => put(
                 &mut zip,
                 &part.name,
-                &retable(&part.bytes, *range, source.dxf_offset)?,
+                &with_range(&part.bytes, *range, source.dxf_offset)?,
             )?,
             None => put(&mut zip, &part.name, &part.bytes)?,
         }
@@ -199,10 +199,11 @@ pub fn merge<W: Write + Seek>(
     Ok(())
 }
 
-/// A carried table part with the range the table has now (its `ref`; the
-/// ranges inside it, its autofilter's and sort's, move with its first and
-/// last rows) and its differential formats numbered after the writer's.
-fn retable(xml: &[u8], range: Range, dxf_offset: usize) -> Result<Vec<u8>, WriteError> {
+/// A carried table part or autofilter with the range the model gives it
+/// now (its first `ref`; the ranges inside it, an autofilter's and a
+/// sort's, move with its first and last rows), and its differential
+/// formats numbered after the writer's.
+fn with_range(xml: &[u8], range: Range, dxf_offset: usize) -> Result<Vec<u8>, WriteError> {
     let mut reader = Reader::from_reader(xml);
     let mut out = Writer::new(Vec::new());
     let mut was: Option<Range> = None;
@@ -220,8 +221,8 @@ fn retable(xml: &[u8], range: Range, dxf_offset: usize) -> Result<Vec<u8>, Write
 }
 
 /// An element of a table part with its ranges and differential format ids
-/// rewritten (see [`retable`]); `was` is the table's range in the file,
-/// read from the first `ref`, the table's own.
+/// rewritten (see [`with_range`]); `was` is the range in the file, read
+/// from the first `ref`, the table's or autofilter's own.
 fn table_attributes(
     element: &BytesStart<'_>,
     range: Range,
@@ -1003,37 +1004,18 @@ fn rebind(
     rel_prefixes: &HashSet<String>,
     renamed: &HashMap<String, String>,
     dxf_offset: usize,
-    replace: &HashMap<&str, String>,
 ) -> Result<Vec<u8>, WriteError> {
     let mut reader = Reader::from_str(&element.xml);
     let mut out = Writer::new(Vec::new());
-    let mut depth = 0usize;
     loop {
         let event = reader.read_event().map_err(xml_error)?;
         let event = match event {
             Event::Eof => break,
             Event::Start(e) => {
-                depth += 1;
-                Event::Start(rebind_attributes(
-                    &e,
-                    depth == 1,
-                    rel_prefixes,
-                    renamed,
-                    dxf_offset,
-                    replace,
-                ))
+                Event::Start(rebind_attributes(&e, rel_prefixes, renamed, dxf_offset))
             }
-            Event::Empty(e) => Event::Empty(rebind_attributes(
-                &e,
-                depth == 0,
-                rel_prefixes,
-                renamed,
-                dxf_offset,
-                replace,
-            )),
-            Event::End(e) => {
-                depth = depth.saturating_sub(1);
-                Event::End(e)
+            Event::Empty(e) => {
+                Event::Empty(rebind_attributes(&e, rel_prefixes, renamed, dxf_offset))
             }
             other => other,
         };
@@ -1044,11 +1026,9 @@ fn rebind(
 
 fn rebind_attributes(
     element: &BytesStart<'_>,
-    top: bool,
     rel_prefixes: &HashSet<String>,
     renamed: &HashMap<String, String>,
     dxf_offset: usize,
-    replace: &HashMap<&str, String>,
 ) -> BytesStart<'static> {
     let is_rule = element.local_name().as_ref() == "cfRule";
     // The relationships prefix may be declared on the element itself.
@@ -1078,8 +1058,6 @@ fn rebind_attributes(
                 .parse::<usize>()
                 .ok()
                 .map(|id| (id + dxf_offset).to_string())
-        } else if top {
-            replace.get(key.as_str()).cloned()
         } else {
             None
         };
@@ -1119,21 +1097,20 @@ fn splice_sheet(
     let skeleton = [head, b"<sheetData/>".as_slice(), tail].concat();
     let mut parts = cut(&skeleton)?;
     let prefixes = relationship_prefixes(carried);
-    let written_filter_ref = parts
+    let written_filter = parts
         .children
         .iter()
         .find(|(name, _)| name == "autoFilter")
-        .and_then(|(_, bytes)| first_attribute(bytes, "ref"));
+        .and_then(|(_, bytes)| first_attribute(bytes, "ref"))
+        .and_then(|range| super::package::range_ref(&range));
     let mut elements = Vec::new();
     for element in &carried.elements {
-        let mut replace = HashMap::new();
-        if element.name == "autoFilter" {
-            // The model grows the range with inserted rows.
-            if let Some(range) = &written_filter_ref {
-                replace.insert("ref", range.clone());
-            }
+        let mut bytes = rebind(element, &prefixes, renamed, dxf_offset)?;
+        if let (true, Some(range)) = (element.name == "autoFilter", written_filter) {
+            // The model grows the range with inserted rows; a sort inside
+            // moves with it.
+            bytes = with_range(&bytes, range, 0)?;
         }
-        let bytes = rebind(element, &prefixes, renamed, dxf_offset, &replace)?;
         elements.push((element.name.clone(), bytes));
     }
     elements.extend(hyperlinks.map(|links| ("hyperlinks".to_owned(), links)));
@@ -1185,6 +1162,32 @@ fn replace_once(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
     }
 }
 
+/// The sheet index (`localSheetId`) of a defined name (XML text) that is an
+/// autofilter's name.
+fn filter_sheet(xml: &[u8]) -> Option<String> {
+    first_attribute(xml, "name")?
+        .eq_ignore_ascii_case(FILTER_NAME)
+        .then(|| first_attribute(xml, "localSheetId"))?
+}
+
+/// The start tag an element (XML text) begins with.
+fn start_tag(xml: &[u8]) -> &[u8] {
+    let end = xml
+        .iter()
+        .position(|&b| b == b'>')
+        .map_or(xml.len(), |i| i + 1);
+    &xml[..end]
+}
+
+/// What lies between an element's start tag and its end tag, as written.
+fn inner_text(xml: &[u8]) -> &[u8] {
+    let start = start_tag(xml).len();
+    let end = rfind(xml, b"</")
+        .filter(|&end| end >= start)
+        .unwrap_or(start);
+    &xml[start..end]
+}
+
 /// The writer's workbook XML with the carried elements put in: carried
 /// built-in names go inside `<definedNames>`.
 fn splice_workbook(
@@ -1196,39 +1199,43 @@ fn splice_workbook(
     let prefixes = relationship_prefixes(carried);
     let mut elements = Vec::new();
     let mut names = Vec::new();
-    let written_names = parts
+    // The writer writes the name of each autofilter it writes, with the
+    // range the model gives it: the file's name for that sheet comes back
+    // with that range, and the writer's goes.
+    let mut filter_ranges = HashMap::new();
+    if let Some((_, written)) = parts
         .children
-        .iter()
+        .iter_mut()
         .find(|(name, _)| name == "definedNames")
-        .map_or(&[][..], |(_, bytes)| bytes.as_slice());
-    let mut filter_names_written = Vec::new();
-    super::package::for_each_element(written_names, |element| {
-        let attr = |name| super::package::attr(element, name);
-        if attr("name").as_deref() == Some(FILTER_NAME) {
-            filter_names_written.extend(attr("localSheetId"));
-        }
-        Ok(())
-    })
-    .map_err(|error| xml_error(error.0))?;
-    for element in &carried.elements {
-        if element.name == "definedName" {
-            // The writer writes the name of each autofilter it writes.
-            let filter_of = |xml: &[u8]| {
-                (first_attribute(xml, "name")?.eq_ignore_ascii_case(FILTER_NAME))
-                    .then(|| first_attribute(xml, "localSheetId"))?
-            };
-            if filter_of(element.xml.as_bytes())
-                .is_some_and(|sheet| filter_names_written.contains(&sheet))
-            {
-                continue;
+    {
+        for name in capture_children(written, Some("definedNames")).map_err(|e| xml_error(e.0))? {
+            if let Some(sheet) = filter_sheet(name.as_bytes()) {
+                *written = replace_once(written, name.as_bytes(), b"");
+                filter_ranges.insert(sheet, name);
             }
         }
-        let bytes = rebind(element, &prefixes, renamed, 0, &HashMap::new())?;
-        if element.name == "definedName" {
-            names.extend(bytes);
-        } else {
+    }
+    for element in &carried.elements {
+        let mut bytes = rebind(element, &prefixes, renamed, 0)?;
+        if element.name != "definedName" {
             elements.push((element.name.clone(), bytes));
+            continue;
         }
+        let open = start_tag(&bytes);
+        if !open.ends_with(b"/>")
+            && let Some(written) = filter_sheet(&bytes).and_then(|s| filter_ranges.remove(&s))
+        {
+            let name_end = open
+                .iter()
+                .position(|&b| b.is_ascii_whitespace() || b == b'>')
+                .unwrap_or(open.len());
+            let close = [b"</", &open[1..name_end], b">"].concat();
+            bytes = [open, inner_text(written.as_bytes()), &close].concat();
+        }
+        names.extend(bytes);
+    }
+    for written in filter_ranges.into_values() {
+        names.extend(written.into_bytes());
     }
     if !names.is_empty() {
         match parts
@@ -1255,4 +1262,35 @@ fn splice_workbook(
         elements,
     );
     Ok(reassemble(&parts, &carried.root_attributes, &children))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAIN: &str = "http://schemas.openxmlformats.org/spreadsheetml/2006/main";
+
+    #[test]
+    fn the_files_autofilter_name_comes_back_with_the_writers_range() {
+        let written = format!(
+            r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<workbook xmlns="{MAIN}" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Data" sheetId="1" r:id="rId1"/></sheets><definedNames><definedName name="_xlnm._FilterDatabase" localSheetId="0" hidden="1">Data!$A$1:$B$6</definedName></definedNames><calcPr calcId="124519" fullCalcOnLoad="1"/></workbook>"#
+        );
+        let carried = CarriedXml {
+            root_attributes: vec![("xmlns:x".into(), MAIN.into())],
+            elements: vec![Element {
+                name: "definedName".into(),
+                xml: r#"<x:definedName name="_xlnm._FilterDatabase" localSheetId="0" comment="the file's">Data!$A$1:$B$5</x:definedName>"#.into(),
+            }],
+            relationships: Vec::new(),
+        };
+        let out = splice_workbook(written.as_bytes(), &carried, &HashMap::new()).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains(r#"<x:definedName name="_xlnm._FilterDatabase" localSheetId="0" comment="the file's">Data!$A$1:$B$6</x:definedName>"#),
+            "{text}"
+        );
+        assert_eq!(text.matches("_xlnm._FilterDatabase").count(), 1, "{text}");
+        assert!(text.contains(r#"xmlns:x=""#), "{text}");
+    }
 }
