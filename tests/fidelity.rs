@@ -341,13 +341,7 @@ async fn table_parts_are_carried_with_their_new_range() {
         let part_name = "xl/tables/table1.xml";
         let before = String::from_utf8(part(&original, part_name).unwrap()).unwrap();
         assert!(before.contains(r#"ref="A1:D5""#), "{producer}: {before}");
-        let server = Server::start().await;
-        std::fs::write(server.file(ID), &original).unwrap();
-        let (status, body) = server
-            .post(&rows_path("Data"), json!({"data": [{"name": "Eve"}]}))
-            .await;
-        assert_eq!(status, StatusCode::CREATED, "{producer}: {body}");
-        let written = std::fs::read(server.file(ID)).unwrap();
+        let written = written_after_insert(&original, producer).await;
         let after = String::from_utf8(part(&written, part_name).unwrap()).unwrap();
         assert_eq!(
             after.replace(" />", "/>"),
@@ -1077,16 +1071,26 @@ fn carried_styles_keep_their_namespace() {
 }
 
 /// The fixture `fidelity/<producer>/<name>.xlsx` with `row` (XML) added
-/// as the last row of its first sheet, on disk as spreadsheet `ID` of
-/// `server`.
-fn add_with_row(server: &Server, producer: &str, name: &str, row: &str) {
+/// as the last row of its first sheet.
+fn with_row(producer: &str, name: &str, row: &str) -> Vec<u8> {
     let path = common::fixture_path(&format!("fidelity/{producer}/{name}.xlsx"));
-    let package = with_part_edited(
+    with_part_edited(
         &std::fs::read(path).unwrap(),
         "xl/worksheets/sheet1.xml",
         |xml| xml.replacen("</sheetData>", &format!("{row}</sheetData>"), 1),
-    );
+    )
+}
+
+/// `package` served as spreadsheet `ID`, after an insert of Eve into sheet
+/// `Data` over HTTP: the file the write left on disk.
+async fn written_after_insert(package: &[u8], case: &str) -> Vec<u8> {
+    let server = Server::start().await;
     std::fs::write(server.file(ID), package).unwrap();
+    let (status, body) = server
+        .post(&rows_path("Data"), json!({"data": [{"name": "Eve"}]}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{case}: {body}");
+    std::fs::read(server.file(ID)).unwrap()
 }
 
 /// Cells the writer would write otherwise than the file had them read the
@@ -1131,7 +1135,7 @@ async fn untouched_values_read_the_same_after_a_write() {
         ] {
             let case = format!("{producer}/{name}");
             let server = Server::start().await;
-            add_with_row(&server, producer, name, row);
+            std::fs::write(server.file(ID), with_row(producer, name, row)).unwrap();
             let before = common::read_sheet(&server.file(ID), "Data");
             assert_eq!(before.len(), 30, "{case}: the row is in the fixture");
             assert_eq!(
@@ -1158,13 +1162,7 @@ async fn untouched_values_read_the_same_after_a_write() {
 async fn row_settings_come_back_as_the_file_had_them() {
     let rows = r#"<row r="30" ht="15" customHeight="1"/><row r="31" ht="13.3" customHeight="1" collapsed="1"/><row r="32" s="0" customFormat="1"/>"#;
     for producer in PRODUCERS {
-        let server = Server::start().await;
-        add_with_row(&server, producer, "dimensions", rows);
-        let (status, body) = server
-            .post(&rows_path("Data"), json!({"data": [{"name": "Eve"}]}))
-            .await;
-        assert_eq!(status, StatusCode::CREATED, "{producer}: {body}");
-        let written = std::fs::read(server.file(ID)).unwrap();
+        let written = written_after_insert(&with_row(producer, "dimensions", rows), producer).await;
         let xml = part(&written, "xl/worksheets/sheet1.xml").unwrap();
         let row = |number: &str| {
             elements(&xml, "row")
@@ -1276,13 +1274,7 @@ async fn named_cell_styles_survive() {
                 .any(|style| !style[1].is_empty() && style[0] != "Normal"),
             "{producer}: a named style with a font"
         );
-        let server = Server::start().await;
-        std::fs::write(server.file(ID), &package).unwrap();
-        let (status, body) = server
-            .post(&rows_path("Data"), json!({"data": [{"name": "Eve"}]}))
-            .await;
-        assert_eq!(status, StatusCode::CREATED, "{producer}: {body}");
-        let written = std::fs::read(server.file(ID)).unwrap();
+        let written = written_after_insert(&package, producer).await;
         let after = named_styles(&part(&written, "xl/styles.xml").unwrap());
         assert_eq!(after, before, "{producer}");
     }
@@ -1301,13 +1293,7 @@ async fn links_keep_their_range_and_display_text() {
                 r#"<hyperlink ref="G2:H3" location="Report!A1" display="both cells"/></hyperlinks>"#,
             )
         });
-        let server = Server::start().await;
-        std::fs::write(server.file(ID), &original).unwrap();
-        let (status, body) = server
-            .post(&rows_path("Data"), json!({"data": [{"name": "Eve"}]}))
-            .await;
-        assert_eq!(status, StatusCode::CREATED, "{producer}: {body}");
-        let written = std::fs::read(server.file(ID)).unwrap();
+        let written = written_after_insert(&original, producer).await;
         let links = elements(&part(&written, sheet_part).unwrap(), "hyperlink");
         let on_range = links
             .iter()

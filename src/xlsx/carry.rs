@@ -188,17 +188,10 @@ impl ChildCopier {
 
 /// The namespace declarations and `mc:Ignorable` of a part's root element.
 pub fn root_attributes(root: &BytesStart<'_>) -> Vec<(String, String)> {
-    root.attributes()
-        .with_checks(false)
-        .flatten()
-        .filter_map(|attribute| {
-            let key = attribute.key.as_ref().to_owned();
-            let wanted = key == "xmlns" || key.starts_with("xmlns:") || key.ends_with(":Ignorable");
-            let value = attribute
-                .normalized_value(quick_xml::XmlVersion::Implicit1_0)
-                .ok()?
-                .into_owned();
-            wanted.then_some((key, value))
+    super::package::all_attributes(root)
+        .into_iter()
+        .filter(|(key, _)| {
+            key == "xmlns" || key.starts_with("xmlns:") || key.ends_with(":Ignorable")
         })
         .collect()
 }

@@ -21,6 +21,7 @@ use super::carry::{
     target_part,
 };
 use super::fix::{self, Fixes};
+use super::package::all_attributes;
 use crate::model::carried::{CarriedXml, CellStyles, Element, Relationship};
 use crate::model::layout::{Link, LinkTarget, Range};
 use crate::model::{Sheet, Workbook};
@@ -230,12 +231,7 @@ fn table_attributes(
     dxf_offset: usize,
 ) -> BytesStart<'static> {
     let mut out = BytesStart::new(element.name().as_ref().to_owned());
-    for attribute in element.attributes().with_checks(false).flatten() {
-        let key = attribute.key.as_ref().to_owned();
-        let value = attribute
-            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
-            .map(|v| v.into_owned())
-            .unwrap_or_default();
+    for (key, value) in all_attributes(element) {
         let new = if key == "ref" {
             let old = super::package::range_ref(&value);
             match (*was, old) {
@@ -252,10 +248,7 @@ fn table_attributes(
             }
             .map(|r| cell_range(r.first_row, r.first_column, r.last_row, r.last_column))
         } else if key.ends_with("DxfId") && dxf_offset > 0 {
-            value
-                .parse::<usize>()
-                .ok()
-                .map(|id| (id + dxf_offset).to_string())
+            plus(&value, dxf_offset)
         } else {
             None
         };
@@ -632,7 +625,7 @@ fn with_cell_styles(xml: Vec<u8>, styles: Option<&CellStyles>) -> Vec<u8> {
     let Some(styles) = styles else {
         return xml;
     };
-    let offset = |list| count_children(&xml, list) as u64;
+    let offset = |list| count_children(&xml, list);
     let (fonts, fills, borders) = (offset("fonts"), offset("fills"), offset("borders"));
     // Style format 0 is the writer's; the file's others follow its own.
     let formats = offset("cellStyleXfs").saturating_sub(1);
@@ -661,16 +654,15 @@ fn with_cell_styles(xml: Vec<u8>, styles: Option<&CellStyles>) -> Vec<u8> {
             })
         })
         .collect();
-    let shifted = |value: &str, by: u64| value.parse::<u64>().ok().map(|v| (v + by).to_string());
     let style_formats: Vec<String> = styles
         .formats
         .iter()
         .skip(1)
         .map(|format| {
             with_root_attributes(format, |name, value| match name {
-                "fontId" => shifted(value, fonts),
-                "fillId" => shifted(value, fills),
-                "borderId" => shifted(value, borders),
+                "fontId" => plus(value, fonts),
+                "fillId" => plus(value, fills),
+                "borderId" => plus(value, borders),
                 "numFmtId" => num_ids.get(value).cloned(),
                 _ => None,
             })
@@ -682,7 +674,7 @@ fn with_cell_styles(xml: Vec<u8>, styles: Option<&CellStyles>) -> Vec<u8> {
         match first_attribute(style.as_bytes(), "xfId").as_deref() {
             Some("0") => normal = Some(style.clone()),
             _ => named.push(with_root_attributes(style, |name, value| {
-                (name == "xfId").then(|| shifted(value, formats)).flatten()
+                (name == "xfId").then(|| plus(value, formats)).flatten()
             })),
         }
     }
@@ -705,6 +697,11 @@ fn with_cell_styles(xml: Vec<u8>, styles: Option<&CellStyles>) -> Vec<u8> {
     append_children(xml, "cellStyles", &named)
 }
 
+/// The number `value` (an id) plus `by`; `None` when it is no number.
+fn plus(value: &str, by: usize) -> Option<String> {
+    value.parse::<usize>().ok().map(|id| (id + by).to_string())
+}
+
 /// An element (XML text) with the attributes of its start tag that `map`
 /// gives a new value for (by local name) changed.
 fn with_root_attributes(xml: &str, mut map: impl FnMut(&str, &str) -> Option<String>) -> String {
@@ -716,14 +713,9 @@ fn with_root_attributes(xml: &str, mut map: impl FnMut(&str, &str) -> Option<Str
     };
     let rest = &xml[reader.buffer_position() as usize..];
     let mut tag = BytesStart::new(start.name().as_ref().to_owned());
-    for attribute in start.attributes().with_checks(false).flatten() {
-        let key = attribute.key.as_ref().to_owned();
-        let local = attribute.key.local_name().as_ref().to_owned();
-        let value = attribute
-            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
-            .map(|v| v.into_owned())
-            .unwrap_or_default();
-        let value = map(&local, &value).unwrap_or(value);
+    for (key, value) in all_attributes(&start) {
+        let local = key.rsplit(':').next().unwrap_or(&key);
+        let value = map(local, &value).unwrap_or(value);
         tag.push_attribute((key.as_str(), value.as_str()));
     }
     let mut out = Writer::new(Vec::new());
@@ -1033,31 +1025,22 @@ fn rebind_attributes(
     let is_rule = element.local_name().as_ref() == "cfRule";
     // The relationships prefix may be declared on the element itself.
     let mut rel_prefixes = rel_prefixes.clone();
-    for attribute in element.attributes().with_checks(false).flatten() {
-        let key = attribute.key.as_ref();
-        let value = attribute.normalized_value(quick_xml::XmlVersion::Implicit1_0);
-        if let (Some(prefix), Ok(uri)) = (key.strip_prefix("xmlns:"), value)
-            && is_relationships_ns(&uri)
+    let all = all_attributes(element);
+    for (key, uri) in &all {
+        if let Some(prefix) = key.strip_prefix("xmlns:")
+            && is_relationships_ns(uri)
         {
             rel_prefixes.insert(prefix.to_owned());
         }
     }
     let mut changed = false;
     let mut attributes = Vec::new();
-    for attribute in element.attributes().with_checks(false).flatten() {
-        let key = attribute.key.as_ref().to_owned();
-        let value = attribute
-            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
-            .map(|v| v.into_owned())
-            .unwrap_or_default();
+    for (key, value) in all {
         let prefix = key.split_once(':').map(|(p, _)| p);
         let new = if prefix.is_some_and(|p| rel_prefixes.contains(p)) {
             renamed.get(&value).cloned()
         } else if is_rule && key == "dxfId" && dxf_offset > 0 {
-            value
-                .parse::<usize>()
-                .ok()
-                .map(|id| (id + dxf_offset).to_string())
+            plus(&value, dxf_offset)
         } else {
             None
         };

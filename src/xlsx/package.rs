@@ -559,18 +559,9 @@ impl SheetScan<'_> {
         // Kept as the file wrote them: those the model has no field for,
         // without a prefix (a prefixed one, such as a revision id, needs a
         // namespace the written sheet does not declare).
-        let attributes = element
-            .attributes()
-            .with_checks(false)
-            .flatten()
-            .filter(|a| !matches!(a.key.as_ref(), "ref" | "tooltip"))
-            .filter(|a| a.key.prefix().is_none())
-            .filter_map(|a| {
-                let value = a
-                    .normalized_value(quick_xml::XmlVersion::Implicit1_0)
-                    .ok()?;
-                Some((a.key.as_ref().to_owned(), value.into_owned()))
-            })
+        let attributes = all_attributes(element)
+            .into_iter()
+            .filter(|(key, _)| !matches!(key.as_str(), "ref" | "tooltip") && !key.contains(':'))
             .collect();
         let link = Link {
             range: at,
@@ -675,6 +666,20 @@ pub(super) fn attr(element: &BytesStart<'_>, name: &str) -> Option<String> {
         .ok()
         .flatten()
         .map(Cow::into_owned)
+}
+
+/// Every attribute of an element: its name as written (with its prefix)
+/// and its value, unescaped; leniently, as [`attr`].
+pub(super) fn all_attributes(element: &BytesStart<'_>) -> Vec<(String, String)> {
+    element
+        .attributes()
+        .with_checks(false)
+        .flatten()
+        .filter_map(|attribute| {
+            let value = attribute.normalized_value(XmlVersion::Implicit1_0).ok()?;
+            Some((attribute.key.as_ref().to_owned(), value.into_owned()))
+        })
+        .collect()
 }
 
 /// The values of `names` in one pass over the element's attributes, for
