@@ -664,25 +664,56 @@ fn workbook_with_a_chart_sheet() -> Vec<u8> {
     book.save_to_buffer().unwrap()
 }
 
-/// Chart sheets are still refused: 409 naming them, the file untouched.
+/// Chart sheets are carried: the write succeeds and the chart sheet comes
+/// back in its place, its part byte for byte, its chart with it.
 #[tokio::test]
-async fn writes_that_would_lose_a_chart_sheet_are_refused() {
+async fn chart_sheets_are_carried() {
+    let original = workbook_with_a_chart_sheet();
+    let written = written_after_insert(&original, "chart sheet").await;
+    let entries = elements(&part(&written, "xl/workbook.xml").unwrap(), "sheet");
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    assert!(entries[1].contains(r#"name="Chart""#), "{entries:?}");
+    for carried in ["xl/chartsheets/sheet1.xml", "xl/charts/chart1.xml"] {
+        assert!(
+            part(&original, carried).is_some(),
+            "the fixture has {carried}"
+        );
+        assert_eq!(
+            part(&written, carried),
+            part(&original, carried),
+            "{carried}"
+        );
+    }
+    let path = std::env::temp_dir().join(format!("sheetd-chart-{}.xlsx", std::process::id()));
+    std::fs::write(&path, &written).unwrap();
+    assert_eq!(common::sheet_names(&path), ["Data", "Chart"]);
+    std::fs::remove_file(&path).unwrap();
+    let after = parse(&written);
+    assert!(after.unkept.is_empty(), "{:?}", after.unkept);
+    assert_eq!(value(&after, "Data", 2, 0), Cell::Text("Eve".into()));
+}
+
+/// A chart sheet whose part is missing cannot be carried: writes are
+/// refused, 409 naming it, the file untouched.
+#[tokio::test]
+async fn writes_that_would_lose_a_sheet_are_refused() {
+    let broken = with_part_removed(&workbook_with_a_chart_sheet(), "xl/chartsheets/sheet1.xml");
     let server = Server::start().await;
-    std::fs::write(server.file(ID), workbook_with_a_chart_sheet()).unwrap();
-    let original = std::fs::read(server.file(ID)).unwrap();
+    std::fs::write(server.file(ID), &broken).unwrap();
     let (status, body) = server
         .post(&rows_path("Data"), json!({"data": [{"name": "Eve"}]}))
         .await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     let detail = body["detail"].as_str().unwrap();
     assert!(detail.contains("sheet \"Chart\""), "{detail}");
-    assert_eq!(std::fs::read(server.file(ID)).unwrap(), original);
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), broken);
 }
 
 #[tokio::test]
 async fn an_operator_may_allow_lossy_writes() {
     let server = Server::start_with(|config| config.allow_lossy_writes = true).await;
-    std::fs::write(server.file(ID), workbook_with_a_chart_sheet()).unwrap();
+    let broken = with_part_removed(&workbook_with_a_chart_sheet(), "xl/chartsheets/sheet1.xml");
+    std::fs::write(server.file(ID), broken).unwrap();
     let (status, body) = server
         .post(&rows_path("Data"), json!({"data": [{"name": "Eve"}]}))
         .await;
@@ -694,6 +725,19 @@ async fn an_operator_may_allow_lossy_writes() {
         after.unkept
     );
     assert_eq!(value(&after, "Data", 2, 0), Cell::Text("Eve".into()));
+}
+
+/// `package` without the part `name`.
+fn with_part_removed(package: &[u8], name: &str) -> Vec<u8> {
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(package)).unwrap();
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..zip.len() {
+        let file = zip.by_index(i).unwrap();
+        if file.name().unwrap() != name {
+            out.raw_copy_file(file).unwrap();
+        }
+    }
+    out.finish().unwrap().into_inner()
 }
 
 #[test]
@@ -859,8 +903,9 @@ fn tinted_theme_colours_survive() {
 }
 
 /// A chart sheet is not a sheet of the model: the worksheets after it keep
-/// their place for the active sheet and for names scoped to them, and the
-/// chart sheet is listed as what a rewrite would lose.
+/// their place for the active sheet and for names scoped to them, in the
+/// model and in the written file, where the chart sheet comes back between
+/// them.
 #[test]
 fn a_chart_sheet_between_worksheets_keeps_their_indexes_right() {
     let mut book = rust_xlsxwriter::Workbook::new();
@@ -879,6 +924,7 @@ fn a_chart_sheet_between_worksheets_keeps_their_indexes_right() {
     let other = book.add_worksheet().set_name("Other").unwrap();
     other.write(0, 0, 2).unwrap();
     other.set_active(true);
+    other.autofilter(0, 0, 0, 0).unwrap();
     book.define_name("Other!total", "=Other!$A$1").unwrap();
     book.define_name("Chart!picked", "=Data!$A$1").unwrap();
 
@@ -888,12 +934,34 @@ fn a_chart_sheet_between_worksheets_keeps_their_indexes_right() {
     assert_eq!(workbook.active_sheet, 1, "Other is the active sheet");
     assert_eq!(workbook.names.len(), 1);
     assert_eq!(workbook.names[0].scope, Some(1), "total belongs to Other");
-    let unkept = workbook.unkept.join("; ");
-    assert!(unkept.contains("sheet \"Chart\""), "{unkept}");
-    assert!(
-        unkept.contains("name \"picked\" of a chart sheet"),
-        "{unkept}"
-    );
+    assert!(workbook.unkept.is_empty(), "{:?}", workbook.unkept);
+
+    let mut out = std::io::Cursor::new(Vec::new());
+    sheetd::xlsx::write_workbook(&workbook, &mut out).unwrap();
+    let xml = String::from_utf8(part(out.get_ref(), "xl/workbook.xml").unwrap()).unwrap();
+    let entries = elements(xml.as_bytes(), "sheet");
+    let order: Vec<bool> = ["Data", "Chart", "Other"]
+        .iter()
+        .zip(&entries)
+        .map(|(name, entry)| entry.contains(&format!(r#"name="{name}""#)))
+        .collect();
+    assert_eq!(order, [true, true, true], "{entries:?}");
+    assert!(xml.contains(r#"activeTab="2""#), "{xml}");
+    for name in elements(xml.as_bytes(), "definedName") {
+        let sheet = match () {
+            _ if name.contains("total") || name.contains("_FilterDatabase") => "2",
+            _ if name.contains("picked") => "1",
+            _ => panic!("{name}"),
+        };
+        assert!(
+            name.contains(&format!(r#"localSheetId="{sheet}""#)),
+            "{name}"
+        );
+    }
+    assert_eq!(elements(xml.as_bytes(), "definedName").len(), 3, "{xml}");
+    let again = parse(out.get_ref());
+    assert_eq!(again.active_sheet, 1);
+    assert_eq!(again.names, workbook.names);
 }
 
 /// A workbook in the 1904 date system stays in it, every date the same:

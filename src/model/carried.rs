@@ -111,6 +111,10 @@ pub struct Carried {
     /// The named cell styles ("Good", "Heading 1", a user's own), which
     /// the writer does not write, with what they use.
     pub cell_styles: Option<CellStyles>,
+    /// Sheets that are no worksheets (chart sheets, dialog sheets), which
+    /// the model does not hold: each `<sheet>` entry of the workbook part
+    /// with its position among all the sheets. Their parts are carried.
+    pub other_sheets: Vec<(usize, Element)>,
     /// Carried parts that name sheets in formulas (charts' series, pivot
     /// caches' sources), described for a user, with the names of the sheets
     /// their text mentions.

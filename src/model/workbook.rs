@@ -18,7 +18,8 @@ pub const MAX_COLUMNS: usize = 16_384;
 pub struct Workbook {
     pub sheets: Vec<Sheet>,
     /// Parts of the file a rewrite would not keep, described for a user
-    /// ("the chart sheet 'Summary'"). Writes are refused while any exist.
+    /// (a chart sheet whose part is missing). Writes are refused while any
+    /// exist.
     pub unkept: Vec<String>,
     /// The cell formats that `Layout::formats` ids point into; id 0 is the
     /// default format (present whether or not this holds it).

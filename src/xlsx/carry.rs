@@ -314,6 +314,8 @@ pub struct SheetCapture {
 pub struct WorkbookCapture {
     pub root_attributes: Vec<(String, String)>,
     pub elements: Vec<Element>,
+    /// Every `<sheet>` entry, in order.
+    pub sheets: Vec<Element>,
 }
 
 /// Collects what the package carries. `parts` holds every part but the
@@ -334,6 +336,7 @@ pub fn collect(
         )?,
         ..Carried::default()
     };
+    carried.other_sheets = other_sheets(parts, workbook.sheets, &carried.workbook.relationships);
     let defaults = writer_defaults();
     if let Some(styles) = parts.get("xl/styles.xml") {
         carried.dxfs = capture_children(styles, Some("dxfs"))?;
@@ -567,6 +570,27 @@ fn declares_1904(xml: &str) -> bool {
         }
         _ => false,
     }
+}
+
+/// The entries of the sheets that are no worksheets, with their positions,
+/// when their relationship is carried and leads to a part the package has.
+fn other_sheets(
+    parts: &HashMap<String, Vec<u8>>,
+    entries: Vec<Element>,
+    relationships: &[Relationship],
+) -> Vec<(usize, Element)> {
+    entries
+        .into_iter()
+        .enumerate()
+        .filter(|(_, entry)| {
+            let id = super::package::relationship_id(entry.xml.as_bytes());
+            relationships
+                .iter()
+                .find(|r| Some(&r.id) == id.as_ref())
+                .and_then(|r| target_part("xl/workbook.xml", r))
+                .is_some_and(|part| parts.contains_key(&part))
+        })
+        .collect()
 }
 
 /// The named cell styles of a styles part with what they use, unless it

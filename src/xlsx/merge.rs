@@ -22,7 +22,7 @@ use super::carry::{
 };
 use super::fix::{self, Fixes};
 use super::package::all_attributes;
-use crate::model::carried::{CarriedXml, CellStyles, Element, Relationship};
+use crate::model::carried::{Carried, CarriedXml, CellStyles, Element, Relationship};
 use crate::model::layout::{Link, LinkTarget, Range};
 use crate::model::{Sheet, Workbook};
 
@@ -152,7 +152,7 @@ pub fn merge<W: Write + Seek>(
                     "xl/workbook.xml",
                     &produced,
                 );
-                let xml = splice_workbook(&source.read(name)?, &carried.workbook, &renamed)?;
+                let xml = splice_workbook(&source.read(name)?, carried, &renamed)?;
                 put(&mut zip, "xl/_rels/workbook.xml.rels", &rels)?;
                 Some(xml)
             }
@@ -1145,6 +1145,103 @@ fn replace_once(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
     }
 }
 
+/// Puts the entries of the sheets the model does not hold (chart sheets)
+/// back into the writer's `<sheets>` at their positions, each with its
+/// relationship id renamed and a `sheetId` after the writer's, and moves
+/// the sheet indexes the writer wrote (`activeTab`, `firstSheet`,
+/// `localSheetId`) to the positions its sheets then have.
+fn with_other_sheets(
+    parts: &mut Parts<'_>,
+    others: &[(usize, Element)],
+    prefixes: &HashSet<String>,
+    renamed: &HashMap<String, String>,
+) -> Result<(), WriteError> {
+    let Some((_, sheets)) = parts.children.iter_mut().find(|(n, _)| n == "sheets") else {
+        return Ok(());
+    };
+    let written = capture_children(sheets, Some("sheets")).map_err(|e| xml_error(e.0))?;
+    let mut next_id = written
+        .iter()
+        .filter_map(|entry| {
+            first_attribute(entry.as_bytes(), "sheetId")?
+                .parse::<u32>()
+                .ok()
+        })
+        .max()
+        .unwrap_or(0);
+    let total = written.len() + others.len();
+    let mut model = written.into_iter();
+    let mut entries = Vec::new();
+    // Where each of the writer's sheets ends up.
+    let mut positions = Vec::new();
+    for position in 0..total {
+        match others.iter().find(|(p, _)| *p == position) {
+            Some((_, entry)) => {
+                next_id += 1;
+                let entry = rebind(entry, prefixes, renamed, 0)?;
+                let entry = with_root_attributes(&String::from_utf8_lossy(&entry), |name, _| {
+                    (name == "sheetId").then(|| next_id.to_string())
+                });
+                entries.push(entry);
+            }
+            None => {
+                entries.extend(model.next());
+                positions.push(position);
+            }
+        }
+    }
+    entries.extend(model);
+    *sheets = [
+        b"<sheets>".as_slice(),
+        entries.concat().as_bytes(),
+        b"</sheets>",
+    ]
+    .concat();
+    let moved = |value: &str| {
+        let index = value.parse::<usize>().ok()?;
+        Some(positions.get(index).copied().unwrap_or(index).to_string())
+    };
+    for (name, bytes) in &mut parts.children {
+        let indexes: &[&str] = match name.as_str() {
+            "bookViews" => &["activeTab", "firstSheet"],
+            "definedNames" => &["localSheetId"],
+            _ => continue,
+        };
+        *bytes = with_attributes(bytes, |key, value| {
+            indexes.contains(&key).then(|| moved(value)).flatten()
+        })?;
+    }
+    Ok(())
+}
+
+/// `xml` with the attributes of every element that `map` gives a new value
+/// for (by name) changed.
+fn with_attributes(
+    xml: &[u8],
+    mut map: impl FnMut(&str, &str) -> Option<String>,
+) -> Result<Vec<u8>, WriteError> {
+    let mut reader = Reader::from_reader(xml);
+    let mut out = Writer::new(Vec::new());
+    let mut rewrite = |element: &BytesStart<'_>| {
+        let mut tag = BytesStart::new(element.name().as_ref().to_owned());
+        for (key, value) in all_attributes(element) {
+            let value = map(&key, &value).unwrap_or(value);
+            tag.push_attribute((key.as_str(), value.as_str()));
+        }
+        tag
+    };
+    loop {
+        let event = match reader.read_event().map_err(xml_error)? {
+            Event::Eof => break,
+            Event::Start(e) => Event::Start(rewrite(&e)),
+            Event::Empty(e) => Event::Empty(rewrite(&e)),
+            other => other,
+        };
+        out.write_event(event).map_err(xml_error)?;
+    }
+    Ok(out.into_inner())
+}
+
 /// The sheet index (`localSheetId`) of a defined name (XML text) that is an
 /// autofilter's name.
 fn filter_sheet(xml: &[u8]) -> Option<String> {
@@ -1175,11 +1272,15 @@ fn inner_text(xml: &[u8]) -> &[u8] {
 /// built-in names go inside `<definedNames>`.
 fn splice_workbook(
     xml: &[u8],
-    carried: &CarriedXml,
+    book: &Carried,
     renamed: &HashMap<String, String>,
 ) -> Result<Vec<u8>, WriteError> {
+    let carried = &book.workbook;
     let mut parts = cut(xml)?;
     let prefixes = relationship_prefixes(carried);
+    if !book.other_sheets.is_empty() {
+        with_other_sheets(&mut parts, &book.other_sheets, &prefixes, renamed)?;
+    }
     let mut elements = Vec::new();
     let mut names = Vec::new();
     // The writer writes the name of each autofilter it writes, with the
@@ -1266,6 +1367,10 @@ mod tests {
                 xml: r#"<x:definedName name="_xlnm._FilterDatabase" localSheetId="0" comment="the file's">Data!$A$1:$B$5</x:definedName>"#.into(),
             }],
             relationships: Vec::new(),
+        };
+        let carried = Carried {
+            workbook: carried,
+            ..Carried::default()
         };
         let out = splice_workbook(written.as_bytes(), &carried, &HashMap::new()).unwrap();
         let text = String::from_utf8(out).unwrap();

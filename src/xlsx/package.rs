@@ -668,6 +668,15 @@ pub(super) fn attr(element: &BytesStart<'_>, name: &str) -> Option<String> {
         .map(Cow::into_owned)
 }
 
+/// The relationship id (`r:id`, under any prefix) of an element (XML text).
+pub(super) fn relationship_id(xml: &[u8]) -> Option<String> {
+    let mut reader = Reader::from_reader(xml);
+    match reader.read_event() {
+        Ok(Event::Start(e) | Event::Empty(e)) => attr(&e, "id"),
+        _ => None,
+    }
+}
+
 /// Every attribute of an element: its name as written (with its prefix)
 /// and its value, unescaped; leniently, as [`attr`].
 pub(super) fn all_attributes(element: &BytesStart<'_>) -> Vec<(String, String)> {
@@ -835,6 +844,7 @@ fn parse_workbook_xml(xml: &[u8]) -> Result<WorkbookXml, ReadError> {
         capture: WorkbookCapture {
             root_attributes: Vec::new(),
             elements: Vec::new(),
+            sheets: Vec::new(),
         },
     };
     // The defined name whose text is being read, and its XML.
@@ -863,6 +873,10 @@ fn parse_workbook_xml(xml: &[u8]) -> Result<WorkbookXml, ReadError> {
                     "sheet" => {
                         if let (Some(sheet), Some(id)) = (attr(e, "name"), attr(e, "id")) {
                             book.sheets.push((sheet, id));
+                        }
+                        let mut entry = Capture::default();
+                        if let Some(element) = entry.push(&event)? {
+                            book.capture.sheets.push(element);
                         }
                     }
                     "workbookView" => {

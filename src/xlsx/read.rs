@@ -52,13 +52,20 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
     };
     // Sheet indexes in the file (chart sheets included) → in the model.
     let mut kept_index = Vec::new();
-    for grid in grids {
+    for (position, grid) in grids.into_iter().enumerate() {
         let Some(Cells { rows, iso_dates }) = grid.cells else {
             kept_index.push(None);
-            workbook.unkept.push(format!(
-                "the {:?} sheet {:?}",
-                grid.meta.typ, grid.meta.name
-            ));
+            let carried = workbook
+                .carried
+                .other_sheets
+                .iter()
+                .any(|(p, _)| *p == position);
+            if !carried {
+                workbook.unkept.push(format!(
+                    "the {:?} sheet {:?}",
+                    grid.meta.typ, grid.meta.name
+                ));
+            }
             continue;
         };
         kept_index.push(Some(workbook.sheets.len()));
@@ -83,9 +90,8 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
         .unwrap_or(0);
     for mut name in package.names {
         match name.scope.map(|i| kept_index.get(i).copied().flatten()) {
-            Some(None) => workbook
-                .unkept
-                .push(format!("the defined name {:?} of a chart sheet", name.name)),
+            // A name of a chart sheet is carried with the sheet.
+            Some(None) => {}
             scope => {
                 name.scope = scope.flatten();
                 workbook.names.push(name);
