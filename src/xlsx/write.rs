@@ -638,10 +638,10 @@ fn write_rich_text(
 }
 
 /// What surrounds the cells: columns, rows, merges, panes (tables and
-/// hyperlinks are written by [`super::merge`])
-/// (the autofilter is among the spans, see [`Cells::write_spans`]).
-/// Written before the cells, so the cells' own values and formats win where
-/// the writer would fill cells in (merged ranges, table headers and totals).
+/// hyperlinks are written by [`super::merge`]; the autofilter is among the
+/// spans, see [`Cells::write_spans`]). Written before the cells, so the
+/// cells' own values and formats win where the writer fills cells in (a
+/// merged range).
 fn write_layout(
     worksheet: &mut Worksheet,
     layout: &Layout,
@@ -798,15 +798,6 @@ fn unwritable(error: XlsxError) -> WriteError {
         }
         XlsxError::RowColumnLimitError => {
             "the workbook reaches past the last row or column of the .xlsx format"
-        }
-        XlsxError::MaxUrlLengthExceeded | XlsxError::UnknownUrlType(_) => {
-            "a hyperlink of the workbook cannot be written back"
-        }
-        XlsxError::TableError(_) | XlsxError::TableRangeOverlaps(..) => {
-            "a table of the workbook cannot be written back"
-        }
-        XlsxError::NameError(..) | XlsxError::NameReused(_) => {
-            "a defined name of the workbook cannot be written back"
         }
         XlsxError::MergeRangeSingleCell | XlsxError::MergeRangeOverlaps(..) => {
             "a merged range of the workbook cannot be written back"
