@@ -1415,3 +1415,38 @@ fn links_survive_in_a_workbook_that_carries_nothing() {
     let links = &sheet(&workbook, "Data").layout.links;
     assert_eq!(&sheet(&rewritten(&workbook), "Data").layout.links, links);
 }
+
+/// A shared formula whose first cell is not the top-left corner of its
+/// range (Excel writes such groups when a later row starts further left):
+/// each cell's formula is the first cell's moved by their distance, and a
+/// write keeps it so. calamine moves it from the corner instead.
+#[test]
+fn shared_formulas_are_moved_from_their_first_cell() {
+    let mut book = rust_xlsxwriter::Workbook::new();
+    book.add_worksheet().set_name("Data").unwrap();
+    let plain = book.save_to_buffer().unwrap();
+    let cells = r#"<sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>n</t></is></c><c r="B1" t="inlineStr"><is><t>m</t></is></c><c r="C1" t="inlineStr"><is><t>k</t></is></c></row><row r="2"><c r="A2"><v>1</v></c><c r="B2"><v>2</v></c><c r="C2"><f t="shared" ref="B2:C3" si="0">B2*10</f><v>20</v></c></row><row r="3"><c r="A3"><v>3</v></c><c r="B3"><f t="shared" si="0"/><v>30</v></c><c r="C3"><f t="shared" si="0"/><v>300</v></c></row></sheetData>"#;
+    let package = with_part_edited(&plain, "xl/worksheets/sheet1.xml", |xml| {
+        let start = xml.find("<sheetData").unwrap();
+        let end = xml
+            .find("</sheetData>")
+            .map(|i| i + "</sheetData>".len())
+            .unwrap_or_else(|| start + xml[start..].find("/>").unwrap() + 2);
+        format!("{}{cells}{}", &xml[..start], &xml[end..])
+    });
+    let expr = |workbook: &Workbook, row, column| match value(workbook, "Data", row, column) {
+        Cell::Formula(f) => f.expr,
+        other => panic!("({row}, {column}) holds {other:?}"),
+    };
+    let workbook = parse(&package);
+    assert_eq!(expr(&workbook, 1, 2), "B2*10");
+    assert_eq!(
+        expr(&workbook, 2, 1),
+        "A3*10",
+        "B3 is C2's formula one down, one left"
+    );
+    assert_eq!(expr(&workbook, 2, 2), "B3*10");
+    let after = rewritten(&workbook);
+    assert_eq!(expr(&after, 2, 1), "A3*10");
+    assert_eq!(expr(&after, 2, 2), "B3*10");
+}

@@ -25,6 +25,7 @@ use super::styles::{self, Palette, Styles, parse_styles, read_color};
 use super::{ReadError, unreadable};
 use crate::model::carried::{Carried, CarriedSheet, Element};
 use crate::model::format::{CellFormat, Color, Font};
+use crate::model::formula::shifted;
 use crate::model::layout::{
     ColumnProps, Layout, Link, LinkTarget, Range, RowProps, Table, TableColumn, TextRun,
 };
@@ -50,6 +51,9 @@ pub struct Package {
     pub carried: Carried,
     /// What each worksheet carries, by sheet name.
     pub carried_sheets: HashMap<String, CarriedSheet>,
+    /// Formulas of shared-formula cells that calamine reads wrong, by sheet
+    /// name: row, column, formula (see `SheetScan::shared_formula`).
+    pub shared_formulas: HashMap<String, Vec<(u32, u16, String)>>,
     pub properties: DocumentProperties,
 }
 
@@ -99,6 +103,11 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
             }
         }
         package.layouts.insert(sheet_name.clone(), layout);
+        if !scan.shared_formulas.is_empty() {
+            package
+                .shared_formulas
+                .insert(sheet_name.clone(), scan.shared_formulas);
+        }
         captures.push(SheetCapture {
             part: part.clone(),
             sheet_name: sheet_name.clone(),
@@ -278,6 +287,20 @@ struct SheetXml {
     columns: Option<String>,
     /// Every cell holding a shared string: row, column, string index.
     shared_strings: Vec<(u32, u16, u32)>,
+    /// The formulas of the cells of a shared formula whose first cell is
+    /// not its range's top-left corner, which calamine moves from the
+    /// corner instead: row, column, formula.
+    shared_formulas: Vec<(u32, u16, String)>,
+}
+
+/// The first cell of a shared formula (`<f t="shared" ref="…" si="…">`),
+/// which holds its text.
+struct SharedFormula {
+    row: u32,
+    column: u16,
+    /// Whether the cell is its range's top-left corner (the usual case).
+    at_corner: bool,
+    text: String,
 }
 
 pub(super) fn xml_error(error: impl std::fmt::Display) -> ReadError {
@@ -296,6 +319,8 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
         heading: None,
         value: Value::Other,
         inline: None,
+        shared: HashMap::new(),
+        in_shared: None,
     };
     let mut reader = Reader::from_reader(xml);
     let mut buf = Vec::new();
@@ -362,6 +387,9 @@ struct SheetScan<'a> {
     value: Value,
     /// The runs of the inline string being read.
     inline: Option<RunReader>,
+    /// Shared formulas by their `si`, and the one whose text is being read.
+    shared: HashMap<String, SharedFormula>,
+    in_shared: Option<String>,
 }
 
 /// What the current cell's text is.
@@ -378,6 +406,14 @@ impl SheetScan<'_> {
     fn text(&mut self, text: Text<'_>) {
         if let Some(inline) = &mut self.inline {
             inline.text(&text);
+            return;
+        }
+        if let Some(first) = self
+            .in_shared
+            .as_ref()
+            .and_then(|si| self.shared.get_mut(si))
+        {
+            first.text.push_str(&text.decode());
             return;
         }
         if self.value == Value::SharedIndex {
@@ -399,6 +435,7 @@ impl SheetScan<'_> {
 
     fn end(&mut self, name: &str) {
         match name {
+            "f" => self.in_shared = None,
             "is" => {
                 let runs = self.inline.take().and_then(RunReader::finish);
                 if let Some(runs) = runs {
@@ -461,7 +498,39 @@ impl SheetScan<'_> {
                     self.sheet.layout.array_formulas.push(range);
                 }
             }
+            "f" if attr(element, "t").is_some_and(|t| t == "shared") => {
+                self.shared_formula(element)?
+            }
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// An `<f t="shared">`: the first cell of a shared formula (with its
+    /// range), or another cell of it, whose formula is the first's moved
+    /// by their distance when the first is not the range's corner.
+    fn shared_formula(&mut self, element: &BytesStart<'_>) -> Result<(), ReadError> {
+        let Some(si) = attr(element, "si") else {
+            return Ok(());
+        };
+        let column = self.next_column.saturating_sub(1);
+        if let Some(range) = attr(element, "ref").and_then(|r| range_ref(&r)) {
+            let first = SharedFormula {
+                row: self.row,
+                column,
+                at_corner: (range.first_row, range.first_column) == (self.row, column),
+                text: String::new(),
+            };
+            self.shared.insert(si.clone(), first);
+            self.in_shared = Some(si);
+            return Ok(());
+        }
+        if let Some(first) = self.shared.get(&si).filter(|first| !first.at_corner) {
+            self.budget.spend(1)?;
+            let rows = i64::from(self.row) - i64::from(first.row);
+            let columns = i64::from(column) - i64::from(first.column);
+            let formula = shifted(&first.text, rows, columns);
+            self.sheet.shared_formulas.push((self.row, column, formula));
         }
         Ok(())
     }

@@ -53,7 +53,11 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
     // Sheet indexes in the file (chart sheets included) → in the model.
     let mut kept_index = Vec::new();
     for (position, grid) in grids.into_iter().enumerate() {
-        let Some(Cells { rows, iso_dates }) = grid.cells else {
+        let Some(Cells {
+            mut rows,
+            iso_dates,
+        }) = grid.cells
+        else {
             kept_index.push(None);
             let carried = workbook
                 .carried
@@ -69,6 +73,15 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
             continue;
         };
         kept_index.push(Some(workbook.sheets.len()));
+        let shared = package.shared_formulas.remove(&grid.meta.name);
+        for (row, column, formula) in shared.into_iter().flatten() {
+            let cell = rows
+                .get_mut(row as usize)
+                .and_then(|cells| cells.get_mut(usize::from(column)));
+            if let Some(Cell::Formula(f)) = cell {
+                f.expr = formula;
+            }
+        }
         let mut sheet = Sheet::new(grid.meta.name, rows);
         sheet.visibility = match grid.meta.visible {
             SheetVisible::Visible => Visibility::Visible,
