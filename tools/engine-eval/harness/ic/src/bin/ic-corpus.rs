@@ -1,0 +1,5 @@
+fn main() {
+    for p in std::env::args().skip(1) {
+        common::corpus_file::<ic::Ic>(&p);
+    }
+}
