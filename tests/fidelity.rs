@@ -654,6 +654,12 @@ fn workbook_with_a_chart_sheet() -> Vec<u8> {
     let data = book.add_worksheet().set_name("Data").unwrap();
     data.write(0, 0, "name").unwrap();
     data.write(1, 0, "Ann").unwrap();
+    add_chart_sheet(&mut book);
+    book.save_to_buffer().unwrap()
+}
+
+/// Adds a chart sheet named `Chart`, charting `Data!A1`.
+fn add_chart_sheet(book: &mut rust_xlsxwriter::Workbook) {
     let mut chart = rust_xlsxwriter::Chart::new_column();
     chart.add_series().set_values("Data!$A$1:$A$1");
     book.add_chartsheet()
@@ -661,7 +667,6 @@ fn workbook_with_a_chart_sheet() -> Vec<u8> {
         .unwrap()
         .insert_chart(0, 0, &chart)
         .unwrap();
-    book.save_to_buffer().unwrap()
 }
 
 /// Chart sheets are carried: the write succeeds and the chart sheet comes
@@ -914,13 +919,7 @@ fn a_chart_sheet_between_worksheets_keeps_their_indexes_right() {
         .unwrap()
         .write(0, 0, 1)
         .unwrap();
-    let mut chart = rust_xlsxwriter::Chart::new_column();
-    chart.add_series().set_values("Data!$A$1:$A$1");
-    book.add_chartsheet()
-        .set_name("Chart")
-        .unwrap()
-        .insert_chart(0, 0, &chart)
-        .unwrap();
+    add_chart_sheet(&mut book);
     let other = book.add_worksheet().set_name("Other").unwrap();
     other.write(0, 0, 2).unwrap();
     other.set_active(true);
@@ -1218,6 +1217,22 @@ async fn untouched_values_read_the_same_after_a_write() {
             let after = common::read_sheet(&server.file(ID), "Data");
             assert_eq!(after.len(), 31, "{case}: Eve is below the row");
             common::assert_grid_eq(&after[..30], &before);
+            if name == "formulas" {
+                // An empty text cell kept in the file still reads as an
+                // empty cell through the API (contract §8).
+                let (status, body) = server
+                    .get(&format!("{}?filter=name:is:null", rows_path("Data")))
+                    .await;
+                assert_eq!(status, StatusCode::OK, "{case}: {body}");
+                let row_30 = body["data"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|row| row["_row"] == 30)
+                    .unwrap_or_else(|| panic!("{case}: row 30 matches is:null: {body}"));
+                assert_eq!(row_30["name"], serde_json::Value::Null, "{case}");
+                assert_eq!(row_30["amount"], "01", "{case}: a cached text stays text");
+            }
         }
     }
 }

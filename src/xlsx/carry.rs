@@ -583,7 +583,8 @@ fn other_sheets(
         .into_iter()
         .enumerate()
         .filter(|(_, entry)| {
-            let id = super::package::relationship_id(entry.xml.as_bytes());
+            // `attr` matches local names: this is the entry's `r:id`.
+            let id = first_attribute(entry.xml.as_bytes(), "id");
             relationships
                 .iter()
                 .find(|r| Some(&r.id) == id.as_ref())

@@ -13,6 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rust_xlsxwriter::utility::row_col_to_cell;
 
+use super::find;
+
 /// What a cell's element must become.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Fix {
@@ -254,10 +256,6 @@ fn value(text: &str) -> Vec<u8> {
     }
     out.push_str("</v>");
     out.into_bytes()
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    memchr::memmem::find(haystack, needle)
 }
 
 #[cfg(test)]

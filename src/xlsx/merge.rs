@@ -15,13 +15,13 @@ use rust_xlsxwriter::utility::cell_range;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
-use super::WriteError;
 use super::carry::{
     capture_children, first_attribute, is_relationships_ns, read_relationships, rels_name,
     target_part,
 };
 use super::fix::{self, Fixes};
 use super::package::all_attributes;
+use super::{WriteError, find, rfind};
 use crate::model::carried::{Carried, CarriedXml, CellStyles, Element, Relationship};
 use crate::model::layout::{Link, LinkTarget, Range};
 use crate::model::{Sheet, Workbook};
@@ -132,9 +132,15 @@ pub fn merge<W: Write + Seek>(
         produced: &produced,
         dxf_offset: 0,
     };
-    if produced.contains("xl/styles.xml") {
-        source.dxf_offset = count_children(&source.read("xl/styles.xml")?, "dxfs");
-    }
+    // Read once: its differential formats are counted before any sheet
+    // is written, and it is written with the carried ones added.
+    let mut styles = match produced.contains("xl/styles.xml") {
+        true => Some(source.read("xl/styles.xml")?),
+        false => None,
+    };
+    source.dxf_offset = styles
+        .as_deref()
+        .map_or(0, |xml| count_children(xml, "dxfs"));
     for name in &names {
         let changed = match name.as_str() {
             "[Content_Types].xml" => Some(content_types(&source.read(name)?, workbook)),
@@ -157,8 +163,12 @@ pub fn merge<W: Write + Seek>(
                 Some(xml)
             }
             "xl/styles.xml" => {
-                let xml = append_children(source.read(name)?, "dxfs", &carried.dxfs);
-                let xml = with_cell_styles(xml, carried.cell_styles.as_ref());
+                let xml = match styles.take() {
+                    Some(xml) => xml,
+                    None => source.read(name)?,
+                };
+                let xml = append_children(xml, "dxfs", &carried.dxfs);
+                let xml = with_cell_styles(xml, carried.cell_styles.as_ref())?;
                 let xml = declare(xml, &carried.styles_namespaces)?;
                 Some(with_default_font(xml, carried.default_font.as_deref()))
             }
@@ -205,56 +215,35 @@ pub fn merge<W: Write + Seek>(
 /// sort's, move with its first and last rows), and its differential
 /// formats numbered after the writer's.
 fn with_range(xml: &[u8], range: Range, dxf_offset: usize) -> Result<Vec<u8>, WriteError> {
-    let mut reader = Reader::from_reader(xml);
-    let mut out = Writer::new(Vec::new());
+    // The range in the file, read from the first `ref`: the table's or
+    // autofilter's own.
     let mut was: Option<Range> = None;
-    loop {
-        let event = reader.read_event().map_err(xml_error)?;
-        let event = match event {
-            Event::Eof => break,
-            Event::Start(e) => Event::Start(table_attributes(&e, range, &mut was, dxf_offset)),
-            Event::Empty(e) => Event::Empty(table_attributes(&e, range, &mut was, dxf_offset)),
-            other => other,
-        };
-        out.write_event(event).map_err(xml_error)?;
-    }
-    Ok(out.into_inner())
-}
-
-/// An element of a table part with its ranges and differential format ids
-/// rewritten (see [`with_range`]); `was` is the range in the file, read
-/// from the first `ref`, the table's or autofilter's own.
-fn table_attributes(
-    element: &BytesStart<'_>,
-    range: Range,
-    was: &mut Option<Range>,
-    dxf_offset: usize,
-) -> BytesStart<'static> {
-    let mut out = BytesStart::new(element.name().as_ref().to_owned());
-    for (key, value) in all_attributes(element) {
-        let new = if key == "ref" {
-            let old = super::package::range_ref(&value);
-            match (*was, old) {
+    with_attributes(xml, |key, value| {
+        if key == "ref" {
+            let moved = match (was, super::package::range_ref(value)) {
                 (None, Some(old)) => {
-                    *was = Some(old);
-                    Some(range)
+                    was = Some(old);
+                    range
                 }
-                (Some(table), Some(inner)) => Some(Range {
+                (Some(table), Some(inner)) => Range {
                     first_row: (inner.first_row + range.first_row).saturating_sub(table.first_row),
                     last_row: (inner.last_row + range.last_row).saturating_sub(table.last_row),
                     ..inner
-                }),
-                _ => None,
-            }
-            .map(|r| cell_range(r.first_row, r.first_column, r.last_row, r.last_column))
+                },
+                _ => return None,
+            };
+            Some(cell_range(
+                moved.first_row,
+                moved.first_column,
+                moved.last_row,
+                moved.last_column,
+            ))
         } else if key.ends_with("DxfId") && dxf_offset > 0 {
-            plus(&value, dxf_offset)
+            plus(value, dxf_offset)
         } else {
             None
-        };
-        out.push_attribute((key.as_str(), new.as_deref().unwrap_or(&value)));
-    }
-    out
+        }
+    })
 }
 
 /// The package the writer produced, which the merge reads from.
@@ -621,9 +610,9 @@ fn append_children(xml: Vec<u8>, list: &str, items: &[String]) -> Vec<u8> {
 /// number formats those use, appended to the writer's and renumbered. The
 /// file's style of format 0 (Normal, under whatever name the file gives
 /// it) takes the place of the writer's Normal.
-fn with_cell_styles(xml: Vec<u8>, styles: Option<&CellStyles>) -> Vec<u8> {
+fn with_cell_styles(xml: Vec<u8>, styles: Option<&CellStyles>) -> Result<Vec<u8>, WriteError> {
     let Some(styles) = styles else {
-        return xml;
+        return Ok(xml);
     };
     let offset = |list| count_children(&xml, list);
     let (fonts, fills, borders) = (offset("fonts"), offset("fills"), offset("borders"));
@@ -641,11 +630,11 @@ fn with_cell_styles(xml: Vec<u8>, styles: Option<&CellStyles>) -> Vec<u8> {
         .unwrap_or(0)
         .max(163);
     let mut num_ids = HashMap::new();
-    let num_formats: Vec<String> = styles
+    let num_formats = styles
         .num_formats
         .iter()
         .map(|format| {
-            with_root_attributes(format, |name, value| {
+            text_with_attributes(format, |name, value| {
                 (name == "numFmtId").then(|| {
                     next_id += 1;
                     num_ids.insert(value.to_owned(), next_id.to_string());
@@ -653,13 +642,13 @@ fn with_cell_styles(xml: Vec<u8>, styles: Option<&CellStyles>) -> Vec<u8> {
                 })
             })
         })
-        .collect();
-    let style_formats: Vec<String> = styles
+        .collect::<Result<Vec<String>, WriteError>>()?;
+    let style_formats = styles
         .formats
         .iter()
         .skip(1)
         .map(|format| {
-            with_root_attributes(format, |name, value| match name {
+            text_with_attributes(format, |name, value| match name {
                 "fontId" => plus(value, fonts),
                 "fillId" => plus(value, fills),
                 "borderId" => plus(value, borders),
@@ -667,15 +656,15 @@ fn with_cell_styles(xml: Vec<u8>, styles: Option<&CellStyles>) -> Vec<u8> {
                 _ => None,
             })
         })
-        .collect();
+        .collect::<Result<Vec<String>, WriteError>>()?;
     let mut normal = None;
     let mut named = Vec::new();
     for style in &styles.styles {
         match first_attribute(style.as_bytes(), "xfId").as_deref() {
             Some("0") => normal = Some(style.clone()),
-            _ => named.push(with_root_attributes(style, |name, value| {
+            _ => named.push(text_with_attributes(style, |name, value| {
                 (name == "xfId").then(|| plus(value, formats)).flatten()
-            })),
+            })?),
         }
     }
     let mut xml = xml;
@@ -694,40 +683,20 @@ fn with_cell_styles(xml: Vec<u8>, styles: Option<&CellStyles>) -> Vec<u8> {
     let xml = append_children(xml, "fills", &styles.fills);
     let xml = append_children(xml, "borders", &styles.borders);
     let xml = append_children(xml, "cellStyleXfs", &style_formats);
-    append_children(xml, "cellStyles", &named)
+    Ok(append_children(xml, "cellStyles", &named))
+}
+
+/// [`with_attributes`] for an element held as text.
+fn text_with_attributes(
+    xml: &str,
+    map: impl FnMut(&str, &str) -> Option<String>,
+) -> Result<String, WriteError> {
+    Ok(String::from_utf8_lossy(&with_attributes(xml.as_bytes(), map)?).into_owned())
 }
 
 /// The number `value` (an id) plus `by`; `None` when it is no number.
 fn plus(value: &str, by: usize) -> Option<String> {
     value.parse::<usize>().ok().map(|id| (id + by).to_string())
-}
-
-/// An element (XML text) with the attributes of its start tag that `map`
-/// gives a new value for (by local name) changed.
-fn with_root_attributes(xml: &str, mut map: impl FnMut(&str, &str) -> Option<String>) -> String {
-    let mut reader = Reader::from_str(xml);
-    let (start, empty) = match reader.read_event() {
-        Ok(Event::Start(e)) => (e.into_owned(), false),
-        Ok(Event::Empty(e)) => (e.into_owned(), true),
-        _ => return xml.to_owned(),
-    };
-    let rest = &xml[reader.buffer_position() as usize..];
-    let mut tag = BytesStart::new(start.name().as_ref().to_owned());
-    for (key, value) in all_attributes(&start) {
-        let local = key.rsplit(':').next().unwrap_or(&key);
-        let value = map(local, &value).unwrap_or(value);
-        tag.push_attribute((key.as_str(), value.as_str()));
-    }
-    let mut out = Writer::new(Vec::new());
-    let event = if empty {
-        Event::Empty(tag)
-    } else {
-        Event::Start(tag)
-    };
-    if out.write_event(event).is_err() {
-        return xml.to_owned();
-    }
-    String::from_utf8_lossy(&out.into_inner()).into_owned() + rest
 }
 
 /// The styles part with its first font (the workbook's default) as the
@@ -1130,14 +1099,6 @@ fn split_sheet_data(xml: &[u8]) -> (&[u8], &[u8], &[u8]) {
     }
 }
 
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).rposition(|w| w == needle)
-}
-
 fn replace_once(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
     match find(bytes, from) {
         Some(at) => [&bytes[..at], to, &bytes[at + from.len()..]].concat(),
@@ -1179,10 +1140,10 @@ fn with_other_sheets(
             Some((_, entry)) => {
                 next_id += 1;
                 let entry = rebind(entry, prefixes, renamed, 0)?;
-                let entry = with_root_attributes(&String::from_utf8_lossy(&entry), |name, _| {
+                let entry = with_attributes(&entry, |name, _| {
                     (name == "sheetId").then(|| next_id.to_string())
-                });
-                entries.push(entry);
+                })?;
+                entries.push(String::from_utf8_lossy(&entry).into_owned());
             }
             None => {
                 entries.extend(model.next());
@@ -1215,7 +1176,7 @@ fn with_other_sheets(
 }
 
 /// `xml` with the attributes of every element that `map` gives a new value
-/// for (by name) changed.
+/// for (by local name) changed.
 fn with_attributes(
     xml: &[u8],
     mut map: impl FnMut(&str, &str) -> Option<String>,
@@ -1225,7 +1186,8 @@ fn with_attributes(
     let mut rewrite = |element: &BytesStart<'_>| {
         let mut tag = BytesStart::new(element.name().as_ref().to_owned());
         for (key, value) in all_attributes(element) {
-            let value = map(&key, &value).unwrap_or(value);
+            let local = key.rsplit(':').next().unwrap_or(&key);
+            let value = map(local, &value).unwrap_or(value);
             tag.push_attribute((key.as_str(), value.as_str()));
         }
         tag

@@ -22,6 +22,17 @@ const DAYS_1900_TO_1904: f64 = 1462.0;
 pub use read::read_workbook;
 pub use write::{Rewrite, write_workbook};
 
+/// Where `needle` first occurs in `haystack` (the writer's parts are
+/// searched as bytes, at memory speed).
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    memchr::memmem::find(haystack, needle)
+}
+
+/// Where `needle` last occurs in `haystack`.
+fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    memchr::memmem::rfind(haystack, needle)
+}
+
 /// Why bytes are no readable workbook, said for the user.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]

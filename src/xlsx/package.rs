@@ -737,15 +737,6 @@ pub(super) fn attr(element: &BytesStart<'_>, name: &str) -> Option<String> {
         .map(Cow::into_owned)
 }
 
-/// The relationship id (`r:id`, under any prefix) of an element (XML text).
-pub(super) fn relationship_id(xml: &[u8]) -> Option<String> {
-    let mut reader = Reader::from_reader(xml);
-    match reader.read_event() {
-        Ok(Event::Start(e) | Event::Empty(e)) => attr(&e, "id"),
-        _ => None,
-    }
-}
-
 /// Every attribute of an element: its name as written (with its prefix)
 /// and its value, unescaped; leniently, as [`attr`].
 pub(super) fn all_attributes(element: &BytesStart<'_>) -> Vec<(String, String)> {

@@ -480,16 +480,15 @@ with open(os.path.join(work, "report.tsv"), "w", encoding="utf-8", newline="") a
 total = len(files)
 sample = f" (sample: the first {total} in name order)" if first != "0" else ""
 print(f"LibreOffice check of {written_dir} against {originals_dir}{sample}; details in {work}/report.tsv")
-for name, why in both:
-    print(f"  fails on the original too: {name}: {why}")
-for name, why in only_sheetd:
-    print(f"  FAILS ONLY AFTER SHEETD'S WRITE: {name}: {why}")
-for name, why in only_original:
-    print(f"  opens after sheetd's write, not in its original form: {name}: {why}")
-for name, errors in malformed:
-    print(f"  NOT WELL-FORMED AFTER SHEETD'S WRITE: {name}: {errors}")
-for name, ids in dangling:
-    print(f"  DANGLING RELATIONSHIP IDS AFTER SHEETD'S WRITE: {name}: {ids}")
+for label, found in (
+    ("fails on the original too", both),
+    ("FAILS ONLY AFTER SHEETD'S WRITE", only_sheetd),
+    ("opens after sheetd's write, not in its original form", only_original),
+    ("NOT WELL-FORMED AFTER SHEETD'S WRITE", malformed),
+    ("DANGLING RELATIONSHIP IDS AFTER SHEETD'S WRITE", dangling),
+):
+    for name, why in found:
+        print(f"  {label}: {name}: {why}")
 for name, lost in partial:
     print(f"  PARTIAL LOAD: {name}: sheet(s) with values in the original come out missing or empty: {', '.join(lost)}")
 lost_rows = [r for r in report if r["rows_lost"] not in ("", "0")]
