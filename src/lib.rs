@@ -4,6 +4,8 @@
 //! a model function decides the edit on plain data, the store persists it
 //! through the xlsx layer, which turns workbooks into bytes and back.
 
+/// Formula recalculation after each write, behind an engine interface.
+pub mod calc;
 /// Flags and environment variables.
 pub mod config;
 /// Routes, extractors, handlers, errors and layers.

@@ -1075,8 +1075,16 @@ fn assert_conflict(server: &Server, status: StatusCode, body: &Value) {
     );
 }
 
+/// Deletes row `row` of `sheet`, which must succeed and delete one row.
+async fn delete_row(server: &Server, sheet: &str, row: u32) {
+    let (status, body) = server
+        .delete(&rows_path(sheet), json!({"type": "row", "row": row}))
+        .await;
+    assert_eq!((status, body), (StatusCode::OK, json!({"deleted": 1})));
+}
+
 #[tokio::test]
-async fn delete_is_refused_when_a_formula_on_the_same_sheet_refers_to_moving_rows() {
+async fn delete_adjusts_a_formula_on_the_same_sheet_that_refers_to_moving_rows() {
     let server = Server::start().await;
     use Spec::*;
     make_workbook(
@@ -1091,22 +1099,29 @@ async fn delete_is_refused_when_a_formula_on_the_same_sheet_refers_to_moving_row
             ],
         )],
     );
-    let before = file_state(&server.file(ID));
 
-    for body in [
-        json!({"type": "row", "row": 3}),
-        json!({"type": "filter", "filter": "a:eq:2"}),
-    ] {
-        let (status, answer) = server.delete(&rows_path("Data"), body).await;
-        assert_conflict(&server, status, &answer);
-    }
-    assert_untouched(&server.file(ID), &before);
-    let (_, read) = server.get(&rows_path("Data")).await;
-    assert_eq!(read["total"], 3, "no row was deleted");
+    let (status, body) = server
+        .delete(
+            &rows_path("Data"),
+            json!({"type": "filter", "filter": "a:eq:2"}),
+        )
+        .await;
+
+    assert_eq!((status, body), (StatusCode::OK, json!({"deleted": 1})));
+    assert_eq!(
+        formulas_of(&server.file(ID), "Data"),
+        [(1, 1, "A3*10".into())]
+    );
+    let grid = read_sheet(&server.file(ID), "Data");
+    assert_eq!(
+        grid[1][1],
+        calamine::Data::Float(30.0),
+        "the same cell, moved up"
+    );
 }
 
 #[tokio::test]
-async fn delete_is_refused_when_a_formula_on_another_sheet_refers_to_the_sheet() {
+async fn delete_adjusts_a_formula_on_another_sheet_that_refers_to_the_sheet() {
     let server = Server::start().await;
     use Spec::*;
     make_workbook(
@@ -1122,11 +1137,19 @@ async fn delete_is_refused_when_a_formula_on_another_sheet_refers_to_the_sheet()
             ),
         ],
     );
-    assert_row_delete_refused(&server, "Data", 2).await;
+
+    delete_row(&server, "Data", 2).await;
+
+    assert_eq!(
+        formulas_of(&server.file(ID), "Sum"),
+        [(1, 0, "SUM(Data!A2:A3)".into())]
+    );
+    let (_, read) = server.get(&rows_path("Sum")).await;
+    assert_eq!(read["data"][0]["total"], 5);
 }
 
 #[tokio::test]
-async fn delete_is_refused_when_a_quoted_sheet_reference_names_the_sheet() {
+async fn delete_adjusts_a_quoted_sheet_reference() {
     let server = Server::start().await;
     use Spec::*;
     make_workbook(
@@ -1136,7 +1159,6 @@ async fn delete_is_refused_when_a_quoted_sheet_reference_names_the_sheet() {
             ("Sum", vec![vec![S("last")], vec![F("='My Data'!A3", "2")]]),
         ],
     );
-    let before = file_state(&server.file(ID));
 
     let (status, body) = server
         .delete(
@@ -1145,12 +1167,15 @@ async fn delete_is_refused_when_a_quoted_sheet_reference_names_the_sheet() {
         )
         .await;
 
-    assert_conflict(&server, status, &body);
-    assert_untouched(&server.file(ID), &before);
+    assert_eq!((status, body), (StatusCode::OK, json!({"deleted": 1})));
+    assert_eq!(
+        formulas_of(&server.file(ID), "Sum"),
+        [(1, 0, "'My Data'!A2".into())]
+    );
 }
 
 #[tokio::test]
-async fn delete_is_refused_when_a_defined_name_refers_to_the_sheet() {
+async fn delete_adjusts_a_defined_name_that_refers_to_the_sheet() {
     let server = Server::start().await;
     let mut book = rust_xlsxwriter::Workbook::new();
     let sheet = book.add_worksheet();
@@ -1159,14 +1184,43 @@ async fn delete_is_refused_when_a_defined_name_refers_to_the_sheet() {
         sheet.write_string(row as u32, 0, *value).unwrap();
     }
     book.define_name("Values", "=Data!$A$2:$A$4").unwrap();
+    book.define_name("First", "=Data!$A$2").unwrap();
     book.save(server.file(ID)).unwrap();
-    assert_row_delete_refused(&server, "Data", 2).await;
+
+    delete_row(&server, "Data", 2).await;
+
+    let names: Vec<_> = parse_file(&server.file(ID))
+        .names
+        .into_iter()
+        .map(|name| (name.name, name.refers_to))
+        .collect();
+    assert!(
+        names.contains(&("Values".into(), "Data!$A$2:$A$3".into())),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&("First".into(), "Data!#REF!".into())),
+        "{names:?}"
+    );
+}
+
+/// The places the internal hyperlinks of `sheet` lead to.
+fn link_places(path: &Path, sheet: &str) -> Vec<String> {
+    parse_file(path)
+        .sheet(sheet)
+        .unwrap()
+        .layout
+        .links
+        .iter()
+        .filter_map(|link| match &link.target {
+            sheetd::model::layout::LinkTarget::Location(place) => Some(place.clone()),
+            sheetd::model::layout::LinkTarget::Url(_) => None,
+        })
+        .collect()
 }
 
 #[tokio::test]
-async fn delete_is_refused_when_a_hyperlink_leads_to_the_sheet() {
-    // An internal link names a cell; after a delete it would lead to the
-    // row that moved into that place.
+async fn delete_adjusts_a_hyperlink_that_leads_to_the_sheet() {
     let server = Server::start().await;
     let mut book = rust_xlsxwriter::Workbook::new();
     let data = book.add_worksheet().set_name("Data").unwrap();
@@ -1180,24 +1234,24 @@ async fn delete_is_refused_when_a_hyperlink_leads_to_the_sheet() {
     index.write_url(2, 0, link).unwrap();
     book.save(server.file(ID)).unwrap();
 
-    assert_row_delete_refused(&server, "Data", 2).await;
-    // The link leads away from its own sheet, so that sheet's rows may go.
-    let (status, body) = server
-        .delete(&rows_path("Index"), json!({"type": "row", "row": 2}))
-        .await;
-    assert_eq!((status, body), (StatusCode::OK, json!({"deleted": 1})));
+    delete_row(&server, "Data", 2).await;
+
+    assert_eq!(link_places(&server.file(ID), "Index"), ["Data!A3"]);
 }
 
 #[tokio::test]
-async fn delete_is_refused_when_a_hyperlink_on_the_sheet_names_only_a_cell() {
-    // A link to `A4` with no sheet name leads to its own sheet's A4.
+async fn delete_adjusts_a_hyperlink_on_the_sheet_that_names_only_a_cell() {
+    // A link to `A3` with no sheet name leads to its own sheet's A3.
     let server = Server::start().await;
     workbook_with(&server.file(ID), |sheet| {
         sheet.write_string(2, 0, "b").unwrap();
         let link = rust_xlsxwriter::Url::new("internal:A3").set_text("to b");
         sheet.write_url(0, 3, link).unwrap();
     });
-    assert_row_delete_refused(&server, "People", 2).await;
+
+    delete_row(&server, "People", 2).await;
+
+    assert_eq!(link_places(&server.file(ID), "People"), ["A2"]);
 }
 
 #[tokio::test]

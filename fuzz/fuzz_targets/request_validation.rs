@@ -147,10 +147,7 @@ fuzz_target!(|data: &[u8]| {
             read_all(&workbook.sheets[0], query.as_ref());
 
             // A second sheet whose formula names S: deletes are refused.
-            let formula = Cell::Formula(Box::new(Formula {
-                expr: "SUM(S!B2:B9)".into(),
-                cached: Cell::Number(55.5),
-            }));
+            let formula = Cell::Formula(Box::new(Formula::new("SUM(S!B2:B9)", Cell::Number(55.5))));
             workbook.sheets.push(Sheet::new("Sum", vec![vec![formula]]));
             let _ = workbook.delete_rows("S", &delete);
         }

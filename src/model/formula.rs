@@ -1,79 +1,8 @@
-//! What a formula may refer to, read from its text without evaluating it.
-//!
-//! The answers err on the side of "it may": deleting rows is refused when a
-//! formula could refer to cells that would move, so a false "may" costs a
-//! refused delete, while a false "may not" would leave a formula pointing at
-//! the wrong data.
-
-/// Whether the formula could refer to any cell or range: true unless every
-/// identifier in it (outside string literals) is a function name or a
-/// boolean literal and it has no range, sheet or name reference.
-pub fn may_refer_to_cells(formula: &str) -> bool {
-    let code = without_string_literals(formula);
-    if code.contains(['!', ':', '[']) {
-        return true;
-    }
-    let mut chars = code.char_indices().peekable();
-    while let Some((start, c)) = chars.next() {
-        if !(c.is_alphabetic() || c == '_' || c == '$') {
-            continue;
-        }
-        let mut end = start + c.len_utf8();
-        while let Some(&(i, next)) = chars.peek() {
-            if next.is_alphanumeric() || matches!(next, '_' | '.' | '$') {
-                end = i + next.len_utf8();
-                chars.next();
-            } else {
-                break;
-            }
-        }
-        let word = code[start..end].to_ascii_uppercase();
-        let is_call = code[end..].trim_start().starts_with('(');
-        let reference_function = matches!(word.as_str(), "INDIRECT" | "OFFSET");
-        if (is_call && !reference_function)
-            || (!is_call && matches!(word.as_str(), "TRUE" | "FALSE"))
-        {
-            continue;
-        }
-        // A cell (A1, $B$2), a defined name, or a function that builds references.
-        return true;
-    }
-    false
-}
-
-/// The formula with the text of every `"…"` literal removed (`""` inside a
-/// literal is an escaped quote).
-fn without_string_literals(formula: &str) -> String {
-    let mut out = String::with_capacity(formula.len());
-    let mut in_string = false;
-    for c in formula.chars() {
-        if c == '"' {
-            in_string = !in_string;
-            out.push('"');
-        } else if !in_string {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// The sheet part of each sheet-qualified reference in a formula: `Data`
-/// in `Data!A1`, `My Sheet` in `'My Sheet'!A1`, `Alpha:Gamma` in a 3D
-/// reference.
-pub fn sheet_prefixes(formula: &str) -> impl Iterator<Item = &str> {
-    formula.match_indices('!').filter_map(move |(at, _)| {
-        let before = &formula[..at];
-        if let Some(quoted) = before.strip_suffix('\'') {
-            // A quoted name runs back to the quote that opens it ('' is a quote inside).
-            let open = quoted.rfind('\'')?;
-            return Some(&quoted[open + 1..]);
-        }
-        let start = before
-            .rfind(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | ':' | '$')))
-            .map_or(0, |i| i + 1);
-        Some(&before[start..])
-    })
-}
+//! Formula texts read and rewritten without evaluating them: moved as a
+//! copy moves them (fill-down), adjusted for deleted rows, and the cells
+//! they may read (what the calculator needs to tell which formulas a change
+//! makes stale). Where the text cannot tell, the answers err on the safe
+//! side: "anything" for the cells read, a refusal for an adjustment.
 
 /// The formula as it reads copied `rows` down and `columns` right (negative:
 /// up, left), as a spreadsheet app copies it: every relative reference
@@ -82,86 +11,36 @@ pub fn sheet_prefixes(formula: &str) -> impl Iterator<Item = &str> {
 /// grid becomes `#REF!`. Text literals, quoted sheet names and brackets
 /// (structured references, external workbooks) are left as they are.
 pub fn shifted(formula: &str, rows: i64, columns: i64) -> String {
-    let chars: Vec<char> = formula.chars().collect();
     let mut out = String::with_capacity(formula.len() + 8);
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let end = match c {
-            '"' | '\'' => quoted_end(&chars, i),
-            '[' => bracket_end(&chars, i),
-            c if c.is_alphanumeric() || matches!(c, '$' | '_' | '.') => {
-                let mut end = i;
-                while end < chars.len()
-                    && (chars[end].is_alphanumeric() || matches!(chars[end], '$' | '_' | '.'))
-                {
-                    end += 1;
-                }
-                let word: String = chars[i..end].iter().collect();
-                let after = chars.get(end).copied();
-                let before = i.checked_sub(1).map(|b| chars[b]);
-                let in_range = after == Some(':') || before == Some(':');
-                let called = after == Some('(');
-                match (!called)
-                    .then(|| moved(&word, rows, columns, in_range))
-                    .flatten()
-                {
-                    Some(moved) => out.push_str(&moved),
-                    None => out.push_str(&word),
-                }
-                i = end;
-                continue;
-            }
-            _ => i + 1,
+    for token in tokens(formula) {
+        let text = &formula[token.start..token.end];
+        let moved = match token.kind {
+            Kind::Word => word_moved(formula, token, rows, columns),
+            _ => None,
         };
-        out.extend(&chars[i..end]);
-        i = end;
+        out.push_str(moved.as_deref().unwrap_or(text));
     }
     out
 }
 
-/// The end (exclusive) of the literal or quoted name that opens at
-/// `start` (a doubled quote is a quote inside it).
-fn quoted_end(chars: &[char], start: usize) -> usize {
-    let quote = chars[start];
-    let mut i = start + 1;
-    while i < chars.len() {
-        if chars[i] == quote {
-            if chars.get(i + 1) == Some(&quote) {
-                i += 2;
-                continue;
-            }
-            return i + 1;
-        }
-        i += 1;
+/// The word `token` of `formula` moved by [`moved`], unless it is a
+/// function's name (a `(` follows it).
+fn word_moved(formula: &str, token: Token, rows: i64, columns: i64) -> Option<String> {
+    let before = formula[..token.start].chars().next_back();
+    let after = formula[token.end..].chars().next();
+    if after == Some('(') {
+        return None;
     }
-    chars.len()
-}
-
-/// The end (exclusive) of the bracketed part that opens at `start`.
-fn bracket_end(chars: &[char], start: usize) -> usize {
-    let mut depth = 0;
-    for (i, c) in chars.iter().enumerate().skip(start) {
-        match c {
-            '[' => depth += 1,
-            ']' => {
-                depth -= 1;
-                if depth == 0 {
-                    return i + 1;
-                }
-            }
-            _ => {}
-        }
-    }
-    chars.len()
+    let in_range = after == Some(':') || before == Some(':');
+    moved(&formula[token.start..token.end], rows, columns, in_range)
 }
 
 /// `word` moved, when it is a reference: a cell (`$B2`), or next to a `:`
 /// a whole column (`C`) or row (`3`). `None` when it is something else (a
 /// name, a number, a function).
 fn moved(word: &str, rows: i64, columns: i64, in_range: bool) -> Option<String> {
-    const LAST_ROW: i64 = 1_048_576;
-    const LAST_COLUMN: i64 = 16_384;
+    let last_row = i64::from(LAST_ROW);
+    let last_column = i64::from(LAST_COLUMN);
     let (column_fixed, rest) = match word.strip_prefix('$') {
         Some(rest) => (true, rest),
         None => (false, word),
@@ -173,31 +52,19 @@ fn moved(word: &str, rows: i64, columns: i64, in_range: bool) -> Option<String> 
         None => (false, rest),
     };
     let digits_only = !row_text.is_empty() && row_text.chars().all(|c| c.is_ascii_digit());
-    let column = (letters > 0 && letters <= 3).then(|| {
-        column_text.chars().fold(0i64, |n, c| {
-            n * 26 + i64::from(c.to_ascii_uppercase() as u8 - b'A' + 1)
-        })
-    });
+    let column = (letters > 0 && letters <= 3).then(|| i64::from(column_number(column_text)));
     let row = digits_only.then(|| row_text.parse::<i64>().ok()).flatten();
     let shift = |value: i64, by: i64, fixed: bool, last: i64| match fixed {
         true => Some(value),
         false => Some(value + by).filter(|v| (1..=last).contains(v)),
     };
-    let column_name = |n: i64| {
-        let mut name = Vec::new();
-        let mut n = n;
-        while n > 0 {
-            name.push((b'A' + ((n - 1) % 26) as u8) as char);
-            n = (n - 1) / 26;
-        }
-        name.iter().rev().collect::<String>()
-    };
+    let column_name = |n: i64| column_letters(n as u32);
     let dollar = |fixed: bool| if fixed { "$" } else { "" };
     let text = match (column, row) {
-        (Some(c), Some(r)) if c <= LAST_COLUMN && r <= LAST_ROW => {
+        (Some(c), Some(r)) if c <= last_column && r <= last_row => {
             match (
-                shift(c, columns, column_fixed, LAST_COLUMN),
-                shift(r, rows, row_fixed, LAST_ROW),
+                shift(c, columns, column_fixed, last_column),
+                shift(r, rows, row_fixed, last_row),
             ) {
                 (Some(c), Some(r)) => format!(
                     "{}{}{}{r}",
@@ -208,15 +75,15 @@ fn moved(word: &str, rows: i64, columns: i64, in_range: bool) -> Option<String> 
                 _ => "#REF!".to_owned(),
             }
         }
-        (Some(c), None) if in_range && rest.is_empty() && c <= LAST_COLUMN => {
-            match shift(c, columns, column_fixed, LAST_COLUMN) {
+        (Some(c), None) if in_range && rest.is_empty() && c <= last_column => {
+            match shift(c, columns, column_fixed, last_column) {
                 Some(c) => format!("{}{}", dollar(column_fixed), column_name(c)),
                 None => "#REF!".to_owned(),
             }
         }
         (None, Some(r)) if in_range && letters == 0 => {
             let fixed = column_fixed || row_fixed;
-            match shift(r, rows, fixed, LAST_ROW) {
+            match shift(r, rows, fixed, last_row) {
                 Some(r) => format!("{}{r}", dollar(fixed)),
                 None => "#REF!".to_owned(),
             }
@@ -226,51 +93,755 @@ fn moved(word: &str, rows: i64, columns: i64, in_range: bool) -> Option<String> 
     Some(text)
 }
 
+/// A column's letters from its 1-based number: 1 is `A`, 28 is `AB`.
+pub fn column_letters(column: u32) -> String {
+    let mut letters = Vec::new();
+    let mut n = column;
+    while n > 0 {
+        letters.push(b'A' + ((n - 1) % 26) as u8);
+        n = (n - 1) / 26;
+    }
+    letters.iter().rev().map(|&b| char::from(b)).collect()
+}
+
+/// A cell's name from its 0-based row and column: `B7` for row 6, column 1.
+pub fn cell_name(row: u32, column: u32) -> String {
+    format!("{}{}", column_letters(column + 1), row + 1)
+}
+
+/// The last row of a sheet.
+const LAST_ROW: u32 = 1_048_576;
+/// The last column of a sheet (`XFD`).
+const LAST_COLUMN: u32 = 16_384;
+
+/// Why a formula cannot be rewritten from its text for a row deletion.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unadjustable(pub String);
+
+/// The formula as a spreadsheet app rewrites it once the rows `deleted`
+/// (1-based, sorted, distinct) of sheet `target_sheet` are gone, for a
+/// formula on sheet `home_sheet` ("" for a defined name: its unqualified
+/// references then point at no sheet and are left alone). Sheet names
+/// compare without case.
+///
+/// On the target sheet a cell below deleted rows moves up by as many,
+/// `$` or not, and a deleted cell becomes `#REF!` (`Data!#REF!` when
+/// qualified); a range (`A2:A10`, `3:5`) shrinks by its deleted rows and
+/// moves up by those above it, and becomes `#REF!` when all its rows go.
+/// Whole columns (`A:A`, and `A1:A1048576`, which is the same to Excel),
+/// other sheets, other workbooks (`[1]Data!A1`), names, structured
+/// references, literals and function names are left as written.
+///
+/// Unadjustable: a 3D reference (`Alpha:Gamma!A1`), as the sheets between
+/// its ends are not known here.
+pub fn rows_deleted(
+    formula: &str,
+    home_sheet: &str,
+    target_sheet: &str,
+    deleted: &[u32],
+) -> Result<String, Unadjustable> {
+    debug_assert!(
+        deleted.windows(2).all(|pair| pair[0] < pair[1]),
+        "deleted rows are sorted and distinct"
+    );
+    let mut out = String::with_capacity(formula.len());
+    for piece in pieces(formula) {
+        match piece {
+            Piece::Reference(reference) => {
+                out.push_str(reference.prefix);
+                if points_at(&reference, home_sheet, target_sheet)? {
+                    out.push_str(&target_after_deletion(&reference, deleted));
+                } else {
+                    out.push_str(reference.target_text);
+                }
+            }
+            Piece::Text(text) | Piece::Function(text) => out.push_str(text),
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `reference`, in a formula on `home_sheet`, points at
+/// `target_sheet`. A 3D span is unadjustable: it may include it.
+fn points_at(
+    reference: &Reference<'_>,
+    home_sheet: &str,
+    target_sheet: &str,
+) -> Result<bool, Unadjustable> {
+    match &reference.sheet {
+        Sheet::Own => Ok(!home_sheet.is_empty() && same_sheet(home_sheet, target_sheet)),
+        Sheet::Named(name) => Ok(same_sheet(name, target_sheet)),
+        Sheet::Span(span) => Err(Unadjustable(format!(
+            "a 3D reference spans sheets {span}, which may include {target_sheet}"
+        ))),
+        Sheet::External | Sheet::Deleted => Ok(false),
+    }
+}
+
+/// The text of `reference`'s target (its prefix aside) once the rows
+/// `deleted` of its sheet are gone.
+fn target_after_deletion(reference: &Reference<'_>, deleted: &[u32]) -> String {
+    const GONE: &str = "#REF!";
+    match &reference.target {
+        Target::Cell(cell) => row_after_deletion(cell.row.number, deleted)
+            .map_or_else(|| GONE.to_owned(), |row| cell.renumbered(row)),
+        Target::Cells(first, last) => {
+            range_after_deletion(first.row.number, last.row.number, deleted).map_or_else(
+                || GONE.to_owned(),
+                |(top, bottom)| format!("{}:{}", first.renumbered(top), last.renumbered(bottom)),
+            )
+        }
+        Target::Rows(first, last) => range_after_deletion(first.number, last.number, deleted)
+            .map_or_else(
+                || GONE.to_owned(),
+                |(top, bottom)| format!("{}:{}", first.renumbered(top), last.renumbered(bottom)),
+            ),
+        Target::Columns(..) | Target::Name | Target::Table | Target::Error => {
+            reference.target_text.to_owned()
+        }
+    }
+}
+
+/// The number row `row` has once the rows `deleted` are gone; `None` when
+/// it is one of them.
+fn row_after_deletion(row: u32, deleted: &[u32]) -> Option<u32> {
+    let above = deleted.partition_point(|&d| d < row);
+    (deleted.get(above) != Some(&row)).then(|| row - count(above))
+}
+
+/// The ends the rows `first` to `last` (either way round, kept) have once
+/// the rows `deleted` are gone; `None` when every one of them is. A range
+/// over every row is a whole column to Excel and stays as it is.
+fn range_after_deletion(first: u32, last: u32, deleted: &[u32]) -> Option<(u32, u32)> {
+    let (top, bottom) = (first.min(last), first.max(last));
+    if (top, bottom) == (1, LAST_ROW) {
+        return Some((first, last));
+    }
+    let above = count(deleted.partition_point(|&d| d < top));
+    let through = count(deleted.partition_point(|&d| d <= bottom));
+    if through - above == bottom - top + 1 {
+        return None;
+    }
+    let (top, bottom) = (top - above, bottom - through);
+    Some(if first <= last {
+        (top, bottom)
+    } else {
+        (bottom, top)
+    })
+}
+
+/// A count of deleted rows as a row number: fewer rows than a sheet holds.
+fn count(rows: usize) -> u32 {
+    u32::try_from(rows).unwrap_or(u32::MAX)
+}
+
+/// Whether two sheet names are the same, case aside.
+fn same_sheet(a: &str, b: &str) -> bool {
+    a.chars()
+        .flat_map(char::to_lowercase)
+        .eq(b.chars().flat_map(char::to_lowercase))
+}
+
+/// The cells a formula may read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum References {
+    /// These areas and no other cell (none for a formula without references).
+    Areas(Vec<Area>),
+    /// Cells the text does not tell: a defined name, `INDIRECT`, `OFFSET`,
+    /// a structured or 3D reference.
+    Anything,
+}
+
+/// A rectangle of cells a formula reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Area {
+    /// The sheet's name as the formula writes it (unquoted); `None` for
+    /// the formula's own sheet.
+    pub sheet: Option<String>,
+    /// The first and last row, 1-based; `1..=1048576` for whole columns.
+    pub rows: (u32, u32),
+    /// The first and last column, 1-based; `1..=16384` for whole rows.
+    pub columns: (u32, u32),
+}
+
+impl Area {
+    /// Whether the area of a formula on sheet `home_sheet` holds the cell
+    /// at `row`, `column` (1-based) of sheet `sheet` (names compare
+    /// without case).
+    pub fn contains(&self, home_sheet: &str, sheet: &str, row: u32, column: u32) -> bool {
+        same_sheet(self.sheet.as_deref().unwrap_or(home_sheet), sheet)
+            && (self.rows.0..=self.rows.1).contains(&row)
+            && (self.columns.0..=self.columns.1).contains(&column)
+    }
+}
+
+/// The cells `formula` may read, as its text tells: each reference's area
+/// (none for another workbook's or an error), or `Anything` when one of
+/// them depends on more than the text (see [`References::Anything`]).
+pub fn references(formula: &str) -> References {
+    let mut areas = Vec::new();
+    for piece in pieces(formula) {
+        match piece {
+            Piece::Function(name) if builds_references(name) => return References::Anything,
+            // A range with a computed end (`A1:INDEX(…)`), or a spill (`A1#`).
+            Piece::Text(":" | "#") => return References::Anything,
+            Piece::Reference(reference) => match reference.reads() {
+                Reads::Area(area) => areas.push(area),
+                Reads::Nothing => {}
+                Reads::Unknown => return References::Anything,
+            },
+            Piece::Text(_) | Piece::Function(_) => {}
+        }
+    }
+    References::Areas(areas)
+}
+
+/// Whether the function `name` (`_xlfn.` or not) reads cells its
+/// arguments do not name: built references, a spill's unknown size.
+fn builds_references(name: &str) -> bool {
+    let mut name = name;
+    while let Some(rest) = ["_xlfn.", "_xlws."]
+        .iter()
+        .find_map(|prefix| strip_prefix_ignoring_case(name, prefix))
+    {
+        name = rest;
+    }
+    ["INDIRECT", "OFFSET", "ANCHORARRAY"]
+        .iter()
+        .any(|known| name.eq_ignore_ascii_case(known))
+}
+
+/// `text` without `prefix`, compared without ASCII case.
+fn strip_prefix_ignoring_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = text.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &text[prefix.len()..])
+}
+
+/// What one reference reads.
+enum Reads {
+    /// This area.
+    Area(Area),
+    /// No cell of this workbook: another workbook's, or an error.
+    Nothing,
+    /// Cells its text does not tell.
+    Unknown,
+}
+
+/// A piece of a formula's text, as [`pieces`] cuts it.
+#[derive(Debug)]
+enum Piece<'a> {
+    /// A reference, its sheet prefix included.
+    Reference(Reference<'a>),
+    /// A function's name (a `(` follows it).
+    Function(&'a str),
+    /// Anything else, one token: an operator, a literal, a number, a space.
+    Text(&'a str),
+}
+
+/// A reference: the sheet it is on and what it points at there.
+#[derive(Debug)]
+struct Reference<'a> {
+    /// The sheet its prefix names.
+    sheet: Sheet,
+    /// Its prefix as written, `!` included (`'My Sheet'!`); "" for none.
+    prefix: &'a str,
+    /// What it points at.
+    target: Target<'a>,
+    /// The text of `target`.
+    target_text: &'a str,
+}
+
+impl Reference<'_> {
+    /// The cells this reference reads.
+    fn reads(&self) -> Reads {
+        let sheet = match &self.sheet {
+            Sheet::Own => None,
+            Sheet::Named(name) => Some(name.clone()),
+            Sheet::Span(_) => return Reads::Unknown,
+            Sheet::External | Sheet::Deleted => return Reads::Nothing,
+        };
+        let ordered = |a: u32, b: u32| (a.min(b), a.max(b));
+        let (rows, columns) = match &self.target {
+            Target::Cell(cell) => (
+                (cell.row.number, cell.row.number),
+                (cell.column_number, cell.column_number),
+            ),
+            Target::Cells(first, last) => (
+                ordered(first.row.number, last.row.number),
+                ordered(first.column_number, last.column_number),
+            ),
+            Target::Rows(first, last) => (ordered(first.number, last.number), (1, LAST_COLUMN)),
+            Target::Columns(first, last) => ((1, LAST_ROW), ordered(*first, *last)),
+            Target::Name | Target::Table => return Reads::Unknown,
+            Target::Error => return Reads::Nothing,
+        };
+        Reads::Area(Area {
+            sheet,
+            rows,
+            columns,
+        })
+    }
+}
+
+/// The sheet a reference's prefix names.
+#[derive(Debug, PartialEq, Eq)]
+enum Sheet {
+    /// No prefix: the formula's own sheet.
+    Own,
+    /// A sheet of this workbook, its name unquoted (`My Sheet` for
+    /// `'My Sheet'!`).
+    Named(String),
+    /// A 3D span of sheets (`Alpha:Gamma`).
+    Span(String),
+    /// A sheet of another workbook (`[1]Data!`).
+    External,
+    /// A sheet since deleted (`#REF!A1`).
+    Deleted,
+}
+
+impl Sheet {
+    /// The sheet a single name means: a quoted one may hold a 3D span
+    /// (`'Jan 1:Mar 1'`) or a workbook (`'[1]My Data'`), which no sheet's
+    /// name can.
+    fn named(name: String) -> Sheet {
+        if name.contains('[') {
+            Sheet::External
+        } else if name.contains(':') {
+            Sheet::Span(name)
+        } else {
+            Sheet::Named(name)
+        }
+    }
+}
+
+/// What a reference points at on its sheet.
+#[derive(Debug)]
+enum Target<'a> {
+    /// A cell: `B2`, `$B$2`.
+    Cell(CellRef<'a>),
+    /// A range of cells: `A2:B10`.
+    Cells(CellRef<'a>, CellRef<'a>),
+    /// Whole rows: `2:4`, `$2:$4`.
+    Rows(RowRef<'a>, RowRef<'a>),
+    /// Whole columns, by number: `A:C`.
+    Columns(u32, u32),
+    /// A defined name: `Rate`, `Data!Rate`.
+    Name,
+    /// A structured reference: `Table1[Amount]`, `[@Amount]`.
+    Table,
+    /// An error in place of a reference: `#REF!`.
+    Error,
+}
+
+/// A row number as a reference writes it.
+#[derive(Debug, Clone, Copy)]
+struct RowRef<'a> {
+    /// As written: `3`, `$3`.
+    text: &'a str,
+    /// Whether it has a `$`.
+    fixed: bool,
+    number: u32,
+}
+
+impl<'a> RowRef<'a> {
+    /// The row `word` writes (`3`, `$3`), on the grid.
+    fn parse(word: &'a str) -> Option<Self> {
+        let (fixed, digits) = match word.strip_prefix('$') {
+            Some(digits) => (true, digits),
+            None => (false, word),
+        };
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let number = digits.parse().ok().filter(|n| (1..=LAST_ROW).contains(n))?;
+        Some(RowRef {
+            text: word,
+            fixed,
+            number,
+        })
+    }
+
+    /// Its text with row `number` instead, `$` kept; as written when the
+    /// number is its own.
+    fn renumbered(&self, number: u32) -> String {
+        match (number == self.number, self.fixed) {
+            (true, _) => self.text.to_owned(),
+            (false, true) => format!("${number}"),
+            (false, false) => number.to_string(),
+        }
+    }
+}
+
+/// A cell as a reference writes it.
+#[derive(Debug, Clone, Copy)]
+struct CellRef<'a> {
+    /// Its column as written: `B`, `$b`.
+    column: &'a str,
+    column_number: u32,
+    row: RowRef<'a>,
+}
+
+impl<'a> CellRef<'a> {
+    /// The cell `word` writes (`B2`, `$B$2`), on the grid.
+    fn parse(word: &'a str) -> Option<Self> {
+        let dollar = usize::from(word.starts_with('$'));
+        let letters = word[dollar..]
+            .bytes()
+            .take_while(u8::is_ascii_alphabetic)
+            .count();
+        let (column, row) = word.split_at(dollar + letters);
+        Some(CellRef {
+            column,
+            column_number: column_of(column)?,
+            row: RowRef::parse(row)?,
+        })
+    }
+
+    /// Its text on row `number` instead, the rest as written.
+    fn renumbered(&self, number: u32) -> String {
+        format!("{}{}", self.column, self.row.renumbered(number))
+    }
+}
+
+/// The number of the column `word` writes (`C`, `$c`), on the grid.
+fn column_of(word: &str) -> Option<u32> {
+    let letters = word.strip_prefix('$').unwrap_or(word);
+    let valid =
+        (1..=3).contains(&letters.len()) && letters.bytes().all(|b| b.is_ascii_alphabetic());
+    valid
+        .then(|| column_number(letters))
+        .filter(|&n| n <= LAST_COLUMN)
+}
+
+/// The number of a column's letters (at most three, ASCII): 1 for `A`,
+/// 28 for `ab`.
+fn column_number(letters: &str) -> u32 {
+    letters.bytes().fold(0, |n, b| {
+        n * 26 + u32::from(b.to_ascii_uppercase() - b'A' + 1)
+    })
+}
+
+/// Whether a word that is neither called nor a cell is a defined name:
+/// not a number (`2`, `1.5E`), a boolean or a LET/LAMBDA parameter
+/// (`_xlpm.x`).
+fn is_name(word: &str) -> bool {
+    let number = word.starts_with(|c: char| c.is_ascii_digit() || c == '.');
+    let boolean = word.eq_ignore_ascii_case("TRUE") || word.eq_ignore_ascii_case("FALSE");
+    let parameter = strip_prefix_ignoring_case(word, "_xlpm.").is_some();
+    !(number || boolean || parameter)
+}
+
+/// The formula cut into references and the tokens between them; together
+/// they are its whole text.
+fn pieces(formula: &str) -> Vec<Piece<'_>> {
+    let tokens = Tokens {
+        formula,
+        tokens: tokens(formula),
+    };
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    while at < tokens.tokens.len() {
+        let (piece, next) = tokens.piece_at(at);
+        pieces.push(piece);
+        at = next;
+    }
+    pieces
+}
+
+/// A formula's tokens, read by index.
+struct Tokens<'a> {
+    formula: &'a str,
+    tokens: Vec<Token>,
+}
+
+impl<'a> Tokens<'a> {
+    /// The kind of token `at`; `None` past the end.
+    fn kind(&self, at: usize) -> Option<Kind> {
+        self.tokens.get(at).map(|token| token.kind)
+    }
+
+    /// The text of token `at`; "" past the end.
+    fn text(&self, at: usize) -> &'a str {
+        self.tokens
+            .get(at)
+            .map_or("", |token| &self.formula[token.start..token.end])
+    }
+
+    /// Whether token `at` is the character `c`.
+    fn is(&self, at: usize, c: char) -> bool {
+        self.kind(at) == Some(Kind::Other) && self.text(at).starts_with(c)
+    }
+
+    /// The text of tokens `from` up to (not including) `to`.
+    fn span(&self, from: usize, to: usize) -> &'a str {
+        let offset = |at: usize| self.tokens.get(at).map_or(self.formula.len(), |t| t.start);
+        &self.formula[offset(from)..offset(to)]
+    }
+
+    /// The piece that starts at token `at`, and the token after it.
+    fn piece_at(&self, at: usize) -> (Piece<'a>, usize) {
+        if let Some((reference, next)) = self.reference_at(at) {
+            return (Piece::Reference(reference), next);
+        }
+        let text = self.text(at);
+        let called = self.kind(at) == Some(Kind::Word) && self.is(at + 1, '(');
+        let piece = if called {
+            Piece::Function(text)
+        } else {
+            Piece::Text(text)
+        };
+        (piece, at + 1)
+    }
+
+    /// The reference that starts at token `at`, prefix and all, and the
+    /// token after it.
+    fn reference_at(&self, at: usize) -> Option<(Reference<'a>, usize)> {
+        let (sheet, start) = self.prefix_at(at).unwrap_or((Sheet::Own, at));
+        let (target, end) = self.target_at(start)?;
+        let reference = Reference {
+            sheet,
+            prefix: self.span(at, start),
+            target,
+            target_text: self.span(start, end),
+        };
+        Some((reference, end))
+    }
+
+    /// The sheet prefix that starts at token `at` (`Data!`, `'My Sheet'!`,
+    /// `Alpha:Gamma!`, `[1]Data!`, `[1]!`, `#REF!` before a cell), and the
+    /// token after its `!`.
+    fn prefix_at(&self, at: usize) -> Option<(Sheet, usize)> {
+        match self.kind(at)? {
+            Kind::Bracket if self.is(at + 1, '!') => Some((Sheet::External, at + 2)),
+            Kind::Bracket => self
+                .sheets_at(at + 1)
+                .map(|(_, next)| (Sheet::External, next)),
+            Kind::Error
+                if self.text(at).ends_with('!') && self.kind(at + 1) == Some(Kind::Word) =>
+            {
+                Some((Sheet::Deleted, at + 1))
+            }
+            _ => self.sheets_at(at),
+        }
+    }
+
+    /// The sheet (`Data!`) or 3D span of sheets (`Alpha:Gamma!`) named from
+    /// token `at`, and the token after its `!`. A word that is a cell does
+    /// not start a span (such a sheet name is quoted): `A1:Data!B2` is a
+    /// range operator.
+    fn sheets_at(&self, at: usize) -> Option<(Sheet, usize)> {
+        let first = self.sheet_name_at(at)?;
+        if self.is(at + 1, '!') {
+            return Some((Sheet::named(first), at + 2));
+        }
+        let spans = self.is(at + 1, ':')
+            && self.sheet_name_at(at + 2).is_some()
+            && self.is(at + 3, '!')
+            && !(self.kind(at) == Some(Kind::Word) && CellRef::parse(self.text(at)).is_some());
+        spans.then(|| (Sheet::Span(self.span(at, at + 3).to_owned()), at + 4))
+    }
+
+    /// The sheet name token `at` writes: a word, or a quoted name
+    /// unquoted (`''` is a quote in it).
+    fn sheet_name_at(&self, at: usize) -> Option<String> {
+        let text = self.text(at);
+        match self.kind(at)? {
+            Kind::Word => Some(text.to_owned()),
+            Kind::Quoted => {
+                let inner = text.strip_prefix('\'')?.strip_suffix('\'')?;
+                Some(inner.replace("''", "'"))
+            }
+            _ => None,
+        }
+    }
+
+    /// What the reference whose prefix ends before token `at` points at,
+    /// and the token after it; `None` when no reference is there.
+    fn target_at(&self, at: usize) -> Option<(Target<'a>, usize)> {
+        match self.kind(at)? {
+            Kind::Error => Some((Target::Error, at + 1)),
+            Kind::Bracket => Some((Target::Table, at + 1)),
+            Kind::Word => self.word_target_at(at),
+            _ => None,
+        }
+    }
+
+    /// What the word `at` (and a range or table after it) points at.
+    fn word_target_at(&self, at: usize) -> Option<(Target<'a>, usize)> {
+        if self.kind(at + 1) == Some(Kind::Bracket) {
+            return Some((Target::Table, at + 2));
+        }
+        if self.is(at + 1, '(') {
+            return None;
+        }
+        if let Some(range) = self.range_at(at) {
+            return Some((range, at + 3));
+        }
+        let word = self.text(at);
+        if let Some(cell) = CellRef::parse(word) {
+            return Some((Target::Cell(cell), at + 1));
+        }
+        is_name(word).then_some((Target::Name, at + 1))
+    }
+
+    /// The range `first:last` of the words `at` and `at + 2`: cells,
+    /// whole columns or whole rows.
+    fn range_at(&self, at: usize) -> Option<Target<'a>> {
+        let last_at = at + 2;
+        let joined = self.is(at + 1, ':') && self.kind(last_at) == Some(Kind::Word);
+        let last_called =
+            self.is(last_at + 1, '(') || self.kind(last_at + 1) == Some(Kind::Bracket);
+        if !joined || last_called {
+            return None;
+        }
+        let (first, last) = (self.text(at), self.text(last_at));
+        if let (Some(first), Some(last)) = (CellRef::parse(first), CellRef::parse(last)) {
+            return Some(Target::Cells(first, last));
+        }
+        if let (Some(first), Some(last)) = (column_of(first), column_of(last)) {
+            return Some(Target::Columns(first, last));
+        }
+        Some(Target::Rows(RowRef::parse(first)?, RowRef::parse(last)?))
+    }
+}
+
+/// What a token of a formula is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A text literal: `"…"`.
+    Text,
+    /// A quoted sheet name: `'…'`.
+    Quoted,
+    /// A bracketed part: a structured reference's `[…]`, an external
+    /// workbook's `[1]`.
+    Bracket,
+    /// An error literal: `#REF!`, `#N/A`.
+    Error,
+    /// Letters, digits, `$`, `_` and `.`: a reference, a name, a
+    /// function's name, a number.
+    Word,
+    /// Any other single character: an operator, a parenthesis, `!`, `:`,
+    /// a space.
+    Other,
+}
+
+/// A token of a formula: its kind and where its text is (byte offsets).
+#[derive(Debug, Clone, Copy)]
+struct Token {
+    kind: Kind,
+    start: usize,
+    end: usize,
+}
+
+/// The error literals a formula can hold.
+const ERRORS: [&str; 17] = [
+    "#NULL!",
+    "#DIV/0!",
+    "#VALUE!",
+    "#REF!",
+    "#NAME?",
+    "#NUM!",
+    "#N/A",
+    "#GETTING_DATA",
+    "#SPILL!",
+    "#CALC!",
+    "#FIELD!",
+    "#BLOCKED!",
+    "#CONNECT!",
+    "#BUSY!",
+    "#UNKNOWN!",
+    "#PYTHON!",
+    "#EXTERNAL!",
+];
+
+/// The formula cut into tokens, every character in one.
+fn tokens(formula: &str) -> Vec<Token> {
+    let mut tokens = Vec::new();
+    let mut start = 0;
+    while let Some(c) = formula[start..].chars().next() {
+        let rest = &formula[start..];
+        let (kind, len) = match c {
+            '"' => (Kind::Text, quoted_len(rest)),
+            '\'' => (Kind::Quoted, quoted_len(rest)),
+            '[' => (Kind::Bracket, bracket_len(rest)),
+            '#' => error_len(rest).map_or((Kind::Other, 1), |len| (Kind::Error, len)),
+            c if is_word_char(c) => (
+                Kind::Word,
+                rest.find(|c| !is_word_char(c)).unwrap_or(rest.len()),
+            ),
+            c => (Kind::Other, c.len_utf8()),
+        };
+        tokens.push(Token {
+            kind,
+            start,
+            end: start + len,
+        });
+        start += len;
+    }
+    tokens
+}
+
+/// Whether `c` can be part of a word: a reference, name or number.
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '$' | '_' | '.')
+}
+
+/// The length of the literal or quoted name that opens `text` (a doubled
+/// quote is a quote inside it; unclosed, it runs to the end).
+fn quoted_len(text: &str) -> usize {
+    let mut chars = text.char_indices();
+    let Some((_, quote)) = chars.next() else {
+        return 0;
+    };
+    let mut chars = chars.peekable();
+    while let Some((i, c)) = chars.next() {
+        if c != quote {
+            continue;
+        }
+        if chars.next_if(|&(_, next)| next == quote).is_none() {
+            return i + c.len_utf8();
+        }
+    }
+    text.len()
+}
+
+/// The length of the bracketed part that opens `text`, nested brackets
+/// included (`'` escapes the character after it, as in a structured
+/// reference's `Price'[USD']`).
+fn bracket_len(text: &str) -> usize {
+    let mut depth = 0;
+    let mut chars = text.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '[' => depth += 1,
+            ']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            '\'' => {
+                chars.next();
+            }
+            _ => {}
+        }
+    }
+    text.len()
+}
+
+/// The length of the error literal that opens `text`, if one does.
+fn error_len(text: &str) -> Option<usize> {
+    ERRORS
+        .iter()
+        .find(|error| strip_prefix_ignoring_case(text, error).is_some())
+        .map(|error| error.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn formulas_without_references() {
-        for formula in [
-            "TRUE()",
-            "FALSE()",
-            "1+2",
-            "\"a\"&\"b\"",
-            "1/0",
-            "PI()*2",
-            "TRUE",
-            "\"A1:B2!\"&\"x\"",
-        ] {
-            assert!(!may_refer_to_cells(formula), "{formula}");
-        }
-    }
-
-    #[test]
-    fn formulas_with_references() {
-        for formula in [
-            "A1",
-            "$B$2*2",
-            "SUM(A:A)",
-            "SUM(1:3)",
-            "Data!A1",
-            "'My Sheet'!A1",
-            "INDIRECT(\"A\"&1)",
-            "OFFSET(x,1,1)",
-            "Rate*2",
-            "SUM(Table1[Amount])",
-            "ROW()+A2",
-        ] {
-            assert!(may_refer_to_cells(formula), "{formula}");
-        }
-    }
-
-    #[test]
-    fn sheet_prefixes_of_references() {
-        let formula = "SUM(Alpha:Gamma!A2)+'My Sheet'!B1+Data!$C$3";
-        let prefixes: Vec<_> = sheet_prefixes(formula).collect();
-        assert_eq!(prefixes, ["Alpha:Gamma", "My Sheet", "Data"]);
-    }
 
     #[test]
     fn shifted_formulas_move_their_relative_references() {
@@ -290,5 +861,234 @@ mod tests {
         for (formula, rows, columns, expected) in cases {
             assert_eq!(shifted(formula, rows, columns), expected, "{formula}");
         }
+    }
+
+    /// `rows_deleted` for a formula on sheet `Orders`, rows deleted there.
+    fn deleted_on_orders(formula: &str, deleted: &[u32]) -> String {
+        rows_deleted(formula, "Orders", "Orders", deleted).expect(formula)
+    }
+
+    #[test]
+    fn deleting_rows_moves_the_cells_below_up() {
+        let cases: [(&str, &[u32], &str); 13] = [
+            ("B5*C5", &[2], "B4*C4"),
+            ("$D$10", &[3], "$D$9"),
+            ("$A5+B$6+a7", &[1, 2], "$A3+B$4+a5"),
+            ("B2*C2", &[3], "B2*C2"),
+            ("\"A5\"&A5", &[1], "\"A5\"&A4"),
+            ("LOG10(A5)+Rate+TRUE", &[1], "LOG10(A4)+Rate+TRUE"),
+            ("_xlfn.CONCAT(A1,B5)", &[2], "_xlfn.CONCAT(A1,B4)"),
+            ("A5*1.5E+3+2", &[1], "A4*1.5E+3+2"),
+            (
+                "Table1[[#This Row],[Amount]]*A5",
+                &[1],
+                "Table1[[#This Row],[Amount]]*A4",
+            ),
+            (
+                "_xlfn.LET(_xlpm.x,A5,_xlpm.x*2)",
+                &[1],
+                "_xlfn.LET(_xlpm.x,A4,_xlpm.x*2)",
+            ),
+            ("A1048576", &[1], "A1048575"),
+            ("Table1[Col']A5]*A5", &[1], "Table1[Col']A5]*A4"),
+            ("#REF!+A5+#N/A", &[1], "#REF!+A4+#N/A"),
+        ];
+        for (formula, deleted, expected) in cases {
+            assert_eq!(deleted_on_orders(formula, deleted), expected, "{formula}");
+        }
+    }
+
+    #[test]
+    fn deleting_rows_turns_deleted_cells_into_ref_errors() {
+        let cases: [(&str, &[u32], &str); 4] = [
+            ("B2*C2", &[2], "#REF!*#REF!"),
+            ("Orders!A5+A6", &[5], "Orders!#REF!+A5"),
+            ("$B$3", &[1, 3], "#REF!"),
+            ("SUM(A3,A4)", &[3], "SUM(#REF!,A3)"),
+        ];
+        for (formula, deleted, expected) in cases {
+            assert_eq!(deleted_on_orders(formula, deleted), expected, "{formula}");
+        }
+    }
+
+    #[test]
+    fn deleting_rows_shrinks_and_moves_ranges() {
+        let all: Vec<u32> = (2..=100).collect();
+        let cases: [(&str, &[u32], &str); 15] = [
+            ("SUM(D2:D100)", &[5], "SUM(D2:D99)"),
+            ("SUM(D2:D100)", &all, "SUM(#REF!)"),
+            ("SUM(A2:A10)", &[1, 5, 20], "SUM(A1:A8)"),
+            ("A3:A6", &[3], "A3:A5"),
+            ("A3:A6", &[6], "A3:A5"),
+            ("A3:A6", &[3, 4], "A3:A4"),
+            ("A3:A6", &[10], "A3:A6"),
+            ("$A$3:B$6", &[1], "$A$2:B$5"),
+            ("A6:A3", &[3], "A5:A3"),
+            ("Orders!B2:C3", &[2, 3], "Orders!#REF!"),
+            ("SUM(3:5)", &[4], "SUM(3:4)"),
+            ("SUM($3:$5)", &[1], "SUM($2:$4)"),
+            ("SUM(3:4)", &[3, 4], "SUM(#REF!)"),
+            ("SUM(A:A)+SUM($B:C)", &[1], "SUM(A:A)+SUM($B:C)"),
+            (
+                "SUM(A1:A1048576)+SUM(1:1048576)",
+                &[5],
+                "SUM(A1:A1048576)+SUM(1:1048576)",
+            ),
+        ];
+        for (formula, deleted, expected) in cases {
+            assert_eq!(deleted_on_orders(formula, deleted), expected, "{formula}");
+        }
+    }
+
+    #[test]
+    fn deleting_rows_follows_sheet_names() {
+        let cases = [
+            ("Orders!D5", "Summary", "Orders", 3, "Orders!D4"),
+            ("orders!D5", "Summary", "ORDERS", 3, "orders!D4"),
+            (
+                "'My Sheet'!A5",
+                "Summary",
+                "my sheet",
+                5,
+                "'My Sheet'!#REF!",
+            ),
+            (
+                "'My Sheet'!A5:A6",
+                "Summary",
+                "My Sheet",
+                1,
+                "'My Sheet'!A4:A5",
+            ),
+            ("'Bob''s'!A5", "Summary", "bob's", 1, "'Bob''s'!A4"),
+            ("Other!A5", "Orders", "Orders", 1, "Other!A5"),
+            ("A5+Orders!A5", "Summary", "Orders", 1, "A5+Orders!A4"),
+            ("A5+Orders!$A$5", "", "Orders", 1, "A5+Orders!$A$4"),
+            (
+                "[1]Orders!A5+'[1]My Sheet'!A5+[1]!Rate",
+                "Orders",
+                "Orders",
+                1,
+                "[1]Orders!A5+'[1]My Sheet'!A5+[1]!Rate",
+            ),
+            ("#REF!A5+A5", "Orders", "Orders", 1, "#REF!A5+A4"),
+            ("Orders!Rate+A5", "Orders", "Orders", 1, "Orders!Rate+A4"),
+        ];
+        for (formula, home, target, row, expected) in cases {
+            let rewritten = rows_deleted(formula, home, target, &[row]).expect(formula);
+            assert_eq!(rewritten, expected, "{formula}");
+        }
+    }
+
+    #[test]
+    fn deleting_rows_refuses_3d_references() {
+        for formula in ["SUM(Alpha:Gamma!A2)", "SUM('Jan 1:Mar 1'!A2)", "A:C!A1"] {
+            let refused = rows_deleted(formula, "Orders", "Orders", &[1]);
+            assert!(refused.is_err(), "{formula}");
+        }
+        let Err(Unadjustable(reason)) = rows_deleted("Alpha:Gamma!A2", "X", "Beta", &[1]) else {
+            panic!("a 3D reference is adjusted");
+        };
+        assert!(reason.contains("Alpha:Gamma"), "{reason}");
+        // Another workbook's 3D reference is left alone.
+        assert_eq!(
+            rows_deleted("[1]Alpha:Gamma!A2", "X", "Alpha", &[1]),
+            Ok("[1]Alpha:Gamma!A2".to_owned())
+        );
+    }
+
+    #[test]
+    fn deleting_rows_at_once_is_deleting_them_one_by_one_from_the_bottom() {
+        let formula = "SUM(A2:B9)+C5+Orders!D7:D8+SUM(4:6)+$E$12-Other!A3+SUM(Orders!A1:A3)";
+        let sets: [&[u32]; 7] = [
+            &[1],
+            &[2, 9],
+            &[3, 4, 5],
+            &[1, 5, 7, 8, 12],
+            &[4, 5, 6, 10],
+            &[2, 3, 6, 9, 11, 12],
+            &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+        ];
+        for deleted in sets {
+            let at_once = deleted_on_orders(formula, deleted);
+            let one_by_one = deleted
+                .iter()
+                .rev()
+                .fold(formula.to_owned(), |formula, &row| {
+                    deleted_on_orders(&formula, &[row])
+                });
+            assert_eq!(at_once, one_by_one, "{deleted:?}");
+        }
+    }
+
+    /// An area on `sheet` (`None`: the formula's own).
+    fn area(sheet: Option<&str>, rows: (u32, u32), columns: (u32, u32)) -> Area {
+        Area {
+            sheet: sheet.map(str::to_owned),
+            rows,
+            columns,
+        }
+    }
+
+    #[test]
+    fn references_are_the_areas_a_formula_reads() {
+        let cases = [
+            ("1+2", vec![]),
+            ("\"A1\"&\"Data!B2\"", vec![]),
+            (
+                "B2*C3",
+                vec![area(None, (2, 2), (2, 2)), area(None, (3, 3), (3, 3))],
+            ),
+            (
+                "SUM(Orders!D2:D100)",
+                vec![area(Some("Orders"), (2, 100), (4, 4))],
+            ),
+            (
+                "'My Sheet'!$B$2*2",
+                vec![area(Some("My Sheet"), (2, 2), (2, 2))],
+            ),
+            ("SUM(C3:a1)", vec![area(None, (1, 3), (1, 3))]),
+            ("SUM(A:B)", vec![area(None, (1, 1_048_576), (1, 2))]),
+            ("SUM(2:4)", vec![area(None, (2, 4), (1, 16_384))]),
+            ("[1]Sheet1!A1+[1]!Rate+B1", vec![area(None, (1, 1), (2, 2))]),
+            ("LOG10(A2)+TRUE", vec![area(None, (2, 2), (1, 1))]),
+            (
+                "_xlfn.LET(_xlpm.x,A1,_xlpm.x*2)",
+                vec![area(None, (1, 1), (1, 1))],
+            ),
+            ("#REF!+Orders!#REF!+#REF!A1", vec![]),
+            ("IFERROR(1/0,#N/A)", vec![]),
+        ];
+        for (formula, areas) in cases {
+            assert_eq!(references(formula), References::Areas(areas), "{formula}");
+        }
+    }
+
+    #[test]
+    fn references_that_the_text_does_not_tell() {
+        for formula in [
+            "Rate*2",
+            "Orders!Rate",
+            "INDIRECT(\"A1\")",
+            "OFFSET(A1,1,1)",
+            "_xlfn.ANCHORARRAY(A1)",
+            "SUM(Table1[Amount])",
+            "SUM(Alpha:Gamma!A2)",
+            "SUM('Jan 1:Mar 1'!A2)",
+            "SUM(A1:INDEX(B:B,3))",
+        ] {
+            assert_eq!(references(formula), References::Anything, "{formula}");
+        }
+    }
+
+    #[test]
+    fn an_area_holds_the_cells_of_its_sheet() {
+        let own = area(None, (2, 4), (1, 2));
+        assert!(own.contains("Orders", "orders", 3, 2));
+        assert!(!own.contains("Orders", "Other", 3, 2));
+        assert!(!own.contains("Orders", "Orders", 5, 2));
+        assert!(!own.contains("Orders", "Orders", 3, 3));
+        let named = area(Some("My Sheet"), (1, 1), (1, 1));
+        assert!(named.contains("Orders", "MY SHEET", 1, 1));
+        assert!(!named.contains("Orders", "Orders", 1, 1));
     }
 }

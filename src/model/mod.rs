@@ -7,7 +7,7 @@ pub mod carried;
 pub mod filter;
 /// How a cell looks: number format, font, fill, borders, alignment.
 pub mod format;
-/// What a formula may refer to.
+/// Formula texts: moved, adjusted for deleted rows, and what they read.
 pub mod formula;
 /// Finding and naming columns in the header row.
 pub mod header;
@@ -30,4 +30,4 @@ pub use id::SpreadsheetId;
 pub use problems::Problems;
 pub use sheet::Error;
 pub use value::Cell;
-pub use workbook::{Sheet, Visibility, Workbook};
+pub use workbook::{Edited, Sheet, Visibility, Workbook};

@@ -9,13 +9,13 @@ use serde_json::{Map, Value};
 
 use super::filter::FilterExpr;
 use super::format::CellFormat;
-use super::formula::{may_refer_to_cells, sheet_prefixes};
+use super::formula::{Unadjustable, cell_name, rows_deleted, shifted};
 use super::header::Header;
 use super::layout::{Layout, LinkTarget};
 use super::problems::Problems;
 use super::request::{DeleteRows, InsertRows, ReadQuery, Selector, UpdateRows};
-use super::value::{Cell, DateKind, date_kind};
-use super::workbook::{MAX_COLUMNS, MAX_ROWS, Sheet, Visibility, Workbook};
+use super::value::{Cell, DateKind, Formula, date_kind};
+use super::workbook::{Edited, MAX_COLUMNS, MAX_ROWS, Sheet, Visibility, Workbook};
 
 /// What went wrong in a model operation.
 #[derive(Debug, thiserror::Error)]
@@ -98,6 +98,13 @@ impl Workbook {
             && same(carried, &base.carried)
     }
 
+    /// Whether any sheet holds a formula.
+    pub fn has_formulas(&self) -> bool {
+        self.sheets
+            .iter()
+            .any(|sheet| sheet.cells().any(|cell| matches!(cell, Cell::Formula(_))))
+    }
+
     pub fn sheet(&self, name: &str) -> Result<&Sheet, Error> {
         Ok(&self.sheets[self.sheet_index(name)?])
     }
@@ -107,84 +114,91 @@ impl Workbook {
         Ok(&mut self.sheets[i])
     }
 
-    /// Deletes rows of one sheet, moving the rows below up.
+    /// Deletes rows of one sheet, moving the rows below up, as a
+    /// spreadsheet app does: every formula, defined name and hyperlink that
+    /// refers to the sheet's rows is adjusted (references below move up,
+    /// ranges shrink, a reference to a deleted cell becomes `#REF!`), and
+    /// merged ranges, tables and the rest of the layout move with the rows.
     ///
-    /// Refused when a formula, defined name or hyperlink could refer to cells
-    /// that would move (see `references_to`): the service does not rewrite
-    /// references, and a reference must never be left pointing at the wrong
-    /// data. Merged ranges, tables and the rest of the layout move with the
-    /// rows.
+    /// Refused, naming the cause, when a reference cannot be adjusted
+    /// correctly: a 3D reference that may span the sheet, or a carried
+    /// element or part that points at its cells (a conditional format, a
+    /// drawing, a chart's series), which the service does not rewrite.
     pub fn delete_rows(&mut self, sheet_name: &str, request: &DeleteRows) -> Result<usize, Error> {
         let index = self.sheet_index(sheet_name)?;
         let rows = self.sheets[index].select(&request.selector, Problems::new())?;
         if rows.is_empty() {
             return Ok(0);
         }
-        if let Some(reason) = self.references_to(index) {
+        if let Some(reason) = self.carried_references_to(index) {
             return Err(Error::Conflict(reason));
         }
+        let deleted: Vec<u32> = rows.iter().map(|&row| row as u32 + 1).collect();
+        let adjusted = self.references_adjusted(index, &deleted)?;
+        adjusted.apply(self);
         self.sheets[index].remove_rows(&rows);
         Ok(rows.len())
     }
 
-    /// Why references may point at cells of sheet `index`, if they may:
-    /// - any formula with a reference on that sheet;
-    /// - any formula elsewhere that names it or spans sheets with a 3D
-    ///   reference (`Alpha:Gamma!A2` covers the sheets between, which it does
-    ///   not name);
-    /// - a defined name that names it, belongs to it or spans sheets;
-    /// - a hyperlink that leads to it: one naming it, or one on it whose
-    ///   place names no sheet (`A5`, a defined name);
-    /// - a carried element anchored to its cells (a conditional format, a
-    ///   drawing), or a carried part whose formulas name it (a chart).
-    fn references_to(&self, index: usize) -> Option<String> {
-        let name = &self.sheets[index].name;
-        let lower = name.to_lowercase();
-        let names_sheet = |text: &str| {
-            text.to_lowercase().contains(&lower)
-                || sheet_prefixes(text).any(|prefix| prefix.contains(':'))
+    /// The new text of every formula, defined name and hyperlink place
+    /// that deleting `deleted` (1-based) of sheet `index` changes; a
+    /// conflict names the first that cannot be adjusted.
+    fn references_adjusted(&self, index: usize, deleted: &[u32]) -> Result<Adjusted, Error> {
+        let target = &self.sheets[index].name;
+        let unadjustable = |what: String, why: Unadjustable| {
+            Error::Conflict(format!(
+                "{what} cannot be adjusted for rows deleted from sheet {target:?}: {why}"
+            ))
         };
-        let moved =
-            "deleting rows would move those cells and the service does not rewrite references";
-        for (i, sheet) in self.sheets.iter().enumerate() {
-            let mut formulas = sheet.cells().filter_map(|cell| match cell {
-                Cell::Formula(f) if may_refer_to_cells(&f.expr) => Some(f),
-                _ => None,
-            });
-            let found = if i == index {
-                formulas.next().is_some()
-            } else {
-                formulas.any(|f| names_sheet(&f.expr))
-            };
-            if found {
-                return Some(format!(
-                    "sheet {:?} has formulas that may refer to rows of sheet {name:?}; {moved}",
-                    sheet.name
-                ));
-            }
-            let link = sheet.layout.links.iter().any(|link| match &link.target {
-                LinkTarget::Location(place) => {
-                    names_sheet(place) || (i == index && !place.contains('!'))
+        let mut adjusted = Adjusted::default();
+        for (s, sheet) in self.sheets.iter().enumerate() {
+            for (r, row) in sheet.rows.iter().enumerate() {
+                if s == index && deleted.binary_search(&(r as u32 + 1)).is_ok() {
+                    continue;
                 }
-                LinkTarget::Url(_) => false,
-            });
-            if link {
-                return Some(format!(
-                    "sheet {:?} has hyperlinks that may lead to rows of sheet {name:?}; {moved}",
-                    sheet.name
-                ));
+                for (c, cell) in row.iter().enumerate() {
+                    let Cell::Formula(formula) = cell else {
+                        continue;
+                    };
+                    let text = rows_deleted(&formula.expr, &sheet.name, target, deleted).map_err(
+                        |why| {
+                            let place = format!("{}!{}", sheet.name, cell_name(r as u32, c as u32));
+                            unadjustable(format!("the formula in {place}"), why)
+                        },
+                    )?;
+                    if text != formula.expr {
+                        adjusted.formulas.push(((s, r, c), text));
+                    }
+                }
+            }
+            for (l, link) in sheet.layout.links.iter().enumerate() {
+                if let LinkTarget::Location(place) = &link.target {
+                    let text =
+                        rows_deleted(place, &sheet.name, target, deleted).map_err(|why| {
+                            unadjustable(format!("a hyperlink on sheet {:?}", sheet.name), why)
+                        })?;
+                    if text != *place {
+                        adjusted.links.push(((s, l), text));
+                    }
+                }
             }
         }
-        let named = self.names.iter().find(|n| {
-            may_refer_to_cells(&n.refers_to)
-                && (names_sheet(&n.refers_to) || n.scope == Some(index))
-        });
-        if let Some(n) = named {
-            return Some(format!(
-                "the defined name {:?} may refer to rows of sheet {name:?}; {moved}",
-                n.name
-            ));
+        for (n, name) in self.names.iter().enumerate() {
+            let text = rows_deleted(&name.refers_to, "", target, deleted)
+                .map_err(|why| unadjustable(format!("the defined name {:?}", name.name), why))?;
+            if text != name.refers_to {
+                adjusted.names.push((n, text));
+            }
         }
+        Ok(adjusted)
+    }
+
+    /// Why carried content may point at cells of sheet `index`, if it may:
+    /// an element of the sheet anchored to its cells (a conditional format,
+    /// a drawing), or a carried part whose formulas name it (a chart).
+    fn carried_references_to(&self, index: usize) -> Option<String> {
+        let name = &self.sheets[index].name;
+        let moved = "deleting rows would move those cells and the service does not rewrite them";
         let carried = &self.sheets[index].carried.anchored;
         if !carried.is_empty() {
             return Some(format!(
@@ -195,6 +209,35 @@ impl Workbook {
         self.carried.mentioning(name).map(|what| {
             format!("the workbook's {what} may refer to rows of sheet {name:?}; {moved}")
         })
+    }
+}
+
+/// The new texts a delete gives formulas, hyperlink places and names.
+#[derive(Default)]
+struct Adjusted {
+    /// By sheet, 0-based row and column.
+    formulas: Vec<((usize, usize, usize), String)>,
+    /// By sheet and the link's index in its layout.
+    links: Vec<((usize, usize), String)>,
+    /// By index in the workbook's names.
+    names: Vec<(usize, String)>,
+}
+
+impl Adjusted {
+    fn apply(self, workbook: &mut Workbook) {
+        for ((s, r, c), text) in self.formulas {
+            let sheet = &mut workbook.sheets[s];
+            if let Cell::Formula(formula) = &mut sheet.rows[r][c] {
+                formula.expr = text;
+                sheet.edited.cells.push((r as u32, c as u32));
+            }
+        }
+        for ((s, l), text) in self.links {
+            workbook.sheets[s].layout.links[l].target = LinkTarget::Location(text);
+        }
+        for (n, text) in self.names {
+            workbook.names[n].refers_to = text;
+        }
     }
 }
 
@@ -212,6 +255,7 @@ impl Sheet {
             rows,
             layout: Layout::default(),
             carried: Default::default(),
+            edited: Edited::default(),
         }
     }
 
@@ -234,6 +278,7 @@ impl Sheet {
             rows: _,
             layout,
             carried,
+            edited: _,
         } = self;
         *name == base.name
             && *visibility == base.visibility
@@ -274,6 +319,7 @@ impl Sheet {
     }
 
     fn set(&mut self, row: usize, column: usize, cell: Cell) {
+        self.edited.cells.push((row as u32, column as u32));
         if self.rows.len() <= row {
             self.rows.resize_with(row + 1, Vec::new);
         }
@@ -336,13 +382,68 @@ impl Sheet {
                 self.set(0, column.index, Cell::Text(column.name.clone()));
             }
         }
+        let fill = match &existing {
+            Some(header) => self.formulas_filled_down(header, start - 1),
+            None => Vec::new(),
+        };
         for (offset, cells) in rows.into_iter().enumerate() {
+            let row = start + offset;
+            for &(column, ref expr) in &fill {
+                if cells.iter().all(|(given, _)| *given != column) {
+                    let expr = shifted(expr, offset as i64 + 1, 0);
+                    self.set(
+                        row,
+                        column,
+                        Cell::Formula(Box::new(Formula::new(expr, Cell::Empty))),
+                    );
+                }
+            }
             for (column, cell) in cells {
-                self.set(start + offset, column, cell);
+                self.set(row, column, cell);
             }
         }
+        let tables_before: Vec<_> = self.layout.tables.iter().map(|t| t.range).collect();
         self.layout.rows_appended(start, count);
+        if self.layout.tables.iter().map(|t| t.range).ne(tables_before) {
+            // Structured references now cover more rows.
+            self.edited.moved = true;
+        }
         Ok(count)
+    }
+
+    /// The formulas that rows inserted below row `last` (the last data row)
+    /// take, by column: a formula of `last` that the data row above it
+    /// holds too, moved down one row (the same relative formula), or that
+    /// is in a table's column (a calculated column). The engine computes
+    /// their results when the batch is written.
+    fn formulas_filled_down(&self, header: &Header, last: usize) -> Vec<(usize, String)> {
+        if last <= header.row {
+            return Vec::new();
+        }
+        let formula = |row: usize, column: usize| match self.row(row).get(column) {
+            Some(Cell::Formula(f)) => Some(f.expr.as_str()),
+            _ => None,
+        };
+        let in_table = |column: usize| {
+            self.layout.tables.iter().any(|table| {
+                let range = &table.range;
+                !table.totals_row
+                    && (range.first_row as usize) < last
+                    && range.last_row as usize == last
+                    && (usize::from(range.first_column)..=usize::from(range.last_column))
+                        .contains(&column)
+            })
+        };
+        self.row(last)
+            .iter()
+            .enumerate()
+            .filter_map(|(column, _)| {
+                let expr = formula(last, column)?;
+                let repeated = last > header.row + 1
+                    && formula(last - 1, column).is_some_and(|above| shifted(above, 1, 0) == expr);
+                (repeated || in_table(column)).then(|| (column, expr.to_owned()))
+            })
+            .collect()
     }
 
     /// Sets the given cells of every selected row (contract §4.2).
@@ -531,6 +632,7 @@ impl Sheet {
             !remove
         });
         self.layout.rows_removed(sorted);
+        self.edited.moved = true;
     }
 }
 
@@ -788,7 +890,7 @@ mod tests {
     }
 
     #[test]
-    fn delete_moves_rows_up_and_refuses_with_formulas() {
+    fn delete_moves_rows_up_and_adjusts_formulas() {
         let mut workbook = Workbook {
             sheets: vec![people()],
             ..Workbook::default()
@@ -802,15 +904,31 @@ mod tests {
         workbook.sheets.push(Sheet::new(
             "Sum",
             vec![vec![Cell::Formula(Box::new(
-                super::super::value::Formula {
-                    expr: "SUM(People!B2:B3)".into(),
-                    cached: Cell::Number(25.0),
-                },
+                super::super::value::Formula::new("SUM(People!B2:B3)", Cell::Number(25.0)),
             ))]],
         ));
-        assert!(matches!(
-            workbook.delete_rows("People", &request),
-            Err(Error::Conflict(_))
-        ));
+        assert_eq!(workbook.delete_rows("People", &request).unwrap(), 1);
+        let Cell::Formula(sum) = &workbook.sheets[1].rows[0][0] else {
+            panic!("a formula");
+        };
+        assert_eq!(sum.expr, "SUM(People!B2:B2)");
+    }
+
+    #[test]
+    fn inserted_rows_take_a_repeated_formula_shifted_to_their_row() {
+        let formula = |expr: &str| Cell::Formula(Box::new(Formula::new(expr, Cell::Empty)));
+        let mut sheet = Sheet::new(
+            "S",
+            vec![
+                vec![text("a"), text("b")],
+                vec![Cell::Number(1.0), formula("A2*2")],
+                vec![Cell::Number(2.0), formula("A3*2")],
+            ],
+        );
+        let request =
+            InsertRows::from_json(br#"{"data": [{"a": 5}, {"a": 6, "b": 0}]}"#, 10).unwrap();
+        sheet.insert(request).unwrap();
+        assert_eq!(sheet.rows[3][1], formula("A4*2"));
+        assert_eq!(sheet.rows[4][1], Cell::Number(0.0), "the value sent wins");
     }
 }

@@ -44,6 +44,38 @@ pub enum Cell {
 pub struct Formula {
     pub expr: String,
     pub cached: Cell,
+    /// Whether `cached` is what the formula computes now (see `crate::calc`).
+    pub freshness: Freshness,
+}
+
+/// How a formula's cached result relates to its inputs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Freshness {
+    /// Recomputed by sheetd's formula engine on every write (and, until
+    /// the first, as the file had it).
+    #[default]
+    Computed,
+    /// The engine does not compute it as the file's producer did (an
+    /// unknown function, an external reference, a disagreement): its cached
+    /// result is kept, and the engine uses that value, while its inputs stay
+    /// as they were.
+    Kept,
+    /// An input of a kept formula changed, or the formula depends on one
+    /// that did: its result is unknown until a spreadsheet app recalculates
+    /// the file. It has no cached result, reads as `null`, and is written
+    /// without a value.
+    Stale,
+}
+
+impl Formula {
+    /// A formula as a file holds it: computed, with its cached result.
+    pub fn new(expr: impl Into<String>, cached: Cell) -> Formula {
+        Formula {
+            expr: expr.into(),
+            cached,
+            freshness: Freshness::Computed,
+        }
+    }
 }
 
 /// The kind of a date-like cell, decided by its serial number.
@@ -494,10 +526,7 @@ mod tests {
         assert_eq!(Cell::DateTime(60.0).to_json(), json!("1900/02/29"));
         assert_eq!(Cell::DateTime(59.0).to_json(), json!("1900/02/28"));
         assert_eq!(Cell::Error("#DIV/0!".into()).to_json(), json!("#DIV/0!"));
-        let formula = Cell::Formula(Box::new(Formula {
-            expr: "1+1".into(),
-            cached: Cell::Number(2.0),
-        }));
+        let formula = Cell::Formula(Box::new(Formula::new("1+1", Cell::Number(2.0))));
         assert_eq!(formula.to_json(), json!(2));
     }
 

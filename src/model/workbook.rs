@@ -80,4 +80,28 @@ pub struct Sheet {
     pub layout: Layout,
     /// What the sheet's part holds beyond the model, written back as it was.
     pub carried: Arc<CarriedSheet>,
+    /// What the edits of the batch being committed changed, for the
+    /// formula engine; empty between commits.
+    pub edited: Edited,
+}
+
+/// The cells a batch of edits changed on a sheet.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Edited {
+    /// Cells set (0-based row and column): values written, formulas filled
+    /// down or adjusted.
+    pub cells: Vec<(u32, u32)>,
+    /// Rows were removed, or a table's range changed: cells may be
+    /// anywhere else now.
+    pub moved: bool,
+}
+
+impl Workbook {
+    /// Each sheet's edits since the last call, in sheet order.
+    pub fn take_edits(&mut self) -> Vec<Edited> {
+        self.sheets
+            .iter_mut()
+            .map(|sheet| std::mem::take(&mut sheet.edited))
+            .collect()
+    }
 }

@@ -9,6 +9,7 @@ use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
 
+use crate::calc::Calculator;
 use crate::model::{SpreadsheetId, Workbook};
 use crate::xlsx::Rewrite;
 
@@ -48,8 +49,17 @@ pub struct Entry {
     /// The rewrite that saved `workbook`, kept to save it again once rows
     /// are appended; dropped with the entry.
     rewrite: Option<Rewrite>,
+    /// The formula engine in step with `workbook`, once a write built it.
+    calculator: Option<Calculator>,
     bytes: usize,
     last_used: u64,
+}
+
+/// What a commit takes back from the cache to save the workbook again.
+#[derive(Default)]
+pub struct Kept {
+    pub rewrite: Option<Rewrite>,
+    pub calculator: Option<Calculator>,
 }
 
 /// The cache; the store keeps it behind a mutex.
@@ -58,6 +68,16 @@ pub struct Cache {
     max_bytes: usize,
     bytes: usize,
     clock: u64,
+}
+
+impl Kept {
+    #[cfg(test)]
+    fn rewritten(rewrite: Rewrite) -> Kept {
+        Kept {
+            rewrite: Some(rewrite),
+            calculator: None,
+        }
+    }
 }
 
 impl Cache {
@@ -82,27 +102,37 @@ impl Cache {
     }
 
     /// Removes the entry of `id`, which a commit is about to replace, and
-    /// gives back the rewrite kept with it if the entry holds `workbook`
-    /// (the version the commit starts from).
-    pub fn take(&mut self, id: SpreadsheetId, workbook: &Arc<Workbook>) -> Option<Rewrite> {
-        let entry = self.remove(id)?;
-        entry
-            .rewrite
-            .filter(|_| Arc::ptr_eq(&entry.workbook, workbook))
+    /// gives back the rewrite and the calculator kept with it if the entry
+    /// holds `workbook` (the version the commit starts from).
+    pub fn take(&mut self, id: SpreadsheetId, workbook: &Arc<Workbook>) -> Kept {
+        match self.remove(id) {
+            Some(entry) if Arc::ptr_eq(&entry.workbook, workbook) => Kept {
+                rewrite: entry.rewrite,
+                calculator: entry.calculator,
+            },
+            _ => Kept::default(),
+        }
     }
 
     /// Keeps `workbook` as the content of the file with `identity`, with
-    /// the rewrite that saved it, if any and if it can be saved again.
+    /// the rewrite that saved it, if any and if it can be saved again, and
+    /// the calculator in step with it.
     pub fn insert(
         &mut self,
         id: SpreadsheetId,
         identity: FileIdentity,
         workbook: Arc<Workbook>,
-        rewrite: Option<Rewrite>,
+        kept: Kept,
     ) {
         self.remove(id);
+        let Kept {
+            rewrite,
+            calculator,
+        } = kept;
         // Carried parts (images, charts) are held in memory too.
-        let bytes = workbook.cell_slots() * BYTES_PER_CELL + workbook.carried.part_bytes();
+        let bytes = workbook.cell_slots() * BYTES_PER_CELL
+            + workbook.carried.part_bytes()
+            + calculator.as_ref().map_or(0, Calculator::bytes);
         while self.bytes + bytes > self.max_bytes {
             let Some(oldest) = self
                 .entries
@@ -127,6 +157,7 @@ impl Cache {
                 identity,
                 workbook,
                 rewrite,
+                calculator,
                 bytes,
                 last_used,
             },
@@ -202,12 +233,12 @@ mod tests {
         });
         let mut cache = Cache::new(10 * BYTES_PER_CELL);
         let light = SpreadsheetId::new_random();
-        cache.insert(light, identity(), workbook(2), None);
+        cache.insert(light, identity(), workbook(2), Kept::default());
         cache.insert(
             SpreadsheetId::new_random(),
             identity(),
             Arc::new(heavy),
-            None,
+            Kept::default(),
         );
         assert!(
             cache.get(light, identity()).is_none(),
@@ -224,10 +255,10 @@ mod tests {
             SpreadsheetId::new_random(),
         );
         let mut cache = Cache::new(10 * BYTES_PER_CELL);
-        cache.insert(a, identity(), workbook(4), None);
-        cache.insert(b, identity(), workbook(4), None);
+        cache.insert(a, identity(), workbook(4), Kept::default());
+        cache.insert(b, identity(), workbook(4), Kept::default());
         assert!(cache.get(a, identity()).is_some());
-        cache.insert(c, identity(), workbook(4), None);
+        cache.insert(c, identity(), workbook(4), Kept::default());
         assert!(
             cache.get(b, identity()).is_none(),
             "b was least recently used"
@@ -255,7 +286,7 @@ mod tests {
         let kept: Vec<(SpreadsheetId, Arc<Workbook>)> = (0..=MAX_KEPT_FILES / 2)
             .map(|_| {
                 let (id, (workbook, rewrite)) = (SpreadsheetId::new_random(), rewritten(2));
-                cache.insert(id, identity(), workbook.clone(), Some(rewrite));
+                cache.insert(id, identity(), workbook.clone(), Kept::rewritten(rewrite));
                 (id, workbook)
             })
             .collect();
@@ -264,16 +295,16 @@ mod tests {
             cache.get(oldest.0, identity()).is_some(),
             "the workbook stays"
         );
-        assert!(cache.take(oldest.0, &oldest.1).is_none());
+        assert!(cache.take(oldest.0, &oldest.1).rewrite.is_none());
         let ((id, workbook), rest) = rest.split_first().unwrap();
         let (equal, _) = rewritten(2);
         assert_eq!(equal, *workbook);
         assert!(
-            cache.take(*id, &equal).is_none(),
+            cache.take(*id, &equal).rewrite.is_none(),
             "an equal workbook parsed again is another version"
         );
         for (id, workbook) in rest {
-            assert!(cache.take(*id, workbook).is_some());
+            assert!(cache.take(*id, workbook).rewrite.is_some());
         }
     }
 
@@ -282,16 +313,16 @@ mod tests {
         let mut cache = Cache::new(usize::MAX);
         let (id, (workbook, rewrite)) =
             (SpreadsheetId::new_random(), rewritten(MAX_KEPT_FILES + 1));
-        cache.insert(id, identity(), workbook.clone(), Some(rewrite));
+        cache.insert(id, identity(), workbook.clone(), Kept::rewritten(rewrite));
         assert!(cache.get(id, identity()).is_some());
-        assert!(cache.take(id, &workbook).is_none());
+        assert!(cache.take(id, &workbook).rewrite.is_none());
     }
 
     #[test]
     fn a_changed_file_misses() {
         let id = SpreadsheetId::new_random();
         let mut cache = Cache::new(usize::MAX);
-        cache.insert(id, identity(), workbook(1), None);
+        cache.insert(id, identity(), workbook(1), Kept::default());
         let changed = FileIdentity {
             len: 99,
             ..identity()

@@ -25,9 +25,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::model::{SpreadsheetId, Workbook};
-use crate::xlsx::{self, Rewrite};
+use crate::xlsx;
 use atomic::{TEMP_PREFIX, replace_atomically, sync_dir};
-use cache::{Cache, FileIdentity};
+use cache::{Cache, FileIdentity, Kept};
 use commit::EditRequest;
 use lock::{LOCK_DIR, lock_exclusive_until, try_lock_exclusive};
 use queue::Queues;
@@ -261,7 +261,8 @@ impl Store {
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
         let workbook = Arc::new(xlsx::read_workbook(&bytes, self.inner.limits.max_cells)?);
-        self.cache().insert(id, identity, workbook.clone(), None);
+        self.cache()
+            .insert(id, identity, workbook.clone(), Kept::default());
         Ok((identity, workbook))
     }
 
@@ -272,15 +273,8 @@ impl Store {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn remember(
-        &self,
-        id: SpreadsheetId,
-        identity: FileIdentity,
-        workbook: Workbook,
-        rewrite: Option<Rewrite>,
-    ) {
-        self.cache()
-            .insert(id, identity, Arc::new(workbook), rewrite);
+    fn remember(&self, id: SpreadsheetId, identity: FileIdentity, workbook: Workbook, kept: Kept) {
+        self.cache().insert(id, identity, Arc::new(workbook), kept);
     }
 
     fn forget(&self, id: SpreadsheetId) {

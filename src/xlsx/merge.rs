@@ -24,6 +24,7 @@ use super::package::all_attributes;
 use super::{WriteError, find, rfind};
 use crate::model::carried::{Carried, CarriedXml, CellStyles, Element, Relationship};
 use crate::model::layout::{Link, LinkTarget, Range};
+use crate::model::workbook::DefinedName;
 use crate::model::{Sheet, Workbook};
 
 /// Children of `<worksheet>` in the order the schema requires.
@@ -158,7 +159,7 @@ pub fn merge<W: Write + Seek>(
                     "xl/workbook.xml",
                     &produced,
                 );
-                let xml = splice_workbook(&source.read(name)?, carried, &renamed)?;
+                let xml = splice_workbook(&source.read(name)?, carried, &workbook.names, &renamed)?;
                 put(&mut zip, "xl/_rels/workbook.xml.rels", &rels)?;
                 Some(xml)
             }
@@ -1230,11 +1231,34 @@ fn inner_text(xml: &[u8]) -> &[u8] {
     &xml[start..end]
 }
 
+/// A carried `<definedName>` (XML text) with the model's text for it, when
+/// the model's name of the same name and scope refers to something else.
+fn with_model_text(xml: &[u8], model_names: &[DefinedName]) -> Option<Vec<u8>> {
+    let open = start_tag(xml);
+    if open.ends_with(b"/>") {
+        return None;
+    }
+    let name = first_attribute(xml, "name")?;
+    let scope = first_attribute(xml, "localSheetId").and_then(|id| id.parse::<usize>().ok());
+    let model = model_names
+        .iter()
+        .find(|n| n.scope == scope && n.name.eq_ignore_ascii_case(&name))?;
+    let inner = inner_text(xml);
+    let text = quick_xml::escape::unescape(std::str::from_utf8(inner).ok()?).ok()?;
+    if text == model.refers_to {
+        return None;
+    }
+    let close = &xml[open.len() + inner.len()..];
+    Some([open, escape(&model.refers_to).as_bytes(), close].concat())
+}
+
 /// The writer's workbook XML with the carried elements put in: carried
-/// built-in names go inside `<definedNames>`.
+/// built-in names go inside `<definedNames>`, each with what the model's
+/// name of the same name and scope refers to now (a delete adjusts it).
 fn splice_workbook(
     xml: &[u8],
     book: &Carried,
+    model_names: &[DefinedName],
     renamed: &HashMap<String, String>,
 ) -> Result<Vec<u8>, WriteError> {
     let carried = &book.workbook;
@@ -1277,6 +1301,8 @@ fn splice_workbook(
                 .unwrap_or(open.len());
             let close = [b"</", &open[1..name_end], b">"].concat();
             bytes = [open, inner_text(written.as_bytes()), &close].concat();
+        } else if let Some(adjusted) = with_model_text(&bytes, model_names) {
+            bytes = adjusted;
         }
         names.extend(bytes);
     }
@@ -1334,7 +1360,7 @@ mod tests {
             workbook: carried,
             ..Carried::default()
         };
-        let out = splice_workbook(written.as_bytes(), &carried, &HashMap::new()).unwrap();
+        let out = splice_workbook(written.as_bytes(), &carried, &[], &HashMap::new()).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(
             text.contains(r#"<x:definedName name="_xlnm._FilterDatabase" localSheetId="0" comment="the file's">Data!$A$1:$B$6</x:definedName>"#),

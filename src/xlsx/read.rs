@@ -201,10 +201,7 @@ fn read_cells<R: Read + Seek>(
     while let Some(record) = reader.next_cell_with_formula().map_err(unreadable)? {
         let value = cell_of(&record.value, date_offset);
         let cell = match record.formula {
-            Some(expr) if !expr.is_empty() => Cell::Formula(Box::new(Formula {
-                expr,
-                cached: value,
-            })),
+            Some(expr) if !expr.is_empty() => Cell::Formula(Box::new(Formula::new(expr, value))),
             _ => value,
         };
         if cell == Cell::Empty {

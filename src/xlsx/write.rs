@@ -931,10 +931,10 @@ mod tests {
     #[test]
     fn every_cell_of_an_array_formula_keeps_its_cached_result() {
         let text = |s: &str| Cell::Text(s.into());
-        let formula = Cell::Formula(Box::new(crate::model::value::Formula {
-            expr: "UPPER(A1:A2)".into(),
-            cached: text("ONE"),
-        }));
+        let formula = Cell::Formula(Box::new(crate::model::value::Formula::new(
+            "UPPER(A1:A2)",
+            text("ONE"),
+        )));
         let mut sheet = Sheet::new(
             "Data",
             vec![vec![text("one"), formula], vec![text("two"), text("TWO")]],

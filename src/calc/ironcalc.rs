@@ -1,0 +1,214 @@
+//! The formula engine: IronCalc (`ironcalc_base`), behind [`Engine`].
+//!
+//! IronCalc counts rows and columns from 1 and names sheets by index; the
+//! workbook's sheets, defined names and tables are given to it before any
+//! cell, so that formulas naming them parse.
+
+use ironcalc_base::Model;
+use ironcalc_base::cell::CellValue;
+use ironcalc_base::types::{CellType, DefinedName, Table, TableColumn, TableStyleInfo};
+
+use super::{At, Computed, Engine, Input};
+use crate::model::Workbook;
+use crate::model::formula::cell_name;
+use crate::model::layout::Range;
+
+pub struct IronCalc {
+    model: Model<'static>,
+}
+
+impl IronCalc {
+    /// An engine with the workbook's sheets, names and tables, and no cells
+    /// yet. `None` when IronCalc refuses them (a sheet name it rejects).
+    pub fn new(workbook: &Workbook) -> Option<IronCalc> {
+        let mut model = Model::new_empty("sheetd", "en", "UTC", "en").ok()?;
+        for (index, sheet) in workbook.sheets.iter().enumerate() {
+            if index == 0 {
+                model.rename_sheet_by_index(0, &sheet.name).ok()?;
+            } else {
+                model.add_sheet(&sheet.name).ok()?;
+            }
+        }
+        let mut book = model.workbook;
+        let sheet_ids: Vec<u32> = book.worksheets.iter().map(|w| w.sheet_id).collect();
+        for name in &workbook.names {
+            // The `_xlnm.` names (print area, filter range) are the app's own.
+            if name.name.starts_with("_xlnm.") {
+                continue;
+            }
+            book.defined_names.push(DefinedName {
+                name: name.name.clone(),
+                formula: name.refers_to.clone(),
+                sheet_id: name.scope.and_then(|i| sheet_ids.get(i).copied()),
+            });
+        }
+        for sheet in &workbook.sheets {
+            for table in &sheet.layout.tables {
+                book.tables
+                    .insert(table.name.clone(), table_of(&sheet.name, table));
+            }
+        }
+        let model = Model::from_workbook(book, "en").ok()?;
+        Some(IronCalc { model })
+    }
+}
+
+fn table_of(sheet: &str, table: &crate::model::layout::Table) -> Table {
+    let columns = table
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, column)| TableColumn {
+            id: i as u32 + 1,
+            name: column.name.clone(),
+            totals_row_label: column.total_label.clone(),
+            header_row_dxf_id: None,
+            data_dxf_id: None,
+            totals_row_dxf_id: None,
+            totals_row_function: column.total_function.clone(),
+        })
+        .collect();
+    Table {
+        name: table.name.clone(),
+        display_name: table.name.clone(),
+        sheet_name: sheet.to_owned(),
+        reference: a1_range(&table.range),
+        totals_row_count: u32::from(table.totals_row),
+        header_row_count: u32::from(table.header_row),
+        header_row_dxf_id: None,
+        data_dxf_id: None,
+        totals_row_dxf_id: None,
+        columns,
+        style_info: TableStyleInfo {
+            name: table.style.clone(),
+            show_first_column: table.first_column,
+            show_last_column: table.last_column,
+            show_row_stripes: table.banded_rows,
+            show_column_stripes: table.banded_columns,
+        },
+        has_filters: table.autofilter,
+    }
+}
+
+/// `A1:D6` for a 0-based range.
+fn a1_range(range: &Range) -> String {
+    let first = cell_name(range.first_row, u32::from(range.first_column));
+    let last = cell_name(range.last_row, u32::from(range.last_column));
+    format!("{first}:{last}")
+}
+
+/// IronCalc's place for a cell.
+fn place((sheet, row, column): At) -> (u32, i32, i32) {
+    (sheet as u32, row as i32 + 1, column as i32 + 1)
+}
+
+impl Engine for IronCalc {
+    fn set(&mut self, at: At, input: Input<'_>) {
+        let (sheet, row, column) = place(at);
+        let model = &mut self.model;
+        // A refusal (a formula IronCalc cannot store) leaves the cell as
+        // it was; the formula's result then disagrees and is kept.
+        let _ = match input {
+            Input::Empty => model
+                .workbook
+                .worksheet_mut(sheet)
+                .and_then(|w| w.cell_clear_contents(row, column)),
+            Input::Number(n) => model.update_cell_with_number(sheet, row, column, n),
+            Input::Text(text) => model.update_cell_with_text(sheet, row, column, text),
+            Input::Bool(b) => model.update_cell_with_bool(sheet, row, column, b),
+            // Errors have no typed setter: typed in, `#N/A` is the error.
+            Input::Error(error) => model.set_user_input(sheet, row, column, error.to_owned()),
+            Input::Formula(expr) => model.update_cell_with_formula(
+                sheet,
+                row,
+                column,
+                format!("={}", without_sheets_of_ref_errors(expr)),
+            ),
+        };
+    }
+
+    fn recalculate(&mut self) {
+        self.model.evaluate();
+    }
+
+    fn value(&self, at: At) -> Computed {
+        let (sheet, row, column) = place(at);
+        let is_error = matches!(
+            self.model.get_cell_type(sheet, row, column),
+            Ok(CellType::ErrorValue)
+        );
+        match self.model.get_cell_value_by_index(sheet, row, column) {
+            Ok(CellValue::Number(n)) => Computed::Number(n),
+            Ok(CellValue::Boolean(b)) => Computed::Bool(b),
+            Ok(CellValue::String(text)) if is_error => Computed::Error(text),
+            Ok(CellValue::String(text)) => Computed::Text(text),
+            Ok(CellValue::None) => Computed::Empty,
+            Err(_) => Computed::Error(super::ENGINE_FAILED.to_owned()),
+        }
+    }
+}
+
+/// The formula with `Data!#REF!` (what a spreadsheet app writes for a
+/// reference to deleted cells) written `#REF!`, which is the same to a
+/// spreadsheet app and the only form IronCalc parses.
+fn without_sheets_of_ref_errors(expr: &str) -> std::borrow::Cow<'_, str> {
+    const QUALIFIED: &str = "!#REF!";
+    if !expr.contains(QUALIFIED) {
+        return expr.into();
+    }
+    let mut out = String::with_capacity(expr.len());
+    let mut rest = expr;
+    while let Some(at) = rest.find(QUALIFIED) {
+        let before = &rest[..at];
+        out.push_str(&before[..sheet_name_start(before)]);
+        out.push_str("#REF!");
+        rest = &rest[at + QUALIFIED.len()..];
+    }
+    out.push_str(rest);
+    out.into()
+}
+
+/// Where the sheet name that `text` ends with starts: a quoted name (a
+/// doubled quote inside it is a quote) or a plain one.
+fn sheet_name_start(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    if bytes.last() != Some(&b'\'') {
+        return text
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '.'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+    }
+    let mut i = bytes.len() - 1;
+    while i > 0 {
+        i -= 1;
+        if bytes[i] == b'\'' {
+            if i > 0 && bytes[i - 1] == b'\'' {
+                i -= 1;
+                continue;
+            }
+            return i;
+        }
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qualified_ref_errors_lose_their_sheet() {
+        let cases = [
+            ("Orders!#REF!", "#REF!"),
+            ("SUM(Orders!#REF!)+B2", "SUM(#REF!)+B2"),
+            ("'My ''x'' Sheet'!#REF!*2", "#REF!*2"),
+            ("1+'a b'!#REF!+Data!A1", "1+#REF!+Data!A1"),
+            ("Tabl\u{e9}!#REF!", "#REF!"),
+            ("A1+B2", "A1+B2"),
+        ];
+        for (expr, expected) in cases {
+            assert_eq!(without_sheets_of_ref_errors(expr), expected, "{expr}");
+        }
+    }
+}

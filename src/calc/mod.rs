@@ -1,0 +1,459 @@
+//! Formula recalculation (issue 14). After a batch of edits, every formula
+//! is recomputed and its cached result follows, so that reads through the
+//! API, the file's cached values and a spreadsheet app agree.
+//!
+//! A pure layer like `xlsx`: no I/O. The store keeps one [`Calculator`] per
+//! workbook it caches; the engine behind it sits behind [`Engine`].
+//!
+//! A formula's [`Freshness`] says what sheetd knows of its result:
+//! - the engine computes it, and its result replaces the cached one
+//!   whenever the two differ;
+//! - the engine does not compute it as the file's producer did (an
+//!   unknown function, an external reference, a different result when the
+//!   workbook was first loaded): its cached result is *kept*, and given to
+//!   the engine as a value, while the cells it refers to are unchanged;
+//! - once one of those cells changes, it is *stale*, and so is every
+//!   formula that depends on a stale one: no cached result (reads give
+//!   `null`, the file holds no value, so spreadsheet apps compute it on
+//!   open). A stale value is never served as a fresh one.
+
+mod ironcalc;
+
+use std::collections::HashSet;
+
+use crate::model::formula::{References, references};
+use crate::model::value::{Cell, Freshness};
+use crate::model::{Edited, Workbook};
+
+/// A cell: sheet index, 0-based row and column.
+pub type At = (usize, u32, u32);
+
+/// The error text [`Engine::value`] gives for a cell it cannot read.
+const ENGINE_FAILED: &str = "#ERROR!";
+
+/// Error values that say the engine could not compute a formula, as
+/// opposed to one the formula computes (`#DIV/0!`): IronCalc's own, and
+/// the standard ones for unknown names and unsupported constructs.
+const FAILURES: &[&str] = &[
+    ENGINE_FAILED,
+    "#N/IMPL!",
+    "#NAME?",
+    "#CIRC!",
+    "#SPILL!",
+    "#CALC!",
+];
+
+/// Functions whose result changes at every calculation: recomputed, never
+/// held to the cached result.
+const VOLATILE: &[&str] = &["NOW(", "TODAY(", "RAND(", "RANDBETWEEN(", "RANDARRAY("];
+
+/// What a cell gives the engine.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Input<'a> {
+    Empty,
+    Number(f64),
+    Text(&'a str),
+    Bool(bool),
+    Error(&'a str),
+    /// A formula's text, without `=`.
+    Formula(&'a str),
+}
+
+/// What the engine computed for a cell.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Computed {
+    Empty,
+    Number(f64),
+    Text(String),
+    Bool(bool),
+    Error(String),
+}
+
+/// What sheetd needs of a formula engine.
+pub trait Engine: Send {
+    /// Gives the cell a value or a formula.
+    fn set(&mut self, at: At, input: Input<'_>);
+    /// Recomputes every formula.
+    fn recalculate(&mut self);
+    /// A cell's value as last computed.
+    fn value(&self, at: At) -> Computed;
+}
+
+/// A workbook's formula engine, its cells in step with the workbook last
+/// committed.
+pub struct Calculator {
+    engine: Box<dyn Engine>,
+    /// The cells the engine was given, for the cache's memory bound.
+    cells: usize,
+}
+
+/// What a recalculation did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Recalculated {
+    /// Formulas whose cached result changed.
+    pub updated: usize,
+    /// Formulas that are stale after it.
+    pub stale: usize,
+}
+
+impl Calculator {
+    /// An engine loaded with `workbook`, which learns here which formulas
+    /// the engine cannot compute as the file has them (see the module
+    /// text). `None` when the engine refuses the workbook's sheets.
+    pub fn build(workbook: &mut Workbook) -> Option<Calculator> {
+        let mut calculator = Calculator::load(workbook)?;
+        let engine = &mut calculator.engine;
+        engine.recalculate();
+        let mut unknown = Vec::new();
+        for (at, cell) in all_cells_mut(workbook) {
+            let Cell::Formula(formula) = cell else {
+                continue;
+            };
+            if formula.freshness != Freshness::Computed {
+                continue;
+            }
+            let computed = engine.value(at);
+            let failed = is_failure(&computed);
+            if failed && is_placeholder(&formula.cached) {
+                formula.freshness = Freshness::Stale;
+                unknown.push(at);
+            } else if !agrees(&computed, &formula.cached)
+                && (failed || !(is_volatile(&formula.expr) || is_placeholder(&formula.cached)))
+            {
+                formula.freshness = Freshness::Kept;
+                engine.set(at, input_of_value(&formula.cached));
+            }
+        }
+        mark_dependents_stale(workbook, unknown);
+        Some(calculator)
+    }
+
+    /// A new engine given every cell of `workbook` as its freshness says.
+    fn load(workbook: &Workbook) -> Option<Calculator> {
+        let mut engine: Box<dyn Engine> = Box::new(ironcalc::IronCalc::new(workbook)?);
+        for (at, cell) in all_cells(workbook) {
+            if !cell.is_blank() {
+                engine.set(at, input(cell));
+            }
+        }
+        let cells = workbook.cell_slots();
+        Some(Calculator { engine, cells })
+    }
+
+    /// Brings the engine to `workbook`, which is the workbook it holds with
+    /// the `edits` of a batch (one per sheet) applied, recomputes, and
+    /// updates the cached results of the workbook's formulas.
+    pub fn recalculate(&mut self, workbook: &mut Workbook, edits: &[Edited]) -> Recalculated {
+        let mut changes = Changes::of(edits);
+        if changes.is_empty() {
+            return Recalculated::default();
+        }
+        let mut stale = Vec::new();
+        for &at in &changes.cells {
+            if let Some(Cell::Formula(formula)) = cell_mut(workbook, at)
+                && formula.freshness == Freshness::Kept
+            {
+                make_stale(formula);
+                stale.push(at);
+            }
+        }
+        if changes.moved.is_empty() {
+            for &at in &changes.cells {
+                let cell = cell_at(workbook, at).unwrap_or(&Cell::Empty);
+                self.engine.set(at, input(cell));
+            }
+        } else if let Some(fresh) = Calculator::load(workbook) {
+            // Rows moved: the engine's cells no longer line up with the
+            // workbook's, so a new engine is given them all.
+            *self = fresh;
+        }
+        self.cells = workbook.cell_slots();
+        self.engine.recalculate();
+
+        // The new results, and the formulas that are kept or stale.
+        let mut results = Vec::new();
+        let mut kept = Vec::new();
+        for (at, cell) in all_cells(workbook) {
+            let Cell::Formula(formula) = cell else {
+                continue;
+            };
+            match formula.freshness {
+                Freshness::Computed => {
+                    let computed = self.engine.value(at);
+                    if agrees(&computed, &formula.cached) {
+                        continue;
+                    }
+                    changes.cells.insert(at);
+                    if is_failure(&computed) {
+                        // Not a value the formula has: unknown, not wrong.
+                        stale.push(at);
+                    } else {
+                        results.push((at, computed));
+                    }
+                }
+                Freshness::Kept => kept.push(at),
+                // A formula that is new or moved may read a cell that was
+                // stale already: every stale cell is a start.
+                Freshness::Stale => stale.push(at),
+            }
+        }
+        for at in kept {
+            let reads_a_change = match cell_at(workbook, at) {
+                Some(Cell::Formula(formula)) => {
+                    changes.read_by(workbook, at.0, &references(&formula.expr))
+                }
+                _ => false,
+            };
+            if reads_a_change {
+                stale.push(at);
+            }
+        }
+        for &at in &stale {
+            if let Some(Cell::Formula(formula)) = cell_mut(workbook, at) {
+                make_stale(formula);
+            }
+        }
+        mark_dependents_stale(workbook, stale);
+        let mut done = Recalculated::default();
+        for (at, computed) in results {
+            let shows_date = shows_date(workbook, at);
+            if let Some(Cell::Formula(formula)) = cell_mut(workbook, at)
+                && formula.freshness == Freshness::Computed
+            {
+                formula.cached = cell_of(computed, &formula.cached, shows_date);
+                done.updated += 1;
+            }
+        }
+        done.stale = all_cells(workbook)
+            .filter(|(_, cell)| matches!(cell, Cell::Formula(f) if f.freshness == Freshness::Stale))
+            .count();
+        done
+    }
+
+    /// The estimated memory the engine takes, for the cache's bound.
+    pub fn bytes(&self) -> usize {
+        // Measured: about 18 MB for 100,000 cells (docs/FORMULA-ENGINE.md).
+        self.cells * 180
+    }
+}
+
+/// What a batch changed.
+struct Changes {
+    /// The cells whose content or result changed.
+    cells: HashSet<At>,
+    /// The sheets whose rows moved: every cell of them may have changed.
+    moved: Vec<usize>,
+}
+
+impl Changes {
+    fn of(edits: &[Edited]) -> Changes {
+        let mut cells = HashSet::new();
+        let mut moved = Vec::new();
+        for (sheet, edited) in edits.iter().enumerate() {
+            cells.extend(
+                edited
+                    .cells
+                    .iter()
+                    .map(|&(row, column)| (sheet, row, column)),
+            );
+            if edited.moved {
+                moved.push(sheet);
+            }
+        }
+        Changes { cells, moved }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.cells.is_empty() && self.moved.is_empty()
+    }
+
+    /// Whether a formula on sheet `home` with these references reads a
+    /// changed cell.
+    fn read_by(&self, workbook: &Workbook, home: usize, refers: &References) -> bool {
+        let areas = match refers {
+            References::Anything => return !self.is_empty(),
+            References::Areas(areas) => areas,
+        };
+        let home = &workbook.sheets[home].name;
+        areas.iter().any(|area| {
+            // The area's own corner is on a sheet exactly when the area is.
+            let on = |sheet: usize| {
+                area.contains(
+                    home,
+                    &workbook.sheets[sheet].name,
+                    area.rows.0,
+                    area.columns.0,
+                )
+            };
+            self.moved.iter().any(|&sheet| on(sheet))
+                || self.cells.iter().any(|&(sheet, row, column)| {
+                    area.contains(home, &workbook.sheets[sheet].name, row + 1, column + 1)
+                })
+        })
+    }
+}
+
+/// What the engine is given for a cell: a computed formula's text; a kept
+/// one's cached result; nothing for a stale one.
+fn input(cell: &Cell) -> Input<'_> {
+    match cell {
+        Cell::Formula(formula) => match formula.freshness {
+            Freshness::Computed => Input::Formula(&formula.expr),
+            Freshness::Kept => input_of_value(&formula.cached),
+            Freshness::Stale => Input::Empty,
+        },
+        value => input_of_value(value),
+    }
+}
+
+fn input_of_value(cell: &Cell) -> Input<'_> {
+    match cell {
+        Cell::Empty | Cell::Formula(_) => Input::Empty,
+        Cell::Number(n) | Cell::DateTime(n) | Cell::Timestamp(n) | Cell::Duration(n) => {
+            Input::Number(*n)
+        }
+        Cell::Text(text) => Input::Text(text),
+        Cell::Bool(b) => Input::Bool(*b),
+        Cell::Error(error) => Input::Error(error),
+    }
+}
+
+/// Marks stale, in rounds, every formula that reads a cell that is stale,
+/// starting from `stale`.
+fn mark_dependents_stale(workbook: &mut Workbook, mut stale: Vec<At>) {
+    while !stale.is_empty() {
+        let round = Changes {
+            cells: stale.drain(..).collect(),
+            moved: Vec::new(),
+        };
+        let readers: Vec<At> = all_cells(workbook)
+            .filter_map(|(at, cell)| match cell {
+                Cell::Formula(f) if f.freshness != Freshness::Stale => round
+                    .read_by(workbook, at.0, &references(&f.expr))
+                    .then_some(at),
+                _ => None,
+            })
+            .collect();
+        for at in readers {
+            if let Some(Cell::Formula(formula)) = cell_mut(workbook, at) {
+                make_stale(formula);
+                stale.push(at);
+            }
+        }
+    }
+}
+
+fn make_stale(formula: &mut crate::model::value::Formula) {
+    formula.freshness = Freshness::Stale;
+    formula.cached = Cell::Empty;
+}
+
+/// Whether a computed result and a cached one are the same value. Numbers
+/// agree to 12 significant digits: a file's cached results are printed
+/// with 15 to 17, and sums may round differently.
+fn agrees(computed: &Computed, cached: &Cell) -> bool {
+    match (computed, cached) {
+        (
+            Computed::Number(a),
+            Cell::Number(b) | Cell::DateTime(b) | Cell::Timestamp(b) | Cell::Duration(b),
+        ) => a == b || (a - b).abs() <= 1e-12 * a.abs().max(b.abs()),
+        (Computed::Text(a), Cell::Text(b)) => a == b,
+        (Computed::Text(a), Cell::Empty) => a.is_empty(),
+        (Computed::Bool(a), Cell::Bool(b)) => a == b,
+        (Computed::Error(a), Cell::Error(b)) => a == b,
+        (Computed::Empty, Cell::Empty) => true,
+        _ => false,
+    }
+}
+
+/// Whether a cached result may be a writer's placeholder rather than a
+/// computed result: none, or the `0` that libraries such as XlsxWriter
+/// write for every formula.
+fn is_placeholder(cached: &Cell) -> bool {
+    cached.is_blank() || *cached == Cell::Number(0.0)
+}
+
+fn is_failure(computed: &Computed) -> bool {
+    matches!(computed, Computed::Error(error) if FAILURES.contains(&error.as_str()))
+}
+
+fn is_volatile(expr: &str) -> bool {
+    let upper = expr.to_ascii_uppercase();
+    VOLATILE.iter().any(|function| {
+        upper.match_indices(function).any(|(at, _)| {
+            // `NOW(` but not `KNOW(`.
+            !upper[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '.' || c == '_')
+        })
+    })
+}
+
+/// A computed result as a cached one: a date stays a date (and a number
+/// in a date format becomes one), as the reader would type it.
+fn cell_of(computed: Computed, previous: &Cell, shows_date: bool) -> Cell {
+    match computed {
+        Computed::Number(n) => match previous {
+            Cell::DateTime(_) => Cell::DateTime(n),
+            Cell::Timestamp(_) => Cell::Timestamp(n),
+            Cell::Duration(_) => Cell::Duration(n),
+            _ if shows_date => Cell::DateTime(n),
+            _ => Cell::Number(n),
+        },
+        Computed::Text(text) => Cell::Text(text),
+        Computed::Bool(b) => Cell::Bool(b),
+        Computed::Error(error) => Cell::Error(error),
+        Computed::Empty => Cell::Empty,
+    }
+}
+
+/// Whether the cell's number format shows a date.
+fn shows_date(workbook: &Workbook, (sheet, row, column): At) -> bool {
+    let id = workbook.sheets[sheet]
+        .layout
+        .format(row as usize, column as usize);
+    workbook
+        .formats
+        .get(id as usize)
+        .is_some_and(|format| format.shows_date())
+}
+
+fn all_cells(workbook: &Workbook) -> impl Iterator<Item = (At, &Cell)> {
+    workbook.sheets.iter().enumerate().flat_map(|(s, sheet)| {
+        sheet.rows.iter().enumerate().flat_map(move |(r, row)| {
+            row.iter()
+                .enumerate()
+                .map(move |(c, cell)| ((s, r as u32, c as u32), cell))
+        })
+    })
+}
+
+fn all_cells_mut(workbook: &mut Workbook) -> impl Iterator<Item = (At, &mut Cell)> {
+    workbook
+        .sheets
+        .iter_mut()
+        .enumerate()
+        .flat_map(|(s, sheet)| {
+            sheet.rows.iter_mut().enumerate().flat_map(move |(r, row)| {
+                row.iter_mut()
+                    .enumerate()
+                    .map(move |(c, cell)| ((s, r as u32, c as u32), cell))
+            })
+        })
+}
+
+fn cell_at(workbook: &Workbook, (sheet, row, column): At) -> Option<&Cell> {
+    workbook
+        .sheets
+        .get(sheet)?
+        .rows
+        .get(row as usize)?
+        .get(column as usize)
+}
+
+fn cell_mut(workbook: &mut Workbook, (sheet, row, column): At) -> Option<&mut Cell> {
+    workbook
+        .sheets
+        .get_mut(sheet)?
+        .rows
+        .get_mut(row as usize)?
+        .get_mut(column as usize)
+}

@@ -1,0 +1,317 @@
+//! Issue 14: formulas are recomputed on every write, filled down on insert
+//! and adjusted on delete; a formula the engine cannot compute is never
+//! served stale. Every test reads the answer through the API and the file
+//! on disk back with calamine (values and formula texts).
+
+mod common;
+
+use calamine::{Data, Reader, Xlsx, open_workbook};
+use common::*;
+use serde_json::{Value, json};
+
+/// The issue's workbook: `Orders(item, price, qty, total = B*C)` and
+/// `Summary` with totals over the orders, a defined name over them, and a
+/// link to an order.
+fn orders_workbook(server: &Server) {
+    use Spec::*;
+    make_workbook(
+        &server.file(ID),
+        &[
+            (
+                "Orders",
+                vec![
+                    vec![S("item"), S("price"), S("qty"), S("total")],
+                    vec![S("apple"), N(2.0), N(3.0), F("=B2*C2", "6")],
+                    vec![S("pear"), N(1.0), N(5.0), F("=B3*C3", "5")],
+                    vec![S("plum"), N(4.0), N(2.0), F("=B4*C4", "8")],
+                ],
+            ),
+            (
+                "Summary",
+                vec![
+                    vec![S("label"), S("value")],
+                    vec![S("total"), F("=SUM(Orders!D2:D100)", "19")],
+                    vec![S("first"), F("=Orders!D2", "6")],
+                    vec![S("double"), F("=B2*2", "38")],
+                ],
+            ),
+        ],
+    );
+}
+
+async fn rows(server: &Server, sheet: &str) -> Vec<Value> {
+    let (status, body) = server.get(&rows_path(sheet)).await;
+    assert_eq!(status, 200, "{body}");
+    body["data"].as_array().expect("rows").clone()
+}
+
+/// The column `name` of every row read through the API.
+async fn column(server: &Server, sheet: &str, name: &str) -> Vec<Value> {
+    rows(server, sheet)
+        .await
+        .iter()
+        .map(|row| row[name].clone())
+        .collect()
+}
+
+/// The formula texts of a sheet on disk, by (row, column), 0-based.
+fn formulas_on_disk(server: &Server, sheet: &str) -> Vec<((u32, u32), String)> {
+    let mut workbook: Xlsx<_> = open_workbook(server.file(ID)).expect("workbook opens");
+    let range = workbook.worksheet_formula(sheet).expect("sheet");
+    range
+        .used_cells()
+        .filter(|(_, _, f)| !f.is_empty())
+        .map(|(r, c, f)| {
+            let (r0, c0) = range.start().unwrap_or((0, 0));
+            ((r0 + r as u32, c0 + c as u32), f.clone())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_update_recomputes_the_formulas_that_depend_on_it() {
+    let server = Server::start().await;
+    orders_workbook(&server);
+
+    let (status, _) = server
+        .patch(
+            &rows_path("Orders"),
+            json!({"type": "row", "row": 2, "data": {"qty": 10}}),
+        )
+        .await;
+
+    assert_eq!(status, 200);
+    assert_eq!(
+        column(&server, "Orders", "total").await,
+        [json!(20), json!(5), json!(8)]
+    );
+    assert_eq!(
+        column(&server, "Summary", "value").await,
+        [json!(33), json!(20), json!(66)]
+    );
+    let orders = read_sheet(&server.file(ID), "Orders");
+    assert_eq!(orders[1][3], Data::Float(20.0));
+    let summary = read_sheet(&server.file(ID), "Summary");
+    let values: Vec<_> = summary[1..].iter().map(|row| row[1].clone()).collect();
+    assert_eq!(
+        values,
+        [Data::Float(33.0), Data::Float(20.0), Data::Float(66.0)]
+    );
+}
+
+#[tokio::test]
+async fn inserted_rows_take_the_formula_of_the_rows_above() {
+    let server = Server::start().await;
+    orders_workbook(&server);
+
+    let (status, _) = server
+        .post(
+            &rows_path("Orders"),
+            json!({"data": [{"item": "fig", "price": 3, "qty": 3}, {"item": "kiwi", "price": 1, "qty": 1}]}),
+        )
+        .await;
+
+    assert_eq!(status, 201);
+    assert_eq!(
+        column(&server, "Orders", "total").await,
+        [json!(6), json!(5), json!(8), json!(9), json!(1)]
+    );
+    assert_eq!(column(&server, "Summary", "value").await[0], json!(29));
+    let formulas = formulas_on_disk(&server, "Orders");
+    assert!(formulas.contains(&((4, 3), "B5*C5".into())), "{formulas:?}");
+    assert!(formulas.contains(&((5, 3), "B6*C6".into())), "{formulas:?}");
+    assert_eq!(
+        read_sheet(&server.file(ID), "Orders")[4][3],
+        Data::Float(9.0)
+    );
+}
+
+#[tokio::test]
+async fn a_value_sent_for_a_formula_column_wins_over_the_fill() {
+    let server = Server::start().await;
+    orders_workbook(&server);
+
+    let body = json!({"data": [{"item": "fig", "price": 3, "qty": 3, "total": 100}, {"item": "nut", "total": null}]});
+    let (status, _) = server.post(&rows_path("Orders"), body).await;
+
+    assert_eq!(status, 201);
+    let totals = column(&server, "Orders", "total").await;
+    assert_eq!(totals[3..], [json!(100), Value::Null]);
+    let formulas = formulas_on_disk(&server, "Orders");
+    assert!(
+        formulas.iter().all(|((row, _), _)| *row < 4),
+        "{formulas:?}"
+    );
+}
+
+#[tokio::test]
+async fn deletes_adjust_every_reference_to_the_moved_rows() {
+    let server = Server::start().await;
+    orders_workbook(&server);
+
+    // Row 3 (pear): the total below moves up; Summary's range shrinks.
+    let (status, body) = server
+        .delete(&rows_path("Orders"), json!({"type": "row", "row": 3}))
+        .await;
+
+    assert_eq!((status.as_u16(), body), (200, json!({"deleted": 1})));
+    assert_eq!(
+        column(&server, "Orders", "total").await,
+        [json!(6), json!(8)]
+    );
+    assert_eq!(
+        column(&server, "Summary", "value").await,
+        [json!(14), json!(6), json!(28)]
+    );
+    let orders = formulas_on_disk(&server, "Orders");
+    assert_eq!(orders, [((1, 3), "B2*C2".into()), ((2, 3), "B3*C3".into())]);
+    let summary = formulas_on_disk(&server, "Summary");
+    assert!(
+        summary.contains(&((1, 1), "SUM(Orders!D2:D99)".into())),
+        "{summary:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_reference_to_a_deleted_cell_becomes_ref_error() {
+    let server = Server::start().await;
+    orders_workbook(&server);
+
+    let (status, _) = server
+        .delete(&rows_path("Orders"), json!({"type": "row", "row": 2}))
+        .await;
+
+    assert_eq!(status, 200);
+    let summary = formulas_on_disk(&server, "Summary");
+    assert!(
+        summary.contains(&((2, 1), "Orders!#REF!".into())),
+        "{summary:?}"
+    );
+    assert_eq!(
+        column(&server, "Summary", "value").await,
+        [json!(13), json!("#REF!"), json!(26)]
+    );
+    let values = read_sheet(&server.file(ID), "Summary");
+    assert_eq!(values[2][1], Data::Error(calamine::CellErrorType::Ref));
+}
+
+/// A workbook with formulas the engine cannot compute: an unknown
+/// function over Data!B2, one formula depending on it, and an external
+/// reference; each with the result its producer cached.
+fn uncomputable_workbook(server: &Server) {
+    use Spec::*;
+    make_workbook(
+        &server.file(ID),
+        &[(
+            "Data",
+            vec![
+                vec![S("name"), S("n"), S("calc")],
+                vec![S("a"), N(2.0), F("=SHEETDUNKNOWN(B2)", "7")],
+                vec![S("b"), N(3.0), F("=C2*2", "14")],
+                vec![S("c"), N(4.0), F("=[1]Other!A1+B4", "40")],
+                vec![S("d"), N(5.0), F("=B5*10", "50")],
+            ],
+        )],
+    );
+}
+
+#[tokio::test]
+async fn a_formula_the_engine_cannot_compute_keeps_its_value_while_its_inputs_do() {
+    let server = Server::start().await;
+    uncomputable_workbook(&server);
+
+    let (status, _) = server
+        .patch(
+            &rows_path("Data"),
+            json!({"type": "row", "row": 5, "data": {"n": 6}}),
+        )
+        .await;
+
+    assert_eq!(status, 200);
+    assert_eq!(
+        column(&server, "Data", "calc").await,
+        [json!(7), json!(14), json!(40), json!(60)]
+    );
+    let grid = read_sheet(&server.file(ID), "Data");
+    let calc: Vec<_> = grid[1..].iter().map(|row| row[2].clone()).collect();
+    assert_eq!(
+        calc,
+        [
+            Data::Float(7.0),
+            Data::Float(14.0),
+            Data::Float(40.0),
+            Data::Float(60.0)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn once_its_inputs_change_such_a_formula_and_its_dependents_are_stale() {
+    let server = Server::start().await;
+    uncomputable_workbook(&server);
+
+    let (status, _) = server
+        .patch(
+            &rows_path("Data"),
+            json!({"type": "row", "row": 2, "data": {"n": 9}}),
+        )
+        .await;
+
+    assert_eq!(status, 200);
+    // No value rather than a stale one; the external reference's inputs
+    // (another workbook, and B4) did not change.
+    assert_eq!(
+        column(&server, "Data", "calc").await,
+        [Value::Null, Value::Null, json!(40), json!(50)]
+    );
+    let grid = read_sheet(&server.file(ID), "Data");
+    assert_eq!(grid[1].get(2), None, "written without a cached value");
+    assert_eq!(grid[2].get(2), None);
+    let formulas = formulas_on_disk(&server, "Data");
+    assert!(
+        formulas.contains(&((1, 2), "SHEETDUNKNOWN(B2)".into())),
+        "{formulas:?}"
+    );
+    assert!(formulas.contains(&((2, 2), "C2*2".into())), "{formulas:?}");
+
+    // Stale stays stale across writes and a restart of the cache.
+    let (status, _) = server
+        .patch(
+            &rows_path("Data"),
+            json!({"type": "row", "row": 5, "data": {"n": 1}}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        column(&server, "Data", "calc").await,
+        [Value::Null, Value::Null, json!(40), json!(10)]
+    );
+}
+
+#[tokio::test]
+async fn a_three_d_reference_refuses_the_delete_naming_it() {
+    let server = Server::start().await;
+    use Spec::*;
+    make_workbook(
+        &server.file(ID),
+        &[
+            ("A", vec![vec![S("k")], vec![N(1.0)], vec![N(2.0)]]),
+            ("B", vec![vec![S("k")], vec![N(1.0)]]),
+            ("Sum", vec![vec![S("v")], vec![F("=SUM(A:B!A2)", "2")]]),
+        ],
+    );
+    let before = std::fs::read(server.file(ID)).unwrap();
+
+    let (status, body) = server
+        .delete(&rows_path("A"), json!({"type": "row", "row": 2}))
+        .await;
+
+    assert_eq!(status, 409, "{body}");
+    let message = body["detail"].as_str().unwrap_or_default();
+    assert!(message.contains("Sum!A2"), "{message}");
+    assert_eq!(
+        std::fs::read(server.file(ID)).unwrap(),
+        before,
+        "nothing written"
+    );
+}
