@@ -29,16 +29,31 @@ impl IronCalc {
                 model.add_sheet(&sheet.name).ok()?;
             }
         }
+        // IronCalc's names stand for references only: a name for a value
+        // or a formula (`Rate` = `0.2`) stands for a cell of a sheet of the
+        // engine's own that holds it.
+        let computed: Vec<&str> = workbook
+            .names
+            .iter()
+            .filter(|name| !is_reference(&name.refers_to))
+            .map(|name| name.refers_to.as_str())
+            .collect();
+        if !computed.is_empty() {
+            model.add_sheet(NAMES_SHEET).ok()?;
+        }
         let mut book = model.workbook;
         let sheet_ids: Vec<u32> = book.worksheets.iter().map(|w| w.sheet_id).collect();
+        let mut cells = 0;
         for name in &workbook.names {
-            // The `_xlnm.` names (print area, filter range) are the app's own.
-            if name.name.starts_with("_xlnm.") {
-                continue;
-            }
+            let formula = if is_reference(&name.refers_to) {
+                name.refers_to.clone()
+            } else {
+                cells += 1;
+                format!("'{NAMES_SHEET}'!$A${cells}")
+            };
             book.defined_names.push(DefinedName {
                 name: name.name.clone(),
-                formula: name.refers_to.clone(),
+                formula,
                 sheet_id: name.scope.and_then(|i| sheet_ids.get(i).copied()),
             });
         }
@@ -48,8 +63,42 @@ impl IronCalc {
                     .insert(table.name.clone(), table_of(&sheet.name, table));
             }
         }
-        let model = Model::from_workbook(book, "en").ok()?;
+        let mut model = Model::from_workbook(book, "en").ok()?;
+        let names_sheet = workbook.sheets.len() as u32;
+        for (row, formula) in (1..).zip(computed) {
+            // A formula IronCalc refuses leaves the cell empty: the names'
+            // readers then disagree with the file and are kept.
+            let _ = model.update_cell_with_formula(names_sheet, row, 1, format!("={formula}"));
+        }
         Some(IronCalc { model })
+    }
+}
+
+/// The engine's own sheet for the values of names that are no reference.
+const NAMES_SHEET: &str = "sheetd defined names";
+
+/// Whether a name's text is a reference and nothing else: `Data!$A$2:$A$9`,
+/// `'My Sheet'!B2`, `$1:$3`, `Data!C:C`.
+fn is_reference(text: &str) -> bool {
+    let place = match text.rfind('!') {
+        Some(at) => &text[at + 1..],
+        None => text,
+    };
+    let sheet = text.len() > place.len();
+    let part = |p: &str| {
+        let p: String = p.chars().filter(|&c| c != '$').collect();
+        let letters = p.chars().take_while(char::is_ascii_alphabetic).count();
+        let digits = &p[letters..];
+        (letters <= 3 && digits.chars().all(|c| c.is_ascii_digit()))
+            .then_some((letters > 0, !digits.is_empty()))
+    };
+    let mut ends = place.split(':');
+    let shapes: Option<Vec<(bool, bool)>> = ends.by_ref().take(2).map(part).collect();
+    match shapes.as_deref() {
+        // One cell: a name without a sheet could be a word, not a cell.
+        Some([(true, true)]) => sheet || !place.chars().any(|c| c.is_ascii_lowercase()),
+        Some([a, b]) => ends.next().is_none() && a == b && (a.0 || a.1),
+        _ => false,
     }
 }
 
@@ -196,6 +245,23 @@ fn sheet_name_start(text: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_that_are_references() {
+        for text in ["Data!$A$2:$A$9", "'My Sheet'!B2", "$1:$3", "Data!C:C", "A1"] {
+            assert!(is_reference(text), "{text}");
+        }
+        for text in [
+            "0.2",
+            "Data!$A$1*2",
+            "SUM(Data!A:A)",
+            "\"text\"",
+            "Data!A1:B",
+            "#REF!",
+        ] {
+            assert!(!is_reference(text), "{text}");
+        }
+    }
 
     #[test]
     fn qualified_ref_errors_lose_their_sheet() {

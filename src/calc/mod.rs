@@ -100,7 +100,12 @@ impl Calculator {
     /// An engine loaded with `workbook`, which learns here which formulas
     /// the engine cannot compute as the file has them (see the module
     /// text). `None` when the engine refuses the workbook's sheets.
+    /// A panic in the engine gives `None` too.
     pub fn build(workbook: &mut Workbook) -> Option<Calculator> {
+        guarded(|| Calculator::classify(workbook)).flatten()
+    }
+
+    fn classify(workbook: &mut Workbook) -> Option<Calculator> {
         let mut calculator = Calculator::load(workbook)?;
         let engine = &mut calculator.engine;
         engine.recalculate();
@@ -143,7 +148,28 @@ impl Calculator {
     /// Brings the engine to `workbook`, which is the workbook it holds with
     /// the `edits` of a batch (one per sheet) applied, recomputes, and
     /// updates the cached results of the workbook's formulas.
-    pub fn recalculate(&mut self, workbook: &mut Workbook, edits: &[Edited]) -> Recalculated {
+    ///
+    /// Should the engine panic, the formulas that read a changed cell are
+    /// made stale instead, and `Err` says the calculator is spent.
+    pub fn recalculate(
+        &mut self,
+        workbook: &mut Workbook,
+        edits: &[Edited],
+    ) -> Result<Recalculated, EngineFailed> {
+        match guarded(|| self.recalculate_with_engine(workbook, edits)) {
+            Some(done) => Ok(done),
+            None => {
+                mark_readers_stale(workbook, edits);
+                Err(EngineFailed)
+            }
+        }
+    }
+
+    fn recalculate_with_engine(
+        &mut self,
+        workbook: &mut Workbook,
+        edits: &[Edited],
+    ) -> Recalculated {
         let mut changes = Changes::of(edits);
         if changes.is_empty() {
             return Recalculated::default();
@@ -235,6 +261,41 @@ impl Calculator {
         // Measured: about 18 MB for 100,000 cells (docs/FORMULA-ENGINE.md).
         self.cells * 180
     }
+}
+
+/// The engine panicked: its state is unknown, and it must not be used again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the formula engine failed")]
+pub struct EngineFailed;
+
+/// Runs a step of the engine; `None` if it panicked (the panic is logged
+/// by the panic hook; a workbook must never take the service down).
+fn guarded<T>(step: impl FnOnce() -> T) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(step)).ok()
+}
+
+/// Without an engine (it refused the workbook, or failed): every formula
+/// that reads a cell the `edits` changed, and every formula that reads one
+/// of those, is made stale, so that no stale result is served as fresh.
+pub fn mark_readers_stale(workbook: &mut Workbook, edits: &[Edited]) {
+    let changes = Changes::of(edits);
+    if changes.is_empty() {
+        return;
+    }
+    let readers: Vec<At> = all_cells(workbook)
+        .filter_map(|(at, cell)| match cell {
+            Cell::Formula(f) if f.freshness != Freshness::Stale => changes
+                .read_by(workbook, at.0, &references(&f.expr))
+                .then_some(at),
+            _ => None,
+        })
+        .collect();
+    for &at in &readers {
+        if let Some(Cell::Formula(formula)) = cell_mut(workbook, at) {
+            make_stale(formula);
+        }
+    }
+    mark_dependents_stale(workbook, readers);
 }
 
 /// What a batch changed.
@@ -456,4 +517,120 @@ fn cell_mut(workbook: &mut Workbook, (sheet, row, column): At) -> Option<&mut Ce
         .rows
         .get_mut(row as usize)?
         .get_mut(column as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Sheet;
+    use crate::model::value::Formula;
+
+    fn formula(expr: &str, cached: f64) -> Cell {
+        Cell::Formula(Box::new(Formula::new(expr, Cell::Number(cached))))
+    }
+
+    fn freshness(workbook: &Workbook, row: usize, column: usize) -> Freshness {
+        match &workbook.sheets[0].rows[row][column] {
+            Cell::Formula(formula) => formula.freshness,
+            other => panic!("not a formula: {other:?}"),
+        }
+    }
+
+    /// A: 1, 2; B1 = A1*2, B2 = B1+1 (reads B1), C1 = A2*3 (reads only A2).
+    fn workbook() -> Workbook {
+        let rows = vec![
+            vec![
+                Cell::Number(1.0),
+                formula("A1*2", 2.0),
+                formula("A2*3", 6.0),
+            ],
+            vec![Cell::Number(2.0), formula("B1+1", 3.0)],
+        ];
+        Workbook {
+            sheets: vec![Sheet::new("S", rows)],
+            ..Workbook::default()
+        }
+    }
+
+    #[test]
+    fn without_an_engine_the_readers_of_a_change_and_theirs_go_stale() {
+        let mut workbook = workbook();
+        workbook.sheets[0].rows[0][0] = Cell::Number(5.0);
+        let edits = [Edited {
+            cells: vec![(0, 0)],
+            moved: false,
+        }];
+
+        mark_readers_stale(&mut workbook, &edits);
+
+        assert_eq!(freshness(&workbook, 0, 1), Freshness::Stale);
+        assert_eq!(freshness(&workbook, 1, 1), Freshness::Stale, "reads B1");
+        assert_eq!(
+            freshness(&workbook, 0, 2),
+            Freshness::Computed,
+            "reads A2 only"
+        );
+        assert_eq!(
+            workbook.sheets[0].rows[0][1].to_json(),
+            serde_json::Value::Null
+        );
+    }
+
+    #[test]
+    fn the_engine_recomputes_what_reads_a_change() {
+        let mut workbook = workbook();
+        let mut calculator = Calculator::build(&mut workbook).expect("engine");
+        workbook.sheets[0].rows[0][0] = Cell::Number(5.0);
+        let edits = [Edited {
+            cells: vec![(0, 0)],
+            moved: false,
+        }];
+
+        let done = calculator.recalculate(&mut workbook, &edits).unwrap();
+
+        assert_eq!(
+            done,
+            Recalculated {
+                updated: 2,
+                stale: 0
+            }
+        );
+        let values: Vec<_> = [(0, 1), (1, 1), (0, 2)]
+            .iter()
+            .map(|&(r, c)| workbook.sheets[0].rows[r][c].to_json())
+            .collect();
+        assert_eq!(values, [10, 11, 6]);
+    }
+
+    #[test]
+    fn results_that_disagree_with_the_file_are_kept_unless_placeholders() {
+        let mut workbook = workbook();
+        workbook.sheets[0].rows[0][1] = formula("A1*2", 99.0);
+        workbook.sheets[0].rows[1][1] = formula("B1+1", 0.0);
+
+        Calculator::build(&mut workbook).expect("engine");
+
+        assert_eq!(freshness(&workbook, 0, 1), Freshness::Kept);
+        assert_eq!(
+            freshness(&workbook, 1, 1),
+            Freshness::Computed,
+            "0 is a placeholder"
+        );
+    }
+
+    #[test]
+    fn volatile_functions_are_told_by_name() {
+        assert!(is_volatile("NOW()-A1"));
+        assert!(is_volatile("1+rand()"));
+        assert!(!is_volatile("KNOW(1)+MY.NOW(2)"));
+        assert!(!is_volatile("SUM(A1:A3)"));
+    }
+
+    #[test]
+    fn numbers_agree_to_twelve_digits() {
+        assert!(agrees(&Computed::Number(0.1 + 0.2), &Cell::Number(0.3)));
+        assert!(agrees(&Computed::Number(45306.0), &Cell::DateTime(45306.0)));
+        assert!(!agrees(&Computed::Number(1.0001), &Cell::Number(1.0)));
+        assert!(!agrees(&Computed::Text("1".into()), &Cell::Number(1.0)));
+    }
 }

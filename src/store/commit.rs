@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 use super::atomic::replace_atomically;
 use super::cache::{FileIdentity, Kept};
 use super::{Edit, Store, StoreError};
-use crate::calc::Calculator;
+use crate::calc::{self, Calculator};
 use crate::model::{SpreadsheetId, Workbook};
 use crate::xlsx::Rewrite;
 
@@ -145,9 +145,18 @@ impl Store {
             // Once rewritten, the file no longer holds what the rewrite lost.
             workbook.unkept.clear();
             let edits = workbook.take_edits();
-            if let Some(calculator) = &mut calculator {
-                let done = calculator.recalculate(&mut workbook, &edits);
-                tracing::debug!(spreadsheet = %id, updated = done.updated, stale = done.stale, "recalculated");
+            match calculator
+                .as_mut()
+                .map(|c| c.recalculate(&mut workbook, &edits))
+            {
+                Some(Ok(done)) => {
+                    tracing::debug!(spreadsheet = %id, updated = done.updated, stale = done.stale, "recalculated");
+                }
+                Some(Err(failed)) => {
+                    tracing::error!(spreadsheet = %id, "{failed}: the formulas that read the changed cells are marked stale");
+                    calculator = None;
+                }
+                None => calc::mark_readers_stale(&mut workbook, &edits),
             }
             let appends = before.as_deref().is_some_and(|b| workbook.appends_to(b));
             // After a batch that did more than append, the next commit
