@@ -18,6 +18,7 @@
 //!   open). A stale value is never served as a fresh one.
 
 mod ironcalc;
+mod reads;
 
 use std::collections::HashSet;
 
@@ -83,6 +84,8 @@ pub trait Engine: Send {
 /// committed.
 pub struct Calculator {
     engine: Box<dyn Engine>,
+    /// The cells the formulas read: the engine holds those and the formulas.
+    reads: reads::Reads,
     /// The cells the engine was given, for the cache's memory bound.
     cells: usize,
 }
@@ -135,14 +138,54 @@ impl Calculator {
 
     /// A new engine given every cell of `workbook` as its freshness says.
     fn load(workbook: &Workbook) -> Option<Calculator> {
-        let mut engine: Box<dyn Engine> = Box::new(ironcalc::IronCalc::new(workbook)?);
+        let engine: Box<dyn Engine> = Box::new(ironcalc::IronCalc::new(workbook)?);
+        let mut reads = reads::Reads::new(workbook.sheets.len());
         for (at, cell) in all_cells(workbook) {
-            if !cell.is_blank() {
-                engine.set(at, input(cell));
+            if let Cell::Formula(formula) = cell {
+                reads.add(workbook, at.0, &references(&formula.expr));
             }
         }
-        let cells = workbook.cell_slots();
-        Some(Calculator { engine, cells })
+        let mut calculator = Calculator {
+            engine,
+            reads,
+            cells: workbook.cell_slots(),
+        };
+        for (at, cell) in all_cells(workbook) {
+            calculator.give(at, cell);
+        }
+        Some(calculator)
+    }
+
+    /// Gives the engine a cell, if it is a formula or a formula reads it.
+    fn give(&mut self, at: At, cell: &Cell) {
+        if matches!(cell, Cell::Formula(_)) || self.reads.contains(at) {
+            self.engine.set(at, input(cell));
+        }
+    }
+
+    /// Learns what the formulas at `formulas` (new, or with a new text)
+    /// read, and gives the engine the cells of those it did not hold yet.
+    fn learn(&mut self, workbook: &Workbook, formulas: &[At]) {
+        let mut more = reads::Reads::new(workbook.sheets.len());
+        for &at in formulas {
+            if let Some(Cell::Formula(formula)) = cell_at(workbook, at) {
+                more.add(workbook, at.0, &references(&formula.expr));
+            }
+        }
+        let news: Vec<At> = all_cells(workbook)
+            .filter(|&(at, cell)| !cell.is_blank() && more.contains(at) && !self.reads.contains(at))
+            .map(|(at, _)| at)
+            .collect();
+        for &at in formulas {
+            if let Some(Cell::Formula(formula)) = cell_at(workbook, at) {
+                self.reads.add(workbook, at.0, &references(&formula.expr));
+            }
+        }
+        for at in news {
+            if let Some(cell) = cell_at(workbook, at) {
+                self.engine.set(at, input(cell));
+            }
+        }
     }
 
     /// Brings the engine to `workbook`, which is the workbook it holds with
@@ -184,9 +227,24 @@ impl Calculator {
             }
         }
         if changes.moved.is_empty() {
+            let formulas: Vec<At> = changes
+                .cells
+                .iter()
+                .copied()
+                .filter(|&at| matches!(cell_at(workbook, at), Some(Cell::Formula(_))))
+                .collect();
+            if !formulas.is_empty() {
+                self.learn(workbook, &formulas);
+            }
             for &at in &changes.cells {
                 let cell = cell_at(workbook, at).unwrap_or(&Cell::Empty);
-                self.engine.set(at, input(cell));
+                // A cell no formula reads is cleared: it may have held one.
+                let given = if matches!(cell, Cell::Formula(_)) || self.reads.contains(at) {
+                    input(cell)
+                } else {
+                    Input::Empty
+                };
+                self.engine.set(at, given);
             }
         } else if let Some(fresh) = Calculator::load(workbook) {
             // Rows moved: the engine's cells no longer line up with the
