@@ -315,3 +315,41 @@ async fn a_three_d_reference_refuses_the_delete_naming_it() {
         "nothing written"
     );
 }
+
+#[tokio::test]
+async fn whole_column_references_are_recomputed() {
+    // The engine reads every row a reference spans; sheetd stops whole
+    // columns below the workbook's last row, where the sum is the same.
+    let server = Server::start().await;
+    use Spec::*;
+    make_workbook(
+        &server.file(ID),
+        &[
+            ("Data", vec![vec![S("n")], vec![N(1.0)], vec![N(2.0)]]),
+            (
+                "Sum",
+                vec![
+                    vec![S("label"), S("value")],
+                    vec![S("all"), F("=SUM(Data!A:A)", "3")],
+                    vec![S("lookup"), F("=VLOOKUP(2,Data!$A:$A,1,0)", "2")],
+                ],
+            ),
+        ],
+    );
+
+    let (status, _) = server
+        .patch(
+            &rows_path("Data"),
+            json!({"type": "row", "row": 2, "data": {"n": 5}}),
+        )
+        .await;
+
+    assert_eq!(status, 200);
+    assert_eq!(column(&server, "Sum", "value").await, [json!(7), json!(2)]);
+    let formulas = formulas_on_disk(&server, "Sum");
+    assert!(
+        formulas.contains(&((1, 1), "SUM(Data!A:A)".into())),
+        "{formulas:?}"
+    );
+    assert_eq!(read_sheet(&server.file(ID), "Sum")[1][1], Data::Float(7.0));
+}

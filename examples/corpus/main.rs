@@ -10,21 +10,38 @@
 //! ```
 //!
 //! For each workbook it does what one insert and one update over HTTP do:
-//! reads it with sheetd's reader, appends a row and changes the first data
-//! row's first column on the first sheet with a header, writes it with
-//! sheetd's writer. Then it compares the package before and after, feature
-//! by feature (`features.rs`: a canonical XML comparison that ignores
-//! renumbered relationship ids and part names), and every untouched cell
-//! value as calamine reads it. Workbooks whose write sheetd refuses are
-//! counted with the reason.
+//! reads it with sheetd's reader, builds the formula engine (when the
+//! workbook has formulas), appends a row and changes the first data row's
+//! first column on the first sheet with a header, recalculates the
+//! formulas, writes it with sheetd's writer (`engine.rs` follows
+//! `Store::commit`). Then it compares the package before and after,
+//! feature by feature (`features.rs`: a canonical XML comparison that
+//! ignores renumbered relationship ids and part names), and every untouched
+//! cell value as calamine reads it, telling apart the formula results the
+//! recalculation changed or removed. Workbooks whose write sheetd refuses
+//! are counted with the reason.
+//!
+//! `--tsv FILE` writes one line per workbook (engine times and counts),
+//! `--cells FILE` one line per formula cell the engine recomputed, kept,
+//! made stale or filled down (tools/corpus/compare_recalc.py reads both).
+//! Each workbook is measured on a thread of its own: one that takes longer
+//! than `--engine-timeout SECONDS` (default 60; 0 for no limit) is reported
+//! as timed out, with the step it was in, and its thread is abandoned.
 
+mod engine;
 mod features;
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use calamine::{Data, Reader, Xlsx};
+use engine::{Calc, Ending};
 use sheetd::model::Workbook;
 use sheetd::model::request::{InsertRows, UpdateRows};
 
@@ -39,39 +56,86 @@ enum Outcome {
     Refused(String),
     /// No sheet has a header to insert under.
     NothingToWrite,
+    /// The measure ran past `--engine-timeout` (`Report::timed_out` says where).
+    TimedOut,
     Written {
         lost: Vec<(&'static str, String)>,
         kept: Vec<&'static str>,
-        changed_values: Vec<String>,
+        changed_values: Changed,
     },
 }
 
+/// Cells whose value calamine reads differently after the write, by cause.
+#[derive(Default)]
+struct Changed {
+    /// Untouched cells: neither set by the write nor a formula result the
+    /// engine changed.
+    untouched: Vec<String>,
+    /// Formula results the recalculation changed.
+    recomputed: Vec<String>,
+    /// Formula results removed: the formula is stale, written without one.
+    stale: Vec<String>,
+    /// Cells the edits set besides the inserted and updated text: formulas
+    /// filled down into the inserted row, with their computed results.
+    filled: Vec<String>,
+}
+
 fn main() {
+    let started = Instant::now();
     let mut show = 3;
     let mut out: Option<PathBuf> = None;
+    let mut tsv: Option<PathBuf> = None;
+    let mut cells: Option<PathBuf> = None;
+    let mut progress = false;
+    let mut timeout = Duration::from_secs(60);
     let mut paths = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--show" => show = args.next().and_then(|n| n.parse().ok()).unwrap_or(3),
             "--out" => out = args.next().map(PathBuf::from),
+            "--tsv" => tsv = args.next().map(PathBuf::from),
+            "--cells" => cells = args.next().map(PathBuf::from),
+            "--progress" => progress = true,
+            "--engine-timeout" => {
+                let seconds = args.next().and_then(|n| n.parse().ok()).unwrap_or(60);
+                timeout = Duration::from_secs(if seconds == 0 { u64::MAX / 4 } else { seconds });
+            }
             _ => paths.push(PathBuf::from(arg)),
         }
     }
     let files = workbooks(&paths);
     if files.is_empty() {
-        eprintln!("usage: corpus [--show N] <directory or .xlsx files>…");
+        eprintln!(
+            "usage: corpus [--show N] [--out DIR] [--tsv FILE] [--cells FILE] [--progress] \
+             [--engine-timeout SECONDS] <directory or .xlsx files>…"
+        );
         std::process::exit(2);
     }
+    engine::record_engine_panics();
     let mut report = Report::default();
     for file in &files {
-        let outcome = match std::fs::read(file) {
-            Ok(bytes) => measure(&bytes, |written| keep(out.as_deref(), file, written)),
-            Err(e) => Outcome::Unreadable(e.to_string()),
+        if progress {
+            eprintln!("{}", file.display());
+        }
+        let (outcome, calc) = match std::fs::read(file) {
+            Ok(bytes) => measure_in_time(bytes, file, out.clone(), timeout, &mut report),
+            Err(e) => (Outcome::Unreadable(e.to_string()), None),
         };
-        report.add(file, outcome);
+        report.add(file, outcome, calc);
     }
     report.print(show);
+    println!(
+        "\nwall time of the run: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    for (path, text) in [(tsv, report.tsv()), (cells, report.cells_tsv())] {
+        if let Some(path) = path
+            && let Err(e) = std::fs::write(&path, text)
+        {
+            eprintln!("cannot write {}: {e}", path.display());
+        }
+    }
 }
 
 /// The `.xlsx`/`.xlsm` files under the given paths, sorted.
@@ -108,19 +172,115 @@ fn keep(out: Option<&Path>, original: &Path, written: &[u8]) {
     }
 }
 
-fn measure(original: &[u8], keep: impl FnOnce(&[u8])) -> Outcome {
+/// Where a measure is, for the report of one that runs out of time.
+#[derive(Default)]
+struct Progress {
+    /// Set when the measure ran out of time: its written workbook is not kept.
+    abandoned: AtomicBool,
+    step: AtomicU8,
+    formulas: AtomicUsize,
+    cells: AtomicUsize,
+}
+
+const STEPS: [&str; 5] = ["read", "build", "edits", "recalculate", "write and compare"];
+
+impl Progress {
+    fn at(&self, step: usize) {
+        self.step.store(step as u8, Ordering::Relaxed);
+    }
+}
+
+/// [`measure`] on a thread of its own, given `timeout`: a workbook whose
+/// engine runs longer is reported as timed out, and its thread is left to
+/// run (it cannot be stopped; the process ends without waiting for it).
+fn measure_in_time(
+    bytes: Vec<u8>,
+    file: &Path,
+    out: Option<PathBuf>,
+    timeout: Duration,
+    report: &mut Report,
+) -> (Outcome, Option<Calc>) {
+    let progress = Arc::new(Progress::default());
+    let (send, receive) = mpsc::channel();
+    let shared = Arc::clone(&progress);
+    let name = file.to_owned();
+    let started = Instant::now();
+    std::thread::spawn(move || {
+        let keep = |written: &[u8]| {
+            if !shared.abandoned.load(Ordering::Relaxed) {
+                keep(out.as_deref(), &name, written);
+            }
+        };
+        let _ = send.send(measure(&bytes, keep, &shared));
+    });
+    match receive.recv_timeout(timeout) {
+        Ok(done) => done,
+        Err(_) => {
+            progress.abandoned.store(true, Ordering::Relaxed);
+            let step =
+                STEPS[usize::from(progress.step.load(Ordering::Relaxed)).min(STEPS.len() - 1)];
+            report.timed_out.push(TimedOut {
+                file: file.to_owned(),
+                step,
+                after: started.elapsed(),
+                formulas: progress.formulas.load(Ordering::Relaxed),
+                cells: progress.cells.load(Ordering::Relaxed),
+            });
+            eprintln!("timed out in {step}: {}", file.display());
+            (Outcome::TimedOut, None)
+        }
+    }
+}
+
+/// What happened to a workbook, and what the formula engine did to it
+/// (`None` when it was not read, or sheetd refuses to write it).
+fn measure(
+    original: &[u8],
+    keep: impl FnOnce(&[u8]),
+    progress: &Progress,
+) -> (Outcome, Option<Calc>) {
     let mut workbook = match sheetd::xlsx::read_workbook(original, 50_000_000) {
         Ok(workbook) => workbook,
-        Err(e) => return Outcome::Unreadable(e.to_string()),
+        Err(e) => return (Outcome::Unreadable(e.to_string()), None),
     };
     if !workbook.unkept.is_empty() {
-        return Outcome::Refused(workbook.unkept.join(" and "));
+        return (Outcome::Refused(workbook.unkept.join(" and ")), None);
     }
+    // As `Store::commit`: the engine is built before the edits, and the
+    // formulas are recalculated after them, before the write.
+    progress.at(1);
+    progress
+        .cells
+        .store(workbook.cell_slots(), Ordering::Relaxed);
+    progress.formulas.store(
+        workbook
+            .sheets
+            .iter()
+            .flat_map(|s| s.cells())
+            .filter(|c| matches!(c, sheetd::model::Cell::Formula(_)))
+            .count(),
+        Ordering::Relaxed,
+    );
+    let (mut calc, calculator) = Calc::build(&mut workbook);
+    progress.at(2);
     if !insert_and_update(&mut workbook) {
-        return Outcome::NothingToWrite;
+        return (Outcome::NothingToWrite, Some(calc));
     }
+    progress.at(3);
+    calc.recalculate(&mut workbook, calculator);
+    progress.at(4);
+    let outcome = write_and_compare(original, &workbook, &calc, keep);
+    (outcome, Some(calc))
+}
+
+fn write_and_compare(
+    original: &[u8],
+    workbook: &Workbook,
+    calc: &Calc,
+    keep: impl FnOnce(&[u8]),
+) -> Outcome {
     let mut written = Cursor::new(Vec::new());
-    if let Err(e) = sheetd::xlsx::write_workbook(&workbook, &mut written) {
+    if let Err(e) = sheetd::xlsx::write_workbook(workbook, &mut written) {
         return Outcome::Refused(e.to_string());
     }
     let written = written.into_inner();
@@ -132,7 +292,7 @@ fn measure(original: &[u8], keep: impl FnOnce(&[u8])) -> Outcome {
             return Outcome::Written {
                 lost: vec![("package", format!("the written file: {e}"))],
                 kept: Vec::new(),
-                changed_values: Vec::new(),
+                changed_values: Changed::default(),
             };
         }
     };
@@ -148,7 +308,7 @@ fn measure(original: &[u8], keep: impl FnOnce(&[u8])) -> Outcome {
     Outcome::Written {
         lost,
         kept,
-        changed_values: changed_values(original, &written),
+        changed_values: changed_values(original, &written, calc),
     }
 }
 
@@ -189,16 +349,31 @@ fn insert_and_update(workbook: &mut Workbook) -> bool {
 }
 
 /// Cells whose value calamine reads differently after the write, apart
-/// from the ones the write set.
-fn changed_values(before: &[u8], after: &[u8]) -> Vec<String> {
+/// from the ones the write set, by cause.
+fn changed_values(before: &[u8], after: &[u8], calc: &Calc) -> Changed {
     let (Ok(mut before), Ok(mut after)) = (
         Xlsx::new(Cursor::new(before)),
         Xlsx::new(Cursor::new(after)),
     ) else {
-        return vec!["calamine cannot open one of the files".into()];
+        return Changed {
+            untouched: vec!["calamine cannot open one of the files".into()],
+            ..Changed::default()
+        };
     };
-    let mut changed = Vec::new();
+    let mut changed = Changed::default();
     for name in before.sheet_names() {
+        let sheet = calc.sheets.iter().position(|s| *s == name);
+        // Where the change is from: the engine, the edits, or neither.
+        let bucket = |changed: &mut Changed, (row, column): (u32, u32), text: String| {
+            let at = sheet.map(|s| (s, row, column));
+            let list = match at {
+                Some(at) if calc.edited.contains(&at) => &mut changed.filled,
+                Some(at) if calc.recomputed.contains(&at) => &mut changed.recomputed,
+                Some(at) if calc.stale_cells.contains(&at) => &mut changed.stale,
+                _ => &mut changed.untouched,
+            };
+            list.push(text);
+        };
         let (Ok(old), Ok(new)) = (before.worksheet_range(&name), after.worksheet_range(&name))
         else {
             continue;
@@ -217,12 +392,17 @@ fn changed_values(before: &[u8], after: &[u8]) -> Vec<String> {
         for (at, value) in &new {
             let written = matches!(value, Data::String(s) if [INSERTED, UPDATED, NEW_HEADER].contains(&s.as_str()));
             if !written && old.get(at) != Some(value) {
-                changed.push(format!("{name}!{at:?}: {:?} → {value:?}", old.get(at)));
+                let text = format!("{name}!{at:?}: {:?} → {value:?}", old.get(at));
+                bucket(&mut changed, *at, text);
             }
         }
         for (at, value) in &old {
             if !new.contains_key(at) {
-                changed.push(format!("{name}!{at:?}: {value:?} → gone"));
+                bucket(
+                    &mut changed,
+                    *at,
+                    format!("{name}!{at:?}: {value:?} → gone"),
+                );
             }
         }
     }
@@ -240,15 +420,69 @@ struct Report {
     /// Per feature: files that have it, files that lost it, examples.
     features: BTreeMap<&'static str, (usize, usize, Vec<String>)>,
     changed: Vec<(PathBuf, Vec<String>)>,
+    recomputed: Vec<(PathBuf, Vec<String>)>,
+    stale_values: Vec<(PathBuf, Vec<String>)>,
+    filled: Vec<(PathBuf, Vec<String>)>,
+    /// Per workbook with formulas that the engine saw.
+    engine: Vec<EngineLine>,
+    timed_out: Vec<TimedOut>,
+}
+
+/// A workbook whose measure ran past the time limit.
+struct TimedOut {
+    file: PathBuf,
+    step: &'static str,
+    after: Duration,
+    formulas: usize,
+    cells: usize,
+}
+
+/// What the engine did to one workbook, for the report.
+struct EngineLine {
+    file: PathBuf,
+    outcome: &'static str,
+    calc: Calc,
+    /// Cells calamine reads differently: recomputed, removed (stale),
+    /// other untouched ones.
+    recomputed_values: usize,
+    stale_values: usize,
+    untouched_changed: usize,
 }
 
 impl Report {
-    fn add(&mut self, file: &Path, outcome: Outcome) {
+    fn add(&mut self, file: &Path, outcome: Outcome, calc: Option<Calc>) {
         self.files += 1;
+        let label = match &outcome {
+            Outcome::Unreadable(_) => "unreadable",
+            Outcome::Refused(_) => "refused",
+            Outcome::NothingToWrite => "nothing to write",
+            Outcome::TimedOut => "timed out",
+            Outcome::Written { .. } => "written",
+        };
+        let counts = match &outcome {
+            Outcome::Written { changed_values, .. } => (
+                changed_values.recomputed.len(),
+                changed_values.stale.len(),
+                changed_values.untouched.len(),
+            ),
+            _ => (0, 0, 0),
+        };
+        if let Some(calc) = calc.filter(|c| c.ending != Ending::NoFormulas) {
+            self.engine.push(EngineLine {
+                file: file.into(),
+                outcome: label,
+                calc,
+                recomputed_values: counts.0,
+                stale_values: counts.1,
+                untouched_changed: counts.2,
+            });
+        }
         match outcome {
             Outcome::Unreadable(why) => self.unreadable.push((file.into(), why)),
             Outcome::Refused(why) => self.refused.push((file.into(), why)),
             Outcome::NothingToWrite => self.nothing += 1,
+            // Listed in `timed_out` already.
+            Outcome::TimedOut => {}
             Outcome::Written {
                 lost,
                 kept,
@@ -267,8 +501,21 @@ impl Report {
                     entry.1 += 1;
                     entry.2.push(format!("{}: {why}", file.display()));
                 }
-                if !changed_values.is_empty() {
-                    self.changed.push((file.into(), changed_values));
+                let Changed {
+                    untouched,
+                    recomputed,
+                    stale,
+                    filled,
+                } = changed_values;
+                for (list, cells) in [
+                    (&mut self.changed, untouched),
+                    (&mut self.recomputed, recomputed),
+                    (&mut self.stale_values, stale),
+                    (&mut self.filled, filled),
+                ] {
+                    if !cells.is_empty() {
+                        list.push((file.into(), cells));
+                    }
                 }
             }
         }
@@ -276,6 +523,8 @@ impl Report {
 
     fn print(&self, show: usize) {
         let percent = |n: usize, of: usize| 100.0 * n as f64 / of.max(1) as f64;
+        let cells =
+            |list: &[(PathBuf, Vec<String>)]| list.iter().map(|(_, c)| c.len()).sum::<usize>();
         let readable = self.files - self.unreadable.len();
         println!("workbooks:                 {}", self.files);
         println!("unreadable (also by reads): {}", self.unreadable.len());
@@ -285,6 +534,7 @@ impl Report {
             percent(self.refused.len(), readable)
         );
         println!("no sheet with a header:    {}", self.nothing);
+        println!("timed out (see below):     {}", self.timed_out.len());
         println!("written:                   {}", self.written);
         println!(
             "written, every feature kept: {} ({:.1}%)",
@@ -292,10 +542,29 @@ impl Report {
             percent(self.all_kept, self.written)
         );
         println!(
-            "written, an untouched value changed: {} ({:.1}%)",
+            "written, an untouched value changed: {} ({:.1}%), {} cells",
             self.changed.len(),
-            percent(self.changed.len(), self.written)
+            percent(self.changed.len(), self.written),
+            cells(&self.changed)
         );
+        println!(
+            "written, formula results recomputed: {} ({:.1}%), {} cells",
+            self.recomputed.len(),
+            percent(self.recomputed.len(), self.written),
+            cells(&self.recomputed)
+        );
+        println!(
+            "written, formula results removed (stale): {} ({:.1}%), {} cells",
+            self.stale_values.len(),
+            percent(self.stale_values.len(), self.written),
+            cells(&self.stale_values)
+        );
+        println!(
+            "written, formulas filled down into the inserted row: {}, {} cells",
+            self.filled.len(),
+            cells(&self.filled)
+        );
+        self.print_engine();
         println!("\n{:<28} {:>7} {:>7}", "feature", "files", "lost");
         for (feature, (files, lost, _)) in &self.features {
             println!("{feature:<28} {files:>7} {lost:>7}");
@@ -320,13 +589,200 @@ impl Report {
                 println!("lost {feature}: {example}");
             }
         }
-        for (file, changes) in self.changed.iter().take(show * 3) {
-            for change in changes.iter().take(show) {
-                println!("changed {}: {change}", file.display());
+        for (what, list) in [
+            ("changed", &self.changed),
+            ("recomputed", &self.recomputed),
+            ("stale", &self.stale_values),
+            ("filled", &self.filled),
+        ] {
+            for (file, changes) in list.iter().take(show * 3) {
+                for change in changes.iter().take(show) {
+                    println!("{what} {}: {change}", file.display());
+                }
             }
         }
         for (file, why) in self.unreadable.iter().take(show) {
             println!("unreadable {}: {why}", file.display());
         }
+    }
+
+    /// The formula engine's figures: failures, marks, times.
+    fn print_engine(&self) {
+        let lines = &self.engine;
+        let sum = |f: &dyn Fn(&EngineLine) -> usize| lines.iter().map(f).sum::<usize>();
+        let files = |f: &dyn Fn(&EngineLine) -> usize| lines.iter().filter(|l| f(l) > 0).count();
+        let figure = |what: &str, f: &dyn Fn(&EngineLine) -> usize| {
+            println!("  {what:<44} {:>8} cells in {:>5} files", sum(f), files(f));
+        };
+        println!("\nformula engine (as Store::commit runs it):");
+        println!(
+            "  workbooks with formulas, engine built:      {:>8} (of which written: {}), {} formula cells",
+            lines.len(),
+            lines.iter().filter(|l| l.outcome == "written").count(),
+            sum(&|l| l.calc.formulas)
+        );
+        figure("formulas marked Kept by the build", &|l| {
+            l.calc.kept_after_build
+        });
+        figure("formulas marked Stale by the build", &|l| {
+            l.calc.stale_after_build
+        });
+        figure("formulas Kept after the write", &|l| l.calc.kept);
+        figure("formulas Stale after the write", &|l| l.calc.stale);
+        figure("formulas updated (Recalculated::updated)", &|l| {
+            l.calc.updated
+        });
+        figure("formula results recomputed (model)", &|l| {
+            l.calc.recomputed.len()
+        });
+        figure("  of which calamine reads another value", &|l| {
+            l.recomputed_values
+        });
+        figure("formula results removed (stale, calamine)", &|l| {
+            l.stale_values
+        });
+        let panics: Vec<&EngineLine> = lines
+            .iter()
+            .filter(|l| {
+                matches!(
+                    l.calc.ending,
+                    Ending::BuildPanic(_) | Ending::RecalculatePanic(_)
+                )
+            })
+            .collect();
+        let refusals: Vec<&EngineLine> = lines
+            .iter()
+            .filter(|l| l.calc.ending == Ending::BuildNone)
+            .collect();
+        println!(
+            "  engine panicked:                            {:>8} files",
+            panics.len()
+        );
+        for line in &panics {
+            let (step, message) = match &line.calc.ending {
+                Ending::BuildPanic(m) => ("build", m),
+                Ending::RecalculatePanic(m) => ("recalculate", m),
+                _ => unreachable!(),
+            };
+            println!("    {} [{step}]: {message}", line.file.display());
+        }
+        println!(
+            "  build returned None (no panic):             {:>8} files",
+            refusals.len()
+        );
+        for line in &refusals {
+            println!("    {}", line.file.display());
+        }
+        println!(
+            "  timed out (--engine-timeout), not measured: {:>8} files",
+            self.timed_out.len()
+        );
+        for t in &self.timed_out {
+            println!(
+                "    {} [in {} after {:.0} s; {} formulas, {} cells]",
+                t.file.display(),
+                t.step,
+                t.after.as_secs_f64(),
+                t.formulas,
+                t.cells
+            );
+        }
+        let build: Duration = lines.iter().map(|l| l.calc.build).sum();
+        let recalculate: Duration = lines.iter().map(|l| l.calc.recalculate).sum();
+        println!(
+            "  time: build {:.2} s, recalculate {:.2} s, together {:.2} s",
+            build.as_secs_f64(),
+            recalculate.as_secs_f64(),
+            (build + recalculate).as_secs_f64()
+        );
+        let mut slowest: Vec<&EngineLine> = lines.iter().collect();
+        slowest.sort_by_key(|l| std::cmp::Reverse(l.calc.engine_time()));
+        println!("  slowest 10 (build + recalculate):");
+        println!(
+            "    {:>9} {:>9} {:>9} {:>8} {:>9}  file",
+            "total ms", "build ms", "recalc ms", "formulas", "cells"
+        );
+        for line in slowest.iter().take(10) {
+            let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+            println!(
+                "    {:>9.1} {:>9.1} {:>9.1} {:>8} {:>9}  {}",
+                ms(line.calc.engine_time()),
+                ms(line.calc.build),
+                ms(line.calc.recalculate),
+                line.calc.formulas,
+                line.calc.cell_slots,
+                line.file.display()
+            );
+        }
+    }
+
+    /// One line per workbook the engine saw.
+    fn tsv(&self) -> String {
+        let mut out = String::from(
+            "file\toutcome\tformulas\tcell_slots\tbuild_ms\trecalc_ms\tengine\tkept_after_build\t\
+             stale_after_build\tkept\tstale\tupdated\trecomputed\trecomputed_values\tstale_values\t\
+             untouched_changed\tpanic\n",
+        );
+        for line in &self.engine {
+            let c = &line.calc;
+            let (engine, panic) = match &c.ending {
+                Ending::NoFormulas => ("none", ""),
+                Ending::Ok => ("ok", ""),
+                Ending::BuildNone => ("build-none", ""),
+                Ending::BuildPanic(m) => ("build-panic", m.as_str()),
+                Ending::RecalculatePanic(m) => ("recalculate-panic", m.as_str()),
+            };
+            let _ = writeln!(
+                out,
+                "{}\t{}\t{}\t{}\t{:.3}\t{:.3}\t{engine}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                line.file.display(),
+                line.outcome,
+                c.formulas,
+                c.cell_slots,
+                c.build.as_secs_f64() * 1000.0,
+                c.recalculate.as_secs_f64() * 1000.0,
+                c.kept_after_build,
+                c.stale_after_build,
+                c.kept,
+                c.stale,
+                c.updated,
+                c.recomputed.len(),
+                line.recomputed_values,
+                line.stale_values,
+                line.untouched_changed,
+                engine::tsv_field(panic)
+            );
+        }
+        out
+    }
+
+    /// One line per formula cell the engine recomputed, kept, made stale
+    /// or filled down (in a workbook not written: kept or stale by the
+    /// build).
+    fn cells_tsv(&self) -> String {
+        let mut out = String::from("file\toutcome\tcell\tstate\tformula\toriginal\twritten\n");
+        for line in &self.engine {
+            let name = line
+                .file
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
+            for t in &line.calc.touched {
+                let _ = writeln!(
+                    out,
+                    "{name}\t{}\t{}\t{}\t{}\t{}\t{}",
+                    line.outcome,
+                    engine::tsv_field(&engine::place(&line.calc.sheets, t.at)),
+                    t.state,
+                    engine::tsv_field(&t.formula),
+                    t.original
+                        .as_ref()
+                        .map(engine::show)
+                        .unwrap_or_else(|| "-".into()),
+                    engine::show(&t.written),
+                );
+            }
+        }
+        out
     }
 }

@@ -10,17 +10,19 @@ use ironcalc_base::types::{CellType, DefinedName, Table, TableColumn, TableStyle
 
 use super::{At, Computed, Engine, Input};
 use crate::model::Workbook;
-use crate::model::formula::cell_name;
+use crate::model::formula::{cell_name, rows_bounded};
 use crate::model::layout::Range;
 
 pub struct IronCalc {
     model: Model<'static>,
+    /// References stop at this row (`model::formula::rows_bounded`).
+    last_row: u32,
 }
 
 impl IronCalc {
     /// An engine with the workbook's sheets, names and tables, and no cells
     /// yet. `None` when IronCalc refuses them (a sheet name it rejects).
-    pub fn new(workbook: &Workbook) -> Option<IronCalc> {
+    pub fn new(workbook: &Workbook, last_row: u32) -> Option<IronCalc> {
         let mut model = Model::new_empty("sheetd", "en", "UTC", "en").ok()?;
         for (index, sheet) in workbook.sheets.iter().enumerate() {
             if index == 0 {
@@ -32,11 +34,11 @@ impl IronCalc {
         // IronCalc's names stand for references only: a name for a value
         // or a formula (`Rate` = `0.2`) stands for a cell of a sheet of the
         // engine's own that holds it.
-        let computed: Vec<&str> = workbook
+        let computed: Vec<String> = workbook
             .names
             .iter()
             .filter(|name| !is_reference(&name.refers_to))
-            .map(|name| name.refers_to.as_str())
+            .map(|name| rows_bounded(&name.refers_to, last_row))
             .collect();
         if !computed.is_empty() {
             model.add_sheet(NAMES_SHEET).ok()?;
@@ -46,7 +48,7 @@ impl IronCalc {
         let mut cells = 0;
         for name in &workbook.names {
             let formula = if is_reference(&name.refers_to) {
-                name.refers_to.clone()
+                rows_bounded(&name.refers_to, last_row)
             } else {
                 cells += 1;
                 format!("'{NAMES_SHEET}'!$A${cells}")
@@ -70,7 +72,7 @@ impl IronCalc {
             // readers then disagree with the file and are kept.
             let _ = model.update_cell_with_formula(names_sheet, row, 1, format!("={formula}"));
         }
-        Some(IronCalc { model })
+        Some(IronCalc { model, last_row })
     }
 }
 
@@ -171,7 +173,10 @@ impl Engine for IronCalc {
                 sheet,
                 row,
                 column,
-                format!("={}", without_sheets_of_ref_errors(expr)),
+                format!(
+                    "={}",
+                    rows_bounded(&without_sheets_of_ref_errors(expr), self.last_row)
+                ),
             ),
         };
     }

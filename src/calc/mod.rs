@@ -86,6 +86,8 @@ pub struct Calculator {
     engine: Box<dyn Engine>,
     /// The cells the formulas read: the engine holds those and the formulas.
     reads: reads::Reads,
+    /// The row the engine's references stop at (see [`row_bound`]).
+    last_row: u32,
     /// The cells the engine was given, for the cache's memory bound.
     cells: usize,
 }
@@ -122,32 +124,44 @@ impl Calculator {
             }
             let computed = engine.value(at);
             let failed = is_failure(&computed);
-            if failed && is_placeholder(&formula.cached) {
+            // The engine's result replaces a placeholder, unless it is an
+            // error where the file has a value (`MAXA` of text is 0).
+            let placeholder =
+                is_placeholder(&formula.cached) && !matches!(computed, Computed::Error(_));
+            if failed && formula.cached == Cell::Empty {
                 formula.freshness = Freshness::Stale;
                 unknown.push(at);
             } else if !agrees(&computed, &formula.cached)
-                && (failed || !(is_volatile(&formula.expr) || is_placeholder(&formula.cached)))
+                && (failed || !(is_volatile(&formula.expr) || placeholder))
             {
                 formula.freshness = Freshness::Kept;
                 engine.set(at, input_of_value(&formula.cached));
             }
         }
-        mark_dependents_stale(workbook, unknown);
+        // What reads a formula of unknown value keeps the result the file
+        // has for it, if it has one: that was computed with the value.
+        for at in mark_dependents(workbook, unknown, true) {
+            if let Some(Cell::Formula(formula)) = cell_at(workbook, at) {
+                calculator.engine.set(at, input_of_value(&formula.cached));
+            }
+        }
         Some(calculator)
     }
 
     /// A new engine given every cell of `workbook` as its freshness says.
     fn load(workbook: &Workbook) -> Option<Calculator> {
-        let engine: Box<dyn Engine> = Box::new(ironcalc::IronCalc::new(workbook)?);
         let mut reads = reads::Reads::new(workbook.sheets.len());
         for (at, cell) in all_cells(workbook) {
             if let Cell::Formula(formula) = cell {
                 reads.add(workbook, at.0, &references(&formula.expr));
             }
         }
+        let last_row = row_bound(workbook);
+        let engine: Box<dyn Engine> = Box::new(ironcalc::IronCalc::new(workbook, last_row)?);
         let mut calculator = Calculator {
             engine,
             reads,
+            last_row,
             cells: workbook.cell_slots(),
         };
         for (at, cell) in all_cells(workbook) {
@@ -200,8 +214,8 @@ impl Calculator {
         edits: &[Edited],
     ) -> Result<Recalculated, EngineFailed> {
         match guarded(|| self.recalculate_with_engine(workbook, edits)) {
-            Some(done) => Ok(done),
-            None => {
+            Some(Ok(done)) => Ok(done),
+            Some(Err(EngineFailed)) | None => {
                 mark_readers_stale(workbook, edits);
                 Err(EngineFailed)
             }
@@ -212,10 +226,10 @@ impl Calculator {
         &mut self,
         workbook: &mut Workbook,
         edits: &[Edited],
-    ) -> Recalculated {
+    ) -> Result<Recalculated, EngineFailed> {
         let mut changes = Changes::of(edits);
         if changes.is_empty() {
-            return Recalculated::default();
+            return Ok(Recalculated::default());
         }
         let mut stale = Vec::new();
         for &at in &changes.cells {
@@ -225,6 +239,10 @@ impl Calculator {
                 make_stale(formula);
                 stale.push(at);
             }
+        }
+        if row_bound(workbook) > self.last_row {
+            // Rows grew past where the engine's references stop.
+            changes.moved.push(0);
         }
         if changes.moved.is_empty() {
             let formulas: Vec<At> = changes
@@ -246,10 +264,10 @@ impl Calculator {
                 };
                 self.engine.set(at, given);
             }
-        } else if let Some(fresh) = Calculator::load(workbook) {
+        } else {
             // Rows moved: the engine's cells no longer line up with the
             // workbook's, so a new engine is given them all.
-            *self = fresh;
+            *self = Calculator::load(workbook).ok_or(EngineFailed)?;
         }
         self.cells = workbook.cell_slots();
         self.engine.recalculate();
@@ -311,7 +329,7 @@ impl Calculator {
         done.stale = all_cells(workbook)
             .filter(|(_, cell)| matches!(cell, Cell::Formula(f) if f.freshness == Freshness::Stale))
             .count();
-        done
+        Ok(done)
     }
 
     /// The estimated memory the engine takes, for the cache's bound.
@@ -321,10 +339,28 @@ impl Calculator {
     }
 }
 
-/// The engine panicked: its state is unknown, and it must not be used again.
+/// The engine panicked, or refused the workbook after rows moved: its state
+/// is unknown, and it must not be used again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the formula engine failed")]
 pub struct EngineFailed;
+
+/// The row below every sheet's last that the engine's references stop at:
+/// IronCalc reads every row a reference spans, and a whole column
+/// (`SUM(A:A)`) spans 1,048,576, which takes it seconds to minutes. With
+/// no cell below, the results are the same. A power of two, at least 1,024,
+/// so that rows appended rarely pass it; when they do, the engine is built
+/// again.
+fn row_bound(workbook: &Workbook) -> u32 {
+    let rows = workbook
+        .sheets
+        .iter()
+        .map(|s| s.rows.len())
+        .max()
+        .unwrap_or(0);
+    let bound = (rows + 1).next_power_of_two().max(1024);
+    u32::try_from(bound).unwrap_or(u32::MAX).min(1_048_576)
+}
 
 /// Runs a step of the engine; `None` if it panicked (the panic is logged
 /// by the panic hook; a workbook must never take the service down).
@@ -439,7 +475,16 @@ fn input_of_value(cell: &Cell) -> Input<'_> {
 
 /// Marks stale, in rounds, every formula that reads a cell that is stale,
 /// starting from `stale`.
-fn mark_dependents_stale(workbook: &mut Workbook, mut stale: Vec<At>) {
+fn mark_dependents_stale(workbook: &mut Workbook, stale: Vec<At>) {
+    mark_dependents(workbook, stale, false);
+}
+
+/// Marks stale, in rounds, every formula that reads a cell that is stale,
+/// starting from `stale`; with `keep_cached`, a computed reader with a
+/// cached result (not a placeholder) is kept instead, and its readers are
+/// left as they are. Returns the formulas kept.
+fn mark_dependents(workbook: &mut Workbook, mut stale: Vec<At>, keep_cached: bool) -> Vec<At> {
+    let mut kept = Vec::new();
     while !stale.is_empty() {
         let round = Changes {
             cells: stale.drain(..).collect(),
@@ -447,19 +492,30 @@ fn mark_dependents_stale(workbook: &mut Workbook, mut stale: Vec<At>) {
         };
         let readers: Vec<At> = all_cells(workbook)
             .filter_map(|(at, cell)| match cell {
-                Cell::Formula(f) if f.freshness != Freshness::Stale => round
-                    .read_by(workbook, at.0, &references(&f.expr))
-                    .then_some(at),
+                Cell::Formula(f)
+                    if f.freshness == Freshness::Computed
+                        || (!keep_cached && f.freshness == Freshness::Kept) =>
+                {
+                    round
+                        .read_by(workbook, at.0, &references(&f.expr))
+                        .then_some(at)
+                }
                 _ => None,
             })
             .collect();
         for at in readers {
             if let Some(Cell::Formula(formula)) = cell_mut(workbook, at) {
-                make_stale(formula);
-                stale.push(at);
+                if keep_cached && !is_placeholder(&formula.cached) {
+                    formula.freshness = Freshness::Kept;
+                    kept.push(at);
+                } else {
+                    make_stale(formula);
+                    stale.push(at);
+                }
             }
         }
     }
+    kept
 }
 
 fn make_stale(formula: &mut crate::model::value::Formula) {
@@ -475,7 +531,7 @@ fn agrees(computed: &Computed, cached: &Cell) -> bool {
         (
             Computed::Number(a),
             Cell::Number(b) | Cell::DateTime(b) | Cell::Timestamp(b) | Cell::Duration(b),
-        ) => a == b || (a - b).abs() <= 1e-12 * a.abs().max(b.abs()),
+        ) => a == b || (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1e-3),
         (Computed::Text(a), Cell::Text(b)) => a == b,
         (Computed::Text(a), Cell::Empty) => a.is_empty(),
         (Computed::Bool(a), Cell::Bool(b)) => a == b,
@@ -489,7 +545,7 @@ fn agrees(computed: &Computed, cached: &Cell) -> bool {
 /// computed result: none, or the `0` that libraries such as XlsxWriter
 /// write for every formula.
 fn is_placeholder(cached: &Cell) -> bool {
-    cached.is_blank() || *cached == Cell::Number(0.0)
+    matches!(cached, Cell::Empty) || *cached == Cell::Number(0.0)
 }
 
 fn is_failure(computed: &Computed) -> bool {
@@ -677,6 +733,50 @@ mod tests {
     }
 
     #[test]
+    fn a_result_the_file_has_wins_over_an_engine_error() {
+        let mut workbook = workbook();
+        // MAXA over text is 0 to Excel; an empty TEXT() is "".
+        workbook.sheets[0].rows[0][1] = formula("A1/\"x\"", 0.0);
+        workbook.sheets[0].rows[1][1] = Cell::Formula(Box::new(Formula::new(
+            "A2/\"x\"",
+            Cell::Text(String::new()),
+        )));
+
+        Calculator::build(&mut workbook).expect("engine");
+
+        assert_eq!(freshness(&workbook, 0, 1), Freshness::Kept);
+        assert_eq!(freshness(&workbook, 1, 1), Freshness::Kept);
+    }
+
+    #[test]
+    fn what_reads_an_unknown_result_keeps_the_files_result_at_load() {
+        let mut workbook = workbook();
+        workbook.sheets[0].rows[0][1] =
+            Cell::Formula(Box::new(Formula::new("SHEETDUNKNOWN(A1)", Cell::Empty)));
+
+        Calculator::build(&mut workbook).expect("engine");
+
+        assert_eq!(freshness(&workbook, 0, 1), Freshness::Stale);
+        assert_eq!(freshness(&workbook, 1, 1), Freshness::Kept, "B2 reads B1");
+        assert_eq!(workbook.sheets[0].rows[1][1].to_json(), 3);
+    }
+
+    #[test]
+    fn whole_columns_are_read_to_the_last_row() {
+        let mut workbook = workbook();
+        workbook.sheets[0].rows[1][1] = formula("SUM(A:A)", 3.0);
+        let mut calculator = Calculator::build(&mut workbook).expect("engine");
+        // 2,000 rows: past the 1,024 the engine's references stop at.
+        for row in 2..2000u32 {
+            workbook.sheets[0].rows.push(vec![Cell::Number(1.0)]);
+            workbook.sheets[0].edited.cells.push((row, 0));
+        }
+        let edits = workbook.take_edits();
+        calculator.recalculate(&mut workbook, &edits).unwrap();
+        assert_eq!(workbook.sheets[0].rows[1][1].to_json(), 3 + 1998);
+    }
+
+    #[test]
     fn volatile_functions_are_told_by_name() {
         assert!(is_volatile("NOW()-A1"));
         assert!(is_volatile("1+rand()"));
@@ -688,6 +788,7 @@ mod tests {
     fn numbers_agree_to_twelve_digits() {
         assert!(agrees(&Computed::Number(0.1 + 0.2), &Cell::Number(0.3)));
         assert!(agrees(&Computed::Number(45306.0), &Cell::DateTime(45306.0)));
+        assert!(agrees(&Computed::Number(-4.44e-16), &Cell::Number(0.0)));
         assert!(!agrees(&Computed::Number(1.0001), &Cell::Number(1.0)));
         assert!(!agrees(&Computed::Text("1".into()), &Cell::Number(1.0)));
     }

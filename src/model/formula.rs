@@ -162,6 +162,41 @@ pub fn rows_deleted(
     Ok(out)
 }
 
+/// The formula with every reference cut off below row `last_row`: whole
+/// columns (`A:C`) become `A1:C{last_row}`, and a range that ends lower
+/// (`A2:A1048576`) ends there. For an engine that reads every row a
+/// reference spans, on a workbook with no cell below `last_row`, where the
+/// result is the same.
+pub fn rows_bounded(formula: &str, last_row: u32) -> String {
+    let mut out = String::with_capacity(formula.len() + 8);
+    for piece in pieces(formula) {
+        match piece {
+            Piece::Reference(reference) => {
+                out.push_str(reference.prefix);
+                match &reference.target {
+                    Target::Columns(first, last) => out.push_str(&format!(
+                        "{}1:{}{last_row}",
+                        column_letters(*first),
+                        column_letters(*last)
+                    )),
+                    Target::Cells(first, last)
+                        if last.row.number > last_row && first.row.number <= last_row =>
+                    {
+                        out.push_str(&format!(
+                            "{}:{}",
+                            reference.target_text.split(':').next().unwrap_or_default(),
+                            last.renumbered(last_row)
+                        ));
+                    }
+                    _ => out.push_str(reference.target_text),
+                }
+            }
+            Piece::Text(text) | Piece::Function(text) => out.push_str(text),
+        }
+    }
+    out
+}
+
 /// Whether `reference`, in a formula on `home_sheet`, points at
 /// `target_sheet`. A 3D span is unadjustable: it may include it.
 fn points_at(
@@ -842,6 +877,21 @@ fn error_len(text: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_bounded_cuts_whole_columns_and_long_ranges() {
+        let cases = [
+            ("SUM(A:A)", "SUM(A1:A1024)"),
+            ("VLOOKUP(A4,$D:$E,2,0)", "VLOOKUP(A4,D1:E1024,2,0)"),
+            ("Data!C:C&B2", "Data!C1:C1024&B2"),
+            ("SUM(A2:A1048576)", "SUM(A2:A1024)"),
+            ("SUM(A2:A100)+A5000", "SUM(A2:A100)+A5000"),
+            ("\"A:A\"&1", "\"A:A\"&1"),
+        ];
+        for (formula, expected) in cases {
+            assert_eq!(rows_bounded(formula, 1024), expected, "{formula}");
+        }
+    }
 
     #[test]
     fn shifted_formulas_move_their_relative_references() {
