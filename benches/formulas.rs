@@ -36,17 +36,15 @@ use std::process::Child;
 use std::time::{Duration, Instant};
 
 use calamine::{Data, Reader, Xlsx};
-use rust_xlsxwriter::{Format, Formula, Workbook};
+use rust_xlsxwriter::{Formula, Workbook};
 use serde_json::{Value, json};
+
+mod common;
 
 #[path = "../tests/common/spawn.rs"]
 mod spawn;
 use spawn::spawn_sheetd;
 
-/// The load benchmark's columns, the last one holding amount x qty.
-const COLUMNS: [&str; 10] = [
-    "id", "name", "city", "amount", "joined", "active", "qty", "note", "code", "total",
-];
 /// 0-based indexes of `amount`, `qty` and `total` (D, G, J).
 const AMOUNT: u16 = 3;
 const QTY: u16 = 6;
@@ -150,37 +148,26 @@ impl Model {
 fn write_workbook(model: &Model, kind: Kind) -> Vec<u8> {
     let rows = model.amount.len();
     let mut book = Workbook::new();
-    let date = Format::new().set_num_format("yyyy/mm/dd");
-    let sheet = book.add_worksheet().set_name("Data").unwrap();
-    for (c, name) in COLUMNS.iter().enumerate() {
-        sheet.write_string(0, c as u16, *name).unwrap();
-    }
-    for i in 0..rows {
-        let r = i as u32 + 1;
-        sheet.write_number(r, 0, i as f64).unwrap();
-        sheet.write_string(r, 1, format!("name {i}")).unwrap();
-        sheet
-            .write_string(r, 2, ["Berlin", "Paris", "Lima", "Oslo"][i % 4])
-            .unwrap();
-        sheet.write_number(r, AMOUNT, model.amount[i]).unwrap();
-        sheet
-            .write_number_with_format(r, 4, 45000.0 + (i % 1000) as f64, &date)
-            .unwrap();
-        sheet.write_boolean(r, 5, i % 2 == 0).unwrap();
-        sheet.write_number(r, QTY, model.qty[i]).unwrap();
-        sheet
-            .write_string(r, 7, "some free text in a note")
-            .unwrap();
-        sheet.write_string(r, 8, format!("C-{i:06}")).unwrap();
-        match kind {
-            Kind::Plain => sheet.write_number(r, TOTAL, model.total(i)).unwrap(),
-            Kind::Formulas => {
-                let formula = Formula::new(format!("=D{0}*G{0}", r + 1))
-                    .set_result(model.total(i).to_string());
-                sheet.write_formula(r, TOTAL, formula).unwrap()
-            }
-        };
-    }
+    common::data_sheet(&mut book, rows, |sheet, r, c| {
+        let i = (r as usize).wrapping_sub(1);
+        match (r, c) {
+            (0, TOTAL) => sheet.write_string(r, c, "total"),
+            (0, _) => return false,
+            (_, AMOUNT) => sheet.write_number(r, c, model.amount[i]),
+            (_, QTY) => sheet.write_number(r, c, model.qty[i]),
+            (_, TOTAL) => match kind {
+                Kind::Plain => sheet.write_number(r, c, model.total(i)),
+                Kind::Formulas => {
+                    let formula = Formula::new(format!("=D{0}*G{0}", r + 1))
+                        .set_result(model.total(i).to_string());
+                    sheet.write_formula(r, c, formula)
+                }
+            },
+            _ => return false,
+        }
+        .unwrap();
+        true
+    });
     let range = format!("Data!J2:J{}", rows + 1);
     let formulas = [
         format!("=SUM({range})"),

@@ -353,3 +353,22 @@ async fn whole_column_references_are_recomputed() {
     );
     assert_eq!(read_sheet(&server.file(ID), "Sum")[1][1], Data::Float(7.0));
 }
+
+#[tokio::test]
+async fn a_row_inserted_under_a_table_takes_its_calculated_column() {
+    // openpyxl's table.xlsx: `Sales(region, units, price, amount)`, amount
+    // `Sales[[#This Row],[units]]*Sales[[#This Row],[price]]`, no results.
+    let server = Server::start().await;
+    server.add_fixture("formulas/openpyxl/table.xlsx", ID);
+
+    let body = json!({"data": [{"region": "west", "units": 3, "price": 2}]});
+    let (status, _) = server.post(&rows_path("Sales"), body).await;
+
+    assert_eq!(status, 201);
+    assert_eq!(column(&server, "Sales", "amount").await[5], json!(6));
+    let formulas = formulas_on_disk(&server, "Sales");
+    let amount = "Sales[[#This Row],[units]]*Sales[[#This Row],[price]]";
+    assert!(formulas.contains(&((6, 3), amount.into())), "{formulas:?}");
+    // The report's total takes the new row in: 119 before it.
+    assert_eq!(column(&server, "Report", "value").await[0], json!(125));
+}

@@ -140,7 +140,7 @@ impl Calculator {
         }
         // What reads a formula of unknown value keeps the result the file
         // has for it, if it has one: that was computed with the value.
-        for at in mark_dependents(workbook, unknown, true) {
+        for at in mark_dependents(workbook, unknown, true).kept {
             if let Some(Cell::Formula(formula)) = cell_at(workbook, at) {
                 calculator.engine.set(at, input_of_value(&formula.cached));
             }
@@ -180,20 +180,23 @@ impl Calculator {
     /// Learns what the formulas at `formulas` (new, or with a new text)
     /// read, and gives the engine the cells of those it did not hold yet.
     fn learn(&mut self, workbook: &Workbook, formulas: &[At]) {
+        let refers: Vec<(usize, References)> = formulas
+            .iter()
+            .filter_map(|&at| match cell_at(workbook, at) {
+                Some(Cell::Formula(formula)) => Some((at.0, references(&formula.expr))),
+                _ => None,
+            })
+            .collect();
         let mut more = reads::Reads::new(workbook.sheets.len());
-        for &at in formulas {
-            if let Some(Cell::Formula(formula)) = cell_at(workbook, at) {
-                more.add(workbook, at.0, &references(&formula.expr));
-            }
+        for (home, refers) in &refers {
+            more.add(workbook, *home, refers);
         }
         let news: Vec<At> = all_cells(workbook)
             .filter(|&(at, cell)| !cell.is_blank() && more.contains(at) && !self.reads.contains(at))
             .map(|(at, _)| at)
             .collect();
-        for &at in formulas {
-            if let Some(Cell::Formula(formula)) = cell_at(workbook, at) {
-                self.reads.add(workbook, at.0, &references(&formula.expr));
-            }
+        for (home, refers) in &refers {
+            self.reads.add(workbook, *home, refers);
         }
         for at in news {
             if let Some(cell) = cell_at(workbook, at) {
@@ -231,20 +234,19 @@ impl Calculator {
         if changes.is_empty() {
             return Ok(Recalculated::default());
         }
-        let mut stale = Vec::new();
+        // A kept formula whose own cell changed is stale (the loop over the
+        // results below finds it so).
         for &at in &changes.cells {
             if let Some(Cell::Formula(formula)) = cell_mut(workbook, at)
                 && formula.freshness == Freshness::Kept
             {
                 make_stale(formula);
-                stale.push(at);
             }
         }
-        if row_bound(workbook) > self.last_row {
-            // Rows grew past where the engine's references stop.
-            changes.moved.push(0);
-        }
-        if changes.moved.is_empty() {
+        // Rows that moved, or grew past where the engine's references stop,
+        // no longer line up with the engine's cells.
+        let reload = !changes.moved.is_empty() || row_bound(workbook) > self.last_row;
+        if !reload {
             let formulas: Vec<At> = changes
                 .cells
                 .iter()
@@ -265,14 +267,13 @@ impl Calculator {
                 self.engine.set(at, given);
             }
         } else {
-            // Rows moved: the engine's cells no longer line up with the
-            // workbook's, so a new engine is given them all.
             *self = Calculator::load(workbook).ok_or(EngineFailed)?;
         }
         self.cells = workbook.cell_slots();
         self.engine.recalculate();
 
         // The new results, and the formulas that are kept or stale.
+        let mut stale = Vec::new();
         let mut results = Vec::new();
         let mut kept = Vec::new();
         for (at, cell) in all_cells(workbook) {
@@ -315,8 +316,11 @@ impl Calculator {
                 make_stale(formula);
             }
         }
-        mark_dependents_stale(workbook, stale);
-        let mut done = Recalculated::default();
+        let mut done = Recalculated {
+            updated: 0,
+            stale: stale.len(),
+        };
+        done.stale += mark_dependents(workbook, stale, false).stale;
         for (at, computed) in results {
             let shows_date = shows_date(workbook, at);
             if let Some(Cell::Formula(formula)) = cell_mut(workbook, at)
@@ -326,9 +330,6 @@ impl Calculator {
                 done.updated += 1;
             }
         }
-        done.stale = all_cells(workbook)
-            .filter(|(_, cell)| matches!(cell, Cell::Formula(f) if f.freshness == Freshness::Stale))
-            .count();
         Ok(done)
     }
 
@@ -389,7 +390,7 @@ pub fn mark_readers_stale(workbook: &mut Workbook, edits: &[Edited]) {
             make_stale(formula);
         }
     }
-    mark_dependents_stale(workbook, readers);
+    mark_dependents(workbook, readers, false);
 }
 
 /// What a batch changed.
@@ -429,21 +430,15 @@ impl Changes {
             References::Anything => return !self.is_empty(),
             References::Areas(areas) => areas,
         };
-        let home = &workbook.sheets[home].name;
         areas.iter().any(|area| {
-            // The area's own corner is on a sheet exactly when the area is.
-            let on = |sheet: usize| {
-                area.contains(
-                    home,
-                    &workbook.sheets[sheet].name,
-                    area.rows.0,
-                    area.columns.0,
-                )
+            let Some(sheet) = reads::sheet_of(workbook, home, area) else {
+                return false;
             };
-            self.moved.iter().any(|&sheet| on(sheet))
-                || self.cells.iter().any(|&(sheet, row, column)| {
-                    area.contains(home, &workbook.sheets[sheet].name, row + 1, column + 1)
-                })
+            self.moved.contains(&sheet)
+                || self
+                    .cells
+                    .iter()
+                    .any(|&(s, row, column)| s == sheet && area.holds(row + 1, column + 1))
         })
     }
 }
@@ -473,18 +468,21 @@ fn input_of_value(cell: &Cell) -> Input<'_> {
     }
 }
 
-/// Marks stale, in rounds, every formula that reads a cell that is stale,
-/// starting from `stale`.
-fn mark_dependents_stale(workbook: &mut Workbook, stale: Vec<At>) {
-    mark_dependents(workbook, stale, false);
+/// What [`mark_dependents`] marked.
+struct Marked {
+    kept: Vec<At>,
+    stale: usize,
 }
 
 /// Marks stale, in rounds, every formula that reads a cell that is stale,
 /// starting from `stale`; with `keep_cached`, a computed reader with a
 /// cached result (not a placeholder) is kept instead, and its readers are
-/// left as they are. Returns the formulas kept.
-fn mark_dependents(workbook: &mut Workbook, mut stale: Vec<At>, keep_cached: bool) -> Vec<At> {
-    let mut kept = Vec::new();
+/// left as they are.
+fn mark_dependents(workbook: &mut Workbook, mut stale: Vec<At>, keep_cached: bool) -> Marked {
+    let mut marked = Marked {
+        kept: Vec::new(),
+        stale: 0,
+    };
     while !stale.is_empty() {
         let round = Changes {
             cells: stale.drain(..).collect(),
@@ -507,15 +505,16 @@ fn mark_dependents(workbook: &mut Workbook, mut stale: Vec<At>, keep_cached: boo
             if let Some(Cell::Formula(formula)) = cell_mut(workbook, at) {
                 if keep_cached && !is_placeholder(&formula.cached) {
                     formula.freshness = Freshness::Kept;
-                    kept.push(at);
+                    marked.kept.push(at);
                 } else {
                     make_stale(formula);
+                    marked.stale += 1;
                     stale.push(at);
                 }
             }
         }
     }
-    kept
+    marked
 }
 
 fn make_stale(formula: &mut crate::model::value::Formula) {

@@ -80,17 +80,12 @@ impl Reads {
     }
 }
 
-/// The index of the sheet an area is on, if the workbook has it.
-fn sheet_of(workbook: &Workbook, home: usize, area: &Area) -> Option<usize> {
+/// The index of the sheet an area of a formula on sheet `home` is on, if
+/// the workbook has it (names compare without case).
+pub fn sheet_of(workbook: &Workbook, home: usize, area: &Area) -> Option<usize> {
     match &area.sheet {
         None => Some(home),
-        Some(name) => {
-            let name = name.to_lowercase();
-            workbook
-                .sheets
-                .iter()
-                .position(|sheet| sheet.name.to_lowercase() == name)
-        }
+        Some(name) => workbook.sheet_index(name).ok(),
     }
 }
 
@@ -112,6 +107,23 @@ fn insert(intervals: &mut Intervals, (first, last): (u32, u32)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Sheet;
+
+    #[test]
+    fn an_area_is_on_its_own_sheet_or_the_one_it_names() {
+        let workbook = Workbook {
+            sheets: vec![Sheet::new("Orders", vec![]), Sheet::new("My Sheet", vec![])],
+            ..Workbook::default()
+        };
+        let area = |sheet: Option<&str>| Area {
+            sheet: sheet.map(str::to_owned),
+            rows: (1, 1),
+            columns: (1, 1),
+        };
+        assert_eq!(sheet_of(&workbook, 1, &area(None)), Some(1));
+        assert_eq!(sheet_of(&workbook, 0, &area(Some("MY SHEET"))), Some(1));
+        assert_eq!(sheet_of(&workbook, 0, &area(Some("Other"))), None);
+    }
 
     #[test]
     fn intervals_merge_and_answer() {

@@ -270,9 +270,10 @@ impl Layout {
     /// row, the cell formats of the row above them, as a spreadsheet app
     /// does when someone types under a table; and grows the tables and the
     /// autofilter that end on that row so they take the new rows in.
-    pub fn rows_appended(&mut self, first: usize, count: usize) {
+    /// Whether a table grew.
+    pub fn rows_appended(&mut self, first: usize, count: usize) -> bool {
         if first == 0 || count == 0 {
-            return;
+            return false;
         }
         let above = self.formats.get(first - 1).cloned().unwrap_or_default();
         if above.iter().any(|&f| f != 0) {
@@ -285,16 +286,20 @@ impl Layout {
         }
         let last = (first - 1) as u32;
         let grow = |range: &mut Range| {
-            if range.last_row == last {
+            let ends_above = range.last_row == last;
+            if ends_above {
                 range.last_row += count as u32;
             }
+            ends_above
         };
+        let mut grew = false;
         for table in self.tables.iter_mut().filter(|t| !t.totals_row) {
-            grow(&mut table.range);
+            grew |= grow(&mut table.range);
         }
         if let Some(range) = &mut self.autofilter {
             grow(range);
         }
+        grew
     }
 
     /// Removes the rows at `removed` (sorted, 0-based) from everything

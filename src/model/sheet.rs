@@ -402,9 +402,7 @@ impl Sheet {
                 self.set(row, column, cell);
             }
         }
-        let tables_before: Vec<_> = self.layout.tables.iter().map(|t| t.range).collect();
-        self.layout.rows_appended(start, count);
-        if self.layout.tables.iter().map(|t| t.range).ne(tables_before) {
+        if self.layout.rows_appended(start, count) {
             // Structured references now cover more rows.
             self.edited.moved = true;
         }

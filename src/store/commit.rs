@@ -119,19 +119,17 @@ impl Store {
             rewrite,
             calculator,
         } = self.cache().take(id, &shared);
-        let has_formulas = shared.has_formulas();
-        // The workbook as it was, to compare with: for the calculator, which
-        // learns from the comparison which cells the batch changed, and for
-        // a kept rewrite, which can only save the workbook again if the
-        // batch appends rows. Holding it makes the edits work on a copy (a
-        // few milliseconds for 10,000 rows, where formatting them again
-        // takes tens).
-        let before = (rewrite.is_some() || has_formulas).then(|| shared.clone());
+        // A kept rewrite can only save the workbook again if the batch
+        // appends rows, which takes the workbook as it was to compare with:
+        // a copy (a few milliseconds for 10,000 rows, where formatting them
+        // again takes tens). The calculator needs none: the edits record
+        // the cells they set.
+        let before = rewrite.as_ref().map(|_| shared.clone());
+        let has_formulas = calculator.is_some() || shared.has_formulas();
         let mut workbook = Arc::unwrap_or_clone(shared);
         let mut calculator = match calculator {
-            Some(calculator) => Some(calculator),
             None if has_formulas => Calculator::build(&mut workbook),
-            None => None,
+            kept => kept,
         };
         let mut changed = false;
         tracing::debug!(spreadsheet = %id, edits = batch.len(), "committing a batch");
@@ -156,7 +154,8 @@ impl Store {
                     tracing::error!(spreadsheet = %id, "{failed}: the formulas that read the changed cells are marked stale");
                     calculator = None;
                 }
-                None => calc::mark_readers_stale(&mut workbook, &edits),
+                None if has_formulas => calc::mark_readers_stale(&mut workbook, &edits),
+                None => {}
             }
             let appends = before.as_deref().is_some_and(|b| workbook.appends_to(b));
             // After a batch that did more than append, the next commit
