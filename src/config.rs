@@ -63,6 +63,58 @@ pub struct Config {
     /// sheetd cannot carry over (charts, images, notes, validations…).
     #[arg(long, env = "SHEETD_ALLOW_LOSSY_WRITES")]
     pub allow_lossy_writes: bool,
+
+    /// Most connections open at once; past it a new connection gets 503 and
+    /// is closed. Lowered at start-up to stay under the open-file limit.
+    #[arg(long, env = "SHEETD_MAX_CONNECTIONS", default_value_t = 10_000)]
+    pub max_connections: usize,
+
+    /// Most requests handled at once, over all connections; more get 503
+    /// with Retry-After. `/healthz` does not count.
+    #[arg(long, env = "SHEETD_MAX_REQUESTS", default_value_t = 512)]
+    pub max_requests: usize,
+
+    /// Seconds a client has to send a request's head (line and headers),
+    /// counted from when the connection opens or its previous answer was
+    /// sent: it is also how long an idle keep-alive connection stays open.
+    #[arg(long, env = "SHEETD_HEADER_TIMEOUT_SECS", default_value_t = 10)]
+    pub header_timeout_secs: u64,
+
+    /// Seconds a client has to send a request's whole body; past it the
+    /// request gets 408 and nothing is written.
+    #[arg(long, env = "SHEETD_BODY_TIMEOUT_SECS", default_value_t = 60)]
+    pub body_timeout_secs: u64,
+
+    /// Seconds an answer may wait for a client that reads none of it before
+    /// the connection is closed.
+    #[arg(long, env = "SHEETD_SEND_TIMEOUT_SECS", default_value_t = 60)]
+    pub send_timeout_secs: u64,
+
+    /// Memory for request bodies being received and handled, in bytes, over
+    /// all requests; a body that does not fit gets 503 with Retry-After.
+    #[arg(long, env = "SHEETD_MAX_BODY_MEMORY", default_value_t = 256 * 1024 * 1024)]
+    pub max_body_memory: usize,
+
+    /// Seconds SIGTERM or SIGINT waits for requests in flight before the
+    /// process ends anyway (a commit under way always finishes: the file is
+    /// replaced whole or not at all).
+    #[arg(long, env = "SHEETD_SHUTDOWN_TIMEOUT_SECS", default_value_t = 10)]
+    pub shutdown_timeout_secs: u64,
+
+    /// Most workbooks parsed from their files at once (cold loads and
+    /// uploads); others wait for a turn, up to the queue timeout.
+    #[arg(long, env = "SHEETD_MAX_PARSES", default_value_t = 2)]
+    pub max_parses: usize,
+
+    /// Directory for the writer's temporary files (one per sheet being
+    /// written); the system's temp directory when not given.
+    #[arg(long, env = "SHEETD_TEMP_DIR")]
+    pub temp_dir: Option<PathBuf>,
+
+    /// Seconds a write's `Idempotency-Key` is remembered: a request with the
+    /// same key within that time gets the first answer again.
+    #[arg(long, env = "SHEETD_IDEMPOTENCY_WINDOW_SECS", default_value_t = 86_400)]
+    pub idempotency_window_secs: u64,
 }
 
 impl Config {
@@ -81,6 +133,8 @@ impl Config {
             cache_bytes: self.cache_bytes,
             queue_limit: self.queue_limit,
             queue_timeout: Duration::from_millis(self.queue_timeout_ms),
+            max_parses: self.max_parses.max(1),
+            idempotency_window: Duration::from_secs(self.idempotency_window_secs),
         }
     }
 
@@ -123,6 +177,16 @@ impl fmt::Debug for Config {
             .field("queue_limit", &self.queue_limit)
             .field("queue_timeout_ms", &self.queue_timeout_ms)
             .field("allow_lossy_writes", &self.allow_lossy_writes)
+            .field("max_connections", &self.max_connections)
+            .field("max_requests", &self.max_requests)
+            .field("header_timeout_secs", &self.header_timeout_secs)
+            .field("body_timeout_secs", &self.body_timeout_secs)
+            .field("send_timeout_secs", &self.send_timeout_secs)
+            .field("max_body_memory", &self.max_body_memory)
+            .field("shutdown_timeout_secs", &self.shutdown_timeout_secs)
+            .field("max_parses", &self.max_parses)
+            .field("temp_dir", &self.temp_dir)
+            .field("idempotency_window_secs", &self.idempotency_window_secs)
             .finish()
     }
 }

@@ -195,3 +195,56 @@ async fn sigterm_stops_the_server_with_exit_code_zero() {
     assert_eq!(status.code(), Some(0));
     assert_eq!(names_on_disk(&dir).get("before-term"), Some(&1));
 }
+
+/// Stalled clients do not keep SIGTERM from ending the process: after the
+/// shutdown timeout the connections still open are dropped.
+#[tokio::test]
+async fn sigterm_ends_the_process_despite_stalled_connections() {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, base) = spawn_sheetd(
+        dir.path(),
+        &[
+            "--shutdown-timeout-secs",
+            "2",
+            "--header-timeout-secs",
+            "600",
+            "--body-timeout-secs",
+            "600",
+        ],
+    );
+    let address = base.trim_start_matches("http://");
+    let mut head = std::net::TcpStream::connect(address).unwrap();
+    head.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    let mut body = std::net::TcpStream::connect(address).unwrap();
+    body.write_all(
+        b"POST /v1/spreadsheets HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: 15000000\r\n\r\nPK",
+    )
+    .unwrap();
+    // Both requests reach the server: a third one is answered after them.
+    let client = reqwest::Client::new();
+    let health = client.get(format!("{base}/healthz")).send().await.unwrap();
+    assert_eq!(health.status(), 200);
+
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(15) {
+            child.kill().unwrap();
+            panic!("sheetd did not end within 15 s of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0));
+    drop((head, body));
+}

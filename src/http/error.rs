@@ -37,10 +37,13 @@ pub enum ApiError {
     /// detail says which to send.
     #[error("Unsupported Media Type")]
     UnsupportedMediaType(&'static str),
-    /// 503: too many requests queued for one spreadsheet, or the wait for
-    /// its turn ran out; the client may retry after `Retry-After` seconds.
+    /// 408: the body did not arrive within the body timeout.
+    #[error("Request Timeout")]
+    RequestTimeout,
+    /// 503: a bound on shared resources is reached (the detail says which);
+    /// the client may retry after `Retry-After` seconds.
     #[error("Service Unavailable")]
-    Unavailable,
+    Unavailable(&'static str),
     /// 500: something failed inside the service. The cause is logged with
     /// the request id; the client gets only the detail, if one is safe to give.
     #[error("Internal Server Error")]
@@ -49,6 +52,10 @@ pub enum ApiError {
         detail: Option<String>,
     },
 }
+
+/// What a 408 says.
+const BODY_TIMEOUT: &str =
+    "the request body did not arrive within the body timeout; nothing was written";
 
 /// The handlers' result type.
 pub type Result<T, E = ApiError> = std::result::Result<T, E>;
@@ -77,7 +84,8 @@ impl ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal { .. } => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -86,7 +94,8 @@ impl ApiError {
         match self {
             ApiError::NotFound(detail) | ApiError::Internal { detail, .. } => detail.as_deref(),
             ApiError::Conflict(detail) => Some(detail),
-            ApiError::UnsupportedMediaType(detail) => Some(detail),
+            ApiError::UnsupportedMediaType(detail) | ApiError::Unavailable(detail) => Some(detail),
+            ApiError::RequestTimeout => Some(BODY_TIMEOUT),
             _ => None,
         }
     }
@@ -109,7 +118,7 @@ impl IntoResponse for ApiError {
             ApiError::Unauthorized => {
                 headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             }
-            ApiError::Unavailable => {
+            ApiError::Unavailable(_) => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             }
             _ => {}
@@ -139,7 +148,9 @@ impl From<StoreError> for ApiError {
         match error {
             StoreError::NotFound => ApiError::NotFound(Some("no spreadsheet has that id".into())),
             StoreError::Conflict(detail) => ApiError::Conflict(detail),
-            StoreError::Busy => ApiError::Unavailable,
+            StoreError::Busy => ApiError::Unavailable(
+                "too many writes wait for this spreadsheet, or its turn did not come in time",
+            ),
             StoreError::Unreadable(cause) => ApiError::Internal {
                 cause: format!("stored workbook unreadable: {cause}"),
                 detail: Some("the spreadsheet's file is not a readable xlsx workbook".into()),

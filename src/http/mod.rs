@@ -2,6 +2,7 @@
 //! around them (request ids and trace spans, panics → JSON, body limit,
 //! authentication, 404/405 fallbacks).
 
+mod admit;
 mod auth;
 pub mod error;
 mod extract;
@@ -9,6 +10,7 @@ mod openapi;
 mod rows;
 pub mod serve;
 mod spreadsheets;
+mod stream;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -63,6 +65,10 @@ pub fn app(state: AppState) -> Router {
             axum::response::IntoResponse::into_response(ApiError::internal("a handler panicked"))
         }))
         .layer(middleware::from_fn_with_state(state.clone(), auth::require_token))
+        .layer(middleware::from_fn_with_state(
+            admit::Admission::of(&state.config),
+            admit::admit,
+        ))
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes));
     let (router, _) = routes().split_for_parts();
     router
@@ -102,7 +108,8 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    serve::serve_router(listener, app(state), shutdown).await
+    let limits = serve::ConnectionLimits::of(&state.config).within_open_file_limit();
+    serve::serve_router(listener, app(state), limits, shutdown).await
 }
 
 /// §4.6 `GET /healthz`: 200 `{"status": "ok"}`, never needs a token.

@@ -56,7 +56,11 @@ pub enum Errors {
     /// The body has another content type than the route takes.
     #[response(status = 415)]
     UnsupportedMediaType(ErrorBody),
-    /// Too many requests queued for the spreadsheet; retry after `Retry-After`.
+    /// The body was not sent in time (`--body-timeout-secs`); nothing was written.
+    #[response(status = 408)]
+    RequestTimeout(ErrorBody),
+    /// Too many requests queued for the spreadsheet, in flight, or holding
+    /// body memory; retry after `Retry-After`.
     #[response(status = 503)]
     Unavailable(ErrorBody),
     /// A failure inside the service, or a stored file that is no workbook.

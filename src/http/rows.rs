@@ -5,7 +5,8 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -13,6 +14,7 @@ use super::AppState;
 use super::error::{ApiError, Result};
 use super::extract::{JsonBody, NoQuery, QueryPairs, SheetPath};
 use super::openapi::{Deleted, Errors, Inserted, ReadParams, RowsPage, SheetParams, Updated};
+use super::stream;
 use crate::model::request::{
     DeleteBody, DeleteRows, InsertBody, InsertRows, ReadQuery, Rejected, UpdateBody, UpdateRows,
 };
@@ -88,18 +90,20 @@ async fn rows_read(
     State(state): State<AppState>,
     path: SheetPath,
     QueryPairs(pairs): QueryPairs,
-) -> Result<Json<RowsPage>> {
+) -> Result<Response> {
     let query = ReadQuery::from_pairs(&pairs);
     let (id, query) = valid_request(&state, &path, query, Sheet::read_problems).await?;
     let sheet = path.sheet;
-    let page = state
+    let (workbook, index, page) = state
         .store
-        .read(id, move |workbook| workbook.sheet(&sheet)?.read(&query))
+        .read(id, move |workbook| {
+            let index = workbook.sheet_index(&sheet)?;
+            let page = workbook.sheets[index].read(&query)?;
+            Ok::<_, ApiError>((workbook.clone(), index, page))
+        })
         .await??;
-    Ok(Json(RowsPage {
-        data: page.rows,
-        total: page.total,
-    }))
+    let body = stream::rows_json(workbook, index, page);
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
 /// §4.4 Delete rows by filter or row number; rows below move up: 200 `{"deleted": N}`.

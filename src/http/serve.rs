@@ -11,32 +11,93 @@
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::Request;
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpListener;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use tokio::time::Sleep;
 use tower::ServiceExt;
+
+use crate::config::Config;
 
 /// Most header fields one request may carry (hyper's own default); more is
 /// answered 431.
 pub const MAX_HEADERS: usize = 100;
 
+/// Open files kept free of connections, for workbooks, temp files, locks
+/// and the writer's sheet files.
+const RESERVED_FILES: u64 = 256;
+
+/// Connections refused at once with a 503 while others are being refused;
+/// past it a connection over the cap is closed without an answer, so a
+/// flood of connections cannot hold more files than the cap and this.
+const MAX_REFUSING: usize = 64;
+
+/// How the connection loop bounds what clients can hold.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    pub max_connections: usize,
+    pub header_timeout: Duration,
+    pub send_timeout: Duration,
+    pub shutdown_timeout: Duration,
+}
+
+impl ConnectionLimits {
+    pub fn of(config: &Config) -> ConnectionLimits {
+        ConnectionLimits {
+            max_connections: config.max_connections.max(1),
+            header_timeout: Duration::from_secs(config.header_timeout_secs.max(1)),
+            send_timeout: Duration::from_secs(config.send_timeout_secs.max(1)),
+            shutdown_timeout: Duration::from_secs(config.shutdown_timeout_secs),
+        }
+    }
+
+    /// The same limits with the connection cap lowered below the process's
+    /// open-file limit, after raising that limit as far as it may go.
+    pub fn within_open_file_limit(mut self) -> ConnectionLimits {
+        if let Err(e) = rlimit::increase_nofile_limit(u64::MAX) {
+            tracing::warn!(error = %e, "cannot raise the open-file limit");
+        }
+        if let Ok((soft, _)) = rlimit::getrlimit(rlimit::Resource::NOFILE) {
+            let room =
+                usize::try_from(soft.saturating_sub(RESERVED_FILES).max(16)).unwrap_or(usize::MAX);
+            if room < self.max_connections {
+                tracing::info!(
+                    open_files = soft,
+                    max_connections = room,
+                    "connection cap lowered below the open-file limit"
+                );
+                self.max_connections = room;
+            }
+        }
+        self
+    }
+}
+
 /// Serves `app` on `listener` until `shutdown` resolves, then lets the
-/// connections finish the requests they are serving.
+/// connections finish the requests they are serving, for at most the
+/// limits' shutdown timeout.
 pub async fn serve_router(
     listener: TcpListener,
     app: Router,
+    limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
     let graceful = GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
-    http.max_headers(MAX_HEADERS);
+    http.max_headers(MAX_HEADERS)
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout);
+    let open = Arc::new(Semaphore::new(limits.max_connections));
+    let refusing = Arc::new(Semaphore::new(MAX_REFUSING));
     tokio::pin!(shutdown);
     loop {
         let stream = tokio::select! {
@@ -52,41 +113,110 @@ pub async fn serve_router(
             },
             () = &mut shutdown => break,
         };
+        let Ok(permit) = open.clone().try_acquire_owned() else {
+            refuse(stream, &refusing);
+            continue;
+        };
         let app = app.clone();
         let service = hyper::service::service_fn(move |request: Request<Incoming>| {
             app.clone().oneshot(request)
         });
-        let connection = http.serve_connection(TokioIo::new(JsonErrors::new(stream)), service);
-        let connection = graceful.watch(connection);
+        let io = JsonErrors::new(stream, limits.send_timeout);
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(io), service));
         tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
+            drop(permit);
         });
     }
     drop(listener);
-    graceful.shutdown().await;
+    if tokio::time::timeout(limits.shutdown_timeout, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            seconds = limits.shutdown_timeout.as_secs(),
+            "connections still open at the end of the shutdown timeout are dropped"
+        );
+    }
     Ok(())
+}
+
+/// Answers a connection over the cap with 503 and closes it, or closes it
+/// at once when many are being refused already.
+fn refuse(mut stream: TcpStream, refusing: &Arc<Semaphore>) {
+    tracing::warn!("connection refused: the connection cap is reached");
+    let Ok(permit) = refusing.clone().try_acquire_owned() else {
+        return;
+    };
+    tokio::spawn(async move {
+        let answer = async {
+            let answer = raw_answer(
+                "HTTP/1.1 503 Service Unavailable",
+                "Service Unavailable",
+                "too many connections are open; retry shortly",
+                "retry-after: 1\r\n",
+            );
+            stream.write_all(&answer).await?;
+            stream.shutdown().await
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(1), answer).await;
+        drop(permit);
+    });
 }
 
 /// A socket whose writes pass through unchanged, except hyper's automatic
 /// answer to a request it could not parse: a bodiless 400, 414 or 431.
 /// The router never sends those (its errors always have a JSON body), so
 /// such a head is hyper's, and it is the last thing on the connection.
+///
+/// It also ends a connection whose client reads nothing of its answer for
+/// `send_timeout`: a write that makes no progress for that long fails.
 pub struct JsonErrors<S> {
     inner: S,
     /// The rewritten answer, still to be written.
     pending: Vec<u8>,
     written: usize,
+    send_timeout: Duration,
+    /// Running while a write waits for the client to read.
+    stalled: Option<Pin<Box<Sleep>>>,
 }
 
 impl<S> JsonErrors<S> {
-    pub fn new(inner: S) -> Self {
+    pub fn new(inner: S, send_timeout: Duration) -> Self {
         JsonErrors {
             inner,
             pending: Vec::new(),
             written: 0,
+            send_timeout,
+            stalled: None,
         }
+    }
+
+    /// Passes a write's poll through, failing it once it has waited for
+    /// the client longer than the send timeout.
+    fn watch_write<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        poll: Poll<io::Result<T>>,
+    ) -> Poll<io::Result<T>> {
+        if poll.is_ready() {
+            self.stalled = None;
+            return poll;
+        }
+        let timeout = self.send_timeout;
+        let stalled = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+        if stalled.as_mut().poll(cx).is_ready() {
+            self.stalled = None;
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client read nothing of the answer within the send timeout",
+            )));
+        }
+        Poll::Pending
     }
 }
 
@@ -121,25 +251,29 @@ pub fn rewrite_parse_error(head: &[u8]) -> Option<Vec<u8>> {
     if !(ends_head && bodiless) {
         return None;
     }
-    let body = serde_json::json!({"success": false, "error": error, "detail": hint}).to_string();
     let status_line = text.split("\r\n").next()?;
     // No router span saw this request: its one log line is this.
     tracing::info!(status = %status_line, "answered a request the HTTP library could not parse");
-    Some(
-        format!(
-            "{status_line}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .into_bytes(),
+    Some(raw_answer(status_line, error, hint, ""))
+}
+
+/// A whole answer in the contract's error shape, for the connection loop's
+/// own answers; `headers` are extra header lines, each ending in CRLF.
+fn raw_answer(status_line: &str, error: &str, detail: &str, headers: &str) -> Vec<u8> {
+    let body = serde_json::json!({"success": false, "error": error, "detail": detail}).to_string();
+    format!(
+        "{status_line}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{headers}connection: close\r\n\r\n{body}",
+        body.len()
     )
+    .into_bytes()
 }
 
 impl<S: AsyncWrite + Unpin> JsonErrors<S> {
     /// Writes what is pending; ready once nothing is.
     fn poll_pending(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         while self.written < self.pending.len() {
-            let n =
-                ready!(Pin::new(&mut self.inner).poll_write(cx, &self.pending[self.written..]))?;
+            let poll = Pin::new(&mut self.inner).poll_write(cx, &self.pending[self.written..]);
+            let n = ready!(self.watch_write(cx, poll))?;
             if n == 0 {
                 return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
             }
@@ -172,7 +306,8 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for JsonErrors<S> {
             // The caller's bytes count as written: they were replaced.
             return Poll::Ready(Ok(buf.len()));
         }
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        let poll = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.watch_write(cx, poll)
     }
 
     fn poll_write_vectored(
@@ -189,7 +324,8 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for JsonErrors<S> {
             self.written = 0;
             return Poll::Ready(Ok(head.len()));
         }
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        let poll = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.watch_write(cx, poll)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -200,7 +336,8 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for JsonErrors<S> {
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         ready!(self.poll_pending(cx))?;
-        Pin::new(&mut self.inner).poll_flush(cx)
+        let poll = Pin::new(&mut self.inner).poll_flush(cx);
+        self.watch_write(cx, poll)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -211,7 +348,40 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for JsonErrors<S> {
 
 #[cfg(test)]
 mod tests {
-    use super::rewrite_parse_error;
+    use super::{JsonErrors, rewrite_parse_error};
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::time::Instant;
+
+    const SEND_TIMEOUT: Duration = Duration::from_secs(5);
+
+    #[tokio::test(start_paused = true)]
+    async fn a_client_that_reads_nothing_is_cut_off_after_the_send_timeout() {
+        let (near, _far) = tokio::io::duplex(64);
+        let mut io = JsonErrors::new(near, SEND_TIMEOUT);
+        let start = Instant::now();
+        let error = io.write_all(&[b'x'; 1024]).await.unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::TimedOut);
+        assert_eq!(start.elapsed(), SEND_TIMEOUT);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_reader_that_keeps_reading_is_not_cut_off() {
+        let (near, mut far) = tokio::io::duplex(64);
+        let reader = tokio::spawn(async move {
+            let mut got = Vec::new();
+            let mut buf = [0; 64];
+            while got.len() < 1024 {
+                tokio::time::sleep(SEND_TIMEOUT - Duration::from_secs(1)).await;
+                let n = far.read(&mut buf).await.unwrap();
+                got.extend_from_slice(&buf[..n]);
+            }
+            got.len()
+        });
+        let mut io = JsonErrors::new(near, SEND_TIMEOUT);
+        io.write_all(&[b'x'; 1024]).await.unwrap();
+        assert_eq!(reader.await.unwrap(), 1024);
+    }
 
     #[test]
     fn hyper_parse_errors_get_a_json_body() {

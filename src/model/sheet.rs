@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::filter::FilterExpr;
 use super::format::CellFormat;
 use super::formula::{Unadjustable, cell_name, rows_deleted, shifted};
-use super::header::Header;
+use super::header::{Column, Header};
 use super::layout::{Layout, LinkTarget};
 use super::problems::Problems;
 use super::request::{DeleteRows, InsertRows, ReadQuery, Selector, UpdateRows};
@@ -31,10 +31,15 @@ pub enum Error {
     Conflict(String),
 }
 
-/// One page of a read: the rows as JSON objects and the number that matched.
+/// One page of a read: which rows, which columns, and how many rows
+/// matched. The rows become JSON one at a time ([`Sheet::row_json`]), as
+/// the answer is sent, so a page of 100,000 rows is never held as JSON.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowsPage {
-    pub rows: Vec<Value>,
+    /// 0-based indexes of the page's rows, in sheet order.
+    pub rows: Vec<usize>,
+    /// The columns each row shows, in header order.
+    pub columns: Vec<Column>,
     pub total: usize,
 }
 
@@ -533,29 +538,39 @@ impl Sheet {
         let Some(header) = header else {
             return Ok(RowsPage {
                 rows: Vec::new(),
+                columns: Vec::new(),
                 total: 0,
             });
         };
-        let columns: Vec<_> = header.readable().collect();
         let mut total = 0;
         let mut rows = Vec::new();
         for index in self.data_rows(&header) {
-            let cells = self.row(index);
-            if !filters.iter().all(|f| f.matches(cells)) {
+            if !filters.iter().all(|f| f.matches(self.row(index))) {
                 continue;
             }
             if total >= query.offset && rows.len() < query.limit {
-                let mut object = Map::with_capacity(columns.len() + 1);
-                object.insert("_row".into(), Value::from(index + 1));
-                for column in &columns {
-                    let cell = cells.get(column.index).unwrap_or(&Cell::Empty);
-                    object.insert(column.name.clone(), cell.to_json());
-                }
-                rows.push(Value::Object(object));
+                rows.push(index);
             }
             total += 1;
         }
-        Ok(RowsPage { rows, total })
+        Ok(RowsPage {
+            rows,
+            columns: header.readable().cloned().collect(),
+            total,
+        })
+    }
+
+    /// The row at 0-based `index` as a JSON object: `_row` (its number),
+    /// then each of `columns` (contract §4.3).
+    pub fn row_json(&self, index: usize, columns: &[Column]) -> Value {
+        let cells = self.row(index);
+        let mut object = Map::with_capacity(columns.len() + 1);
+        object.insert("_row".into(), Value::from(index + 1));
+        for column in columns {
+            let cell = cells.get(column.index).unwrap_or(&Cell::Empty);
+            object.insert(column.name.clone(), cell.to_json());
+        }
+        Value::Object(object)
     }
 
     /// 0-based indexes of the data rows.
@@ -881,10 +896,12 @@ mod tests {
                 .unwrap();
         let page = sheet.read(&query).unwrap();
         assert_eq!(page.total, 2);
-        assert_eq!(
-            page.rows,
-            vec![json!({"_row": 3, "name": "Bob", "age": 25})]
-        );
+        let rows: Vec<_> = page
+            .rows
+            .iter()
+            .map(|&i| sheet.row_json(i, &page.columns))
+            .collect();
+        assert_eq!(rows, vec![json!({"_row": 3, "name": "Bob", "age": 25})]);
     }
 
     #[test]

@@ -88,6 +88,10 @@ pub struct Limits {
     pub cache_bytes: usize,
     pub queue_limit: usize,
     pub queue_timeout: Duration,
+    /// Most workbooks parsed at once.
+    pub max_parses: usize,
+    /// How long a write's idempotency key is remembered.
+    pub idempotency_window: Duration,
 }
 
 /// The result of an edit function: its answer, and whether it changed the
@@ -152,10 +156,11 @@ impl Store {
             })
     }
 
-    /// Runs `f` on the current workbook, without taking any lock.
+    /// Runs `f` on the current workbook, without taking any lock. `f` may
+    /// keep the workbook (a clone of the `Arc`) to answer from it later.
     pub async fn read<T, F>(&self, id: SpreadsheetId, f: F) -> Result<T, StoreError>
     where
-        F: FnOnce(&Workbook) -> T + Send + 'static,
+        F: FnOnce(&Arc<Workbook>) -> T + Send + 'static,
         T: Send + 'static,
     {
         let store = self.clone();

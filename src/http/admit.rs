@@ -1,0 +1,117 @@
+//! Admission: the bounds every request passes before a handler runs.
+//!
+//! - At most `--max-requests` requests are handled at once (`/healthz`
+//!   aside, so that a load balancer still sees the service up); more get 503.
+//! - A request body is read here, whole, within `--body-timeout-secs` (408
+//!   past it) and only if its bytes fit in `--max-body-memory`, shared by
+//!   every request holding a body (503 when they do not). The room is held
+//!   until the answer is ready, so slow or half-sent bodies cannot add up to
+//!   more memory than that.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{Method, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::error::ApiError;
+use crate::config::Config;
+
+/// Body memory is counted in units of this many bytes: a semaphore takes at
+/// most `u32::MAX` permits at once.
+const UNIT: usize = 1024;
+
+/// The shared bounds; cheap to clone.
+#[derive(Clone)]
+pub struct Admission {
+    requests: Arc<Semaphore>,
+    body_units: Arc<Semaphore>,
+    max_body_units: usize,
+    max_body_bytes: usize,
+    body_timeout: Duration,
+}
+
+impl Admission {
+    pub fn of(config: &Config) -> Admission {
+        let max_body_units = config.max_body_memory.div_ceil(UNIT).max(1);
+        Admission {
+            requests: Arc::new(Semaphore::new(config.max_requests.max(1))),
+            body_units: Arc::new(Semaphore::new(max_body_units)),
+            max_body_units,
+            max_body_bytes: config.max_body_bytes,
+            body_timeout: Duration::from_secs(config.body_timeout_secs.max(1)),
+        }
+    }
+
+    /// Room for a body of `bytes` (at most the body limit), if it is free now.
+    fn body_room(&self, bytes: usize) -> Option<OwnedSemaphorePermit> {
+        let units = bytes
+            .min(self.max_body_bytes)
+            .div_ceil(UNIT)
+            .clamp(1, self.max_body_units);
+        let units = u32::try_from(units).unwrap_or(u32::MAX);
+        self.body_units.clone().try_acquire_many_owned(units).ok()
+    }
+}
+
+pub async fn admit(State(admission): State<Admission>, req: Request, next: Next) -> Response {
+    if req.uri().path() == "/healthz" {
+        return next.run(req).await;
+    }
+    let Ok(_handling) = admission.requests.clone().try_acquire_owned() else {
+        return ApiError::Unavailable("too many requests are being handled; retry shortly")
+            .into_response();
+    };
+    if !may_have_body(&req) {
+        return next.run(req).await;
+    }
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    // A declared length over the limit is answered before anything is read.
+    let expected = match declared {
+        Some(n) if n > admission.max_body_bytes as u64 => {
+            return ApiError::PayloadTooLarge.into_response();
+        }
+        Some(n) => n as usize,
+        // Chunked: it may be as long as the limit.
+        None => admission.max_body_bytes,
+    };
+    let Some(_room) = admission.body_room(expected) else {
+        return ApiError::Unavailable("too many request bodies are being received; retry shortly")
+            .into_response();
+    };
+    let (parts, body) = req.into_parts();
+    let read = axum::body::to_bytes(body, admission.max_body_bytes);
+    let bytes = match tokio::time::timeout(admission.body_timeout, read).await {
+        Err(_) => return ApiError::RequestTimeout.into_response(),
+        Ok(Err(e)) if is_over_limit(&e) => return ApiError::PayloadTooLarge.into_response(),
+        Ok(Err(_)) => return ApiError::invalid("body", "could not be read").into_response(),
+        Ok(Ok(bytes)) => bytes,
+    };
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+/// Whether the method takes a body on some route (GET and HEAD never do).
+fn may_have_body(req: &Request) -> bool {
+    !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS)
+}
+
+/// Whether reading stopped at the length limit.
+fn is_over_limit(error: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = source {
+        if e.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = e.source();
+    }
+    false
+}
