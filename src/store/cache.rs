@@ -9,6 +9,7 @@ use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
 
+use super::StoreError;
 use crate::calc::Calculator;
 use crate::model::{SpreadsheetId, Workbook};
 use crate::xlsx::Rewrite;
@@ -65,6 +66,9 @@ pub struct Kept {
 /// The cache; the store keeps it behind a mutex.
 pub struct Cache {
     entries: HashMap<SpreadsheetId, Entry>,
+    /// Files that are no readable workbook, with why: a hostile file costs
+    /// one parse per version, not one per request.
+    refused: HashMap<SpreadsheetId, (FileIdentity, String)>,
     max_bytes: usize,
     bytes: usize,
     clock: u64,
@@ -84,21 +88,37 @@ impl Cache {
     pub fn new(max_bytes: usize) -> Cache {
         Cache {
             entries: HashMap::new(),
+            refused: HashMap::new(),
             max_bytes,
             bytes: 0,
             clock: 0,
         }
     }
 
-    /// The workbook parsed from the file with this identity, if cached.
-    pub fn get(&mut self, id: SpreadsheetId, identity: FileIdentity) -> Option<Arc<Workbook>> {
+    /// The workbook parsed from the file with this identity, if cached, or
+    /// why that file was refused, if it was.
+    pub fn get(
+        &mut self,
+        id: SpreadsheetId,
+        identity: FileIdentity,
+    ) -> Result<Option<Arc<Workbook>>, StoreError> {
+        if let Some((refused, why)) = self.refused.get(&id)
+            && *refused == identity
+        {
+            return Err(StoreError::Unreadable(why.clone()));
+        }
         self.clock += 1;
-        let entry = self
-            .entries
-            .get_mut(&id)
-            .filter(|e| e.identity == identity)?;
+        let Some(entry) = self.entries.get_mut(&id).filter(|e| e.identity == identity) else {
+            return Ok(None);
+        };
         entry.last_used = self.clock;
-        Some(entry.workbook.clone())
+        Ok(Some(entry.workbook.clone()))
+    }
+
+    /// Remembers that the file with `identity` is no readable workbook. One
+    /// entry per spreadsheet, a few bytes each.
+    pub fn refuse(&mut self, id: SpreadsheetId, identity: FileIdentity, why: &str) {
+        self.refused.insert(id, (identity, why.to_owned()));
     }
 
     /// Removes the entry of `id`, which a commit is about to replace, and
@@ -186,6 +206,7 @@ impl Cache {
     }
 
     pub fn remove(&mut self, id: SpreadsheetId) -> Option<Entry> {
+        self.refused.remove(&id);
         let entry = self.entries.remove(&id)?;
         self.bytes -= entry.bytes;
         Some(entry)
@@ -241,7 +262,7 @@ mod tests {
             Kept::default(),
         );
         assert!(
-            cache.get(light, identity()).is_none(),
+            cache.get(light, identity()).unwrap().is_none(),
             "the picture's bytes pushed the other workbook out"
         );
         assert_eq!(cache.bytes(), 22 * BYTES_PER_CELL);
@@ -257,14 +278,14 @@ mod tests {
         let mut cache = Cache::new(10 * BYTES_PER_CELL);
         cache.insert(a, identity(), workbook(4), Kept::default());
         cache.insert(b, identity(), workbook(4), Kept::default());
-        assert!(cache.get(a, identity()).is_some());
+        assert!(cache.get(a, identity()).unwrap().is_some());
         cache.insert(c, identity(), workbook(4), Kept::default());
         assert!(
-            cache.get(b, identity()).is_none(),
+            cache.get(b, identity()).unwrap().is_none(),
             "b was least recently used"
         );
-        assert!(cache.get(a, identity()).is_some());
-        assert!(cache.get(c, identity()).is_some());
+        assert!(cache.get(a, identity()).unwrap().is_some());
+        assert!(cache.get(c, identity()).unwrap().is_some());
         assert_eq!(cache.bytes(), 8 * BYTES_PER_CELL);
     }
 
@@ -292,7 +313,7 @@ mod tests {
             .collect();
         let (oldest, rest) = kept.split_first().unwrap();
         assert!(
-            cache.get(oldest.0, identity()).is_some(),
+            cache.get(oldest.0, identity()).unwrap().is_some(),
             "the workbook stays"
         );
         assert!(cache.take(oldest.0, &oldest.1).rewrite.is_none());
@@ -314,7 +335,7 @@ mod tests {
         let (id, (workbook, rewrite)) =
             (SpreadsheetId::new_random(), rewritten(MAX_KEPT_FILES + 1));
         cache.insert(id, identity(), workbook.clone(), Kept::rewritten(rewrite));
-        assert!(cache.get(id, identity()).is_some());
+        assert!(cache.get(id, identity()).unwrap().is_some());
         assert!(cache.take(id, &workbook).rewrite.is_none());
     }
 
@@ -327,6 +348,6 @@ mod tests {
             len: 99,
             ..identity()
         };
-        assert!(cache.get(id, changed).is_none());
+        assert!(cache.get(id, changed).unwrap().is_none());
     }
 }

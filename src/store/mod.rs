@@ -112,6 +112,7 @@ struct Inner {
     limits: Limits,
     queues: Queues,
     cache: Mutex<Cache>,
+    parses: Turns,
 }
 
 impl Store {
@@ -127,6 +128,7 @@ impl Store {
                 limits,
                 queues: Queues::default(),
                 cache: Mutex::new(Cache::new(limits.cache_bytes)),
+                parses: Turns::new(limits.max_parses),
             }),
         })
     }
@@ -260,15 +262,34 @@ impl Store {
             Err(e) => return Err(e.into()),
         };
         let identity = FileIdentity::of(&file.metadata()?);
-        if let Some(workbook) = self.cache().get(id, identity) {
+        if let Some(workbook) = self.cache().get(id, identity)? {
+            return Ok((identity, workbook));
+        }
+        let _turn = self.parse_turn()?;
+        // Another request may have parsed it while this one waited.
+        if let Some(workbook) = self.cache().get(id, identity)? {
             return Ok((identity, workbook));
         }
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
-        let workbook = Arc::new(xlsx::read_workbook(&bytes, self.inner.limits.max_cells)?);
+        let workbook = match xlsx::read_workbook(&bytes, self.inner.limits.max_cells) {
+            Ok(workbook) => Arc::new(workbook),
+            Err(error) => {
+                // Not parsed again until the file changes.
+                self.cache().refuse(id, identity, &error.0);
+                return Err(error.into());
+            }
+        };
         self.cache()
             .insert(id, identity, workbook.clone(), Kept::default());
         Ok((identity, workbook))
+    }
+
+    /// A turn to parse a workbook: at most `max_parses` run at once, and a
+    /// request waits for one no longer than the queue timeout (503 then).
+    fn parse_turn(&self) -> Result<Turn<'_>, StoreError> {
+        let deadline = Instant::now() + self.inner.limits.queue_timeout;
+        self.inner.parses.take(deadline).ok_or(StoreError::Busy)
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
@@ -290,7 +311,10 @@ impl Store {
     pub async fn create(&self, bytes: Vec<u8>) -> Result<SpreadsheetId, StoreError> {
         let store = self.clone();
         blocking(move || {
-            xlsx::read_workbook(&bytes, store.inner.limits.max_cells)?;
+            {
+                let _turn = store.parse_turn()?;
+                xlsx::read_workbook(&bytes, store.inner.limits.max_cells)?;
+            }
             let id = SpreadsheetId::new_random();
             replace_atomically(&store.path(id), &id.to_string(), |out| {
                 std::io::Write::write_all(out, &bytes).map_err(StoreError::from)
@@ -349,6 +373,47 @@ impl Store {
             sync_dir(&store.inner.dir)
         })
         .await
+    }
+}
+
+/// A counted resource that blocking code waits for: a semaphore for
+/// threads, with a deadline.
+struct Turns {
+    free: Mutex<usize>,
+    freed: std::sync::Condvar,
+}
+
+/// A turn taken; given back when dropped.
+struct Turn<'a>(&'a Turns);
+
+impl Turns {
+    fn new(count: usize) -> Turns {
+        Turns {
+            free: Mutex::new(count.max(1)),
+            freed: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Waits for a turn until `deadline`.
+    fn take(&self, deadline: Instant) -> Option<Turn<'_>> {
+        let free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        let wait = deadline.saturating_duration_since(Instant::now());
+        let (mut free, _) = self
+            .freed
+            .wait_timeout_while(free, wait, |free| *free == 0)
+            .unwrap_or_else(|p| p.into_inner());
+        if *free == 0 {
+            return None;
+        }
+        *free -= 1;
+        Some(Turn(self))
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        self.0.freed.notify_one();
     }
 }
 

@@ -222,23 +222,103 @@ fn too_large() -> ReadError {
 }
 
 /// Inflates every part and discards it, to refuse a package with too many
-/// parts or one that unpacks past [`MAX_UNPACKED_BYTES`] before any parser
-/// reads it: calamine holds a cell's whole text in memory, so a bomb of one
-/// long text would cost gigabytes before [`read_package`], beside it, could
-/// stop it.
-pub fn check_size<R: Read + Seek>(reader: R) -> Result<(), ReadError> {
+/// parts, one that unpacks past [`MAX_UNPACKED_BYTES`], or one whose shared
+/// strings number more than `max_strings`, before any parser reads it.
+/// calamine holds a cell's whole text in memory, so a bomb of one long text
+/// would cost gigabytes before [`read_package`], beside it, could stop it;
+/// and it holds each shared string as its own allocation (about 56 bytes
+/// even for one character), so 60 million one-letter strings, 2.4 MB
+/// zipped and within the unpacked budget, would cost over 3 GB.
+pub fn check_size<R: Read + Seek>(reader: R, max_strings: usize) -> Result<(), ReadError> {
     let mut archive = open_archive(reader)?;
     let mut unpacked = 0;
     for i in 0..archive.len() {
         let entry = archive.by_index(i).map_err(unreadable)?;
+        let strings = entry
+            .name()
+            .is_ok_and(|name| name.to_ascii_lowercase().ends_with("sharedstrings.xml"));
         // Never read more than the budget left, whatever the headers say.
         let mut part = entry.take(MAX_UNPACKED_BYTES - unpacked + 1);
-        unpacked += std::io::copy(&mut part, &mut std::io::sink()).map_err(unreadable)?;
+        unpacked += if strings {
+            let mut counter = StringCounter::new(max_strings);
+            let read = std::io::copy(&mut part, &mut counter);
+            if counter.over() {
+                return Err(ReadError(format!(
+                    "the workbook holds more than {max_strings} shared strings, \
+                     the most this server parses"
+                )));
+            }
+            read.map_err(unreadable)?
+        } else {
+            std::io::copy(&mut part, &mut std::io::sink()).map_err(unreadable)?
+        };
         if unpacked > MAX_UNPACKED_BYTES {
             return Err(too_large());
         }
     }
     Ok(())
+}
+
+/// Counts the `<si>` elements (the shared strings) of the XML written
+/// through it, with or without a namespace prefix, and fails the write once
+/// there are more than its limit.
+struct StringCounter {
+    count: usize,
+    limit: usize,
+    /// The name of the start tag being read (a tag split between writes
+    /// still counts), its length `None` outside tags and in closing tags.
+    name: [u8; MAX_NAME],
+    name_len: Option<usize>,
+}
+
+/// Longer element names are not `si` and need not be kept.
+const MAX_NAME: usize = 32;
+
+impl StringCounter {
+    fn new(limit: usize) -> StringCounter {
+        StringCounter {
+            count: 0,
+            limit,
+            name: [0; MAX_NAME],
+            name_len: None,
+        }
+    }
+
+    fn over(&self) -> bool {
+        self.count > self.limit
+    }
+}
+
+impl std::io::Write for StringCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        for &byte in buf {
+            match (self.name_len, byte) {
+                (_, b'<') => self.name_len = Some(0),
+                (Some(len), b'>' | b'/' | b' ' | b'\t' | b'\r' | b'\n') => {
+                    // `<si>`, `<si …>`, `<x:si>`; `</si>` ends with no name.
+                    let name = &self.name[..len];
+                    if name == b"si" || name.ends_with(b":si") {
+                        self.count += 1;
+                    }
+                    self.name_len = None;
+                }
+                (Some(len), _) if len < MAX_NAME => {
+                    self.name[len] = byte;
+                    self.name_len = Some(len + 1);
+                }
+                (Some(_), _) => self.name_len = None,
+                (None, _) => {}
+            }
+        }
+        if self.over() {
+            return Err(std::io::Error::other("too many shared strings"));
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Counts the bytes read through it.
@@ -1076,6 +1156,24 @@ fn parse_table(xml: &[u8]) -> Result<Table, ReadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shared_strings_are_counted_with_prefixes_and_across_writes() {
+        use std::io::Write;
+        let xml = br#"<sst count="9"><si><t>a</t></si><x:si><x:t>b</x:t></x:si><si
+            ><r><t>c</t></r></si><sic/><si/><x:sic>d</x:sic></sst>"#;
+        let mut whole = StringCounter::new(100);
+        whole.write_all(xml).unwrap();
+        // `<sic/>` is not a string, nor is a closing tag; the empty `<si/>` is.
+        assert_eq!(whole.count, 4);
+        let mut bytewise = StringCounter::new(100);
+        for byte in xml {
+            bytewise.write_all(std::slice::from_ref(byte)).unwrap();
+        }
+        assert_eq!(bytewise.count, 4);
+        let mut small = StringCounter::new(3);
+        assert!(small.write_all(xml).is_err() && small.over());
+    }
 
     #[test]
     fn cell_and_range_references() {

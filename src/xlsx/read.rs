@@ -15,6 +15,12 @@ use super::{DAYS_1900_TO_1904, ReadError, unreadable};
 use crate::model::value::{DateParse, DateSyntax, Formula, parse_date};
 use crate::model::{Cell, Sheet, Visibility, Workbook};
 
+/// The most shared strings a workbook may hold: a string costs the parsers
+/// about as much as four cells, and one no cell uses is of no use.
+pub fn max_shared_strings(max_cells: usize) -> usize {
+    max_cells / 4
+}
+
 /// Parses a whole workbook. Any failure means "no readable workbook".
 /// `max_cells` bounds the cell slots the workbook may take in memory: each
 /// row holds its cells up to its last used column, so a row with one cell in
@@ -26,7 +32,7 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
     }
     // Checked first: the two parsers below run side by side, so the package
     // scan's own budget cannot stop calamine in time.
-    check_size(Cursor::new(bytes))?;
+    check_size(Cursor::new(bytes), max_shared_strings(max_cells))?;
     // The package scan and calamine parse the same bytes independently, each
     // inflating and reading every sheet's XML: on two threads, a cold load
     // takes about as long as the slower of them instead of both.
@@ -294,6 +300,23 @@ mod tests {
         assert_eq!(
             workbook.sheets[0].rows[2],
             [Cell::Empty, Cell::Empty, Cell::Number(1.0)]
+        );
+    }
+
+    #[test]
+    fn shared_strings_past_the_budget_are_refused_before_parsing() {
+        let mut book = rust_xlsxwriter::Workbook::new();
+        let sheet = book.add_worksheet();
+        for row in 0..10 {
+            sheet.write(row, 0, format!("text {row}")).unwrap();
+        }
+        let bytes = book.save_to_buffer().unwrap();
+        // Ten strings: a budget of 40 cells allows ten, one of 36 nine.
+        assert!(read_workbook(&bytes, 40).is_ok());
+        let error = read_workbook(&bytes, 36).unwrap_err();
+        assert!(
+            error.to_string().contains("more than 9 shared strings"),
+            "{error}"
         );
     }
 
