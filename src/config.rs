@@ -107,7 +107,8 @@ pub struct Config {
     pub max_parses: usize,
 
     /// Directory for the writer's temporary files (one per sheet being
-    /// written); the system's temp directory when not given.
+    /// written, unlinked as soon as made); the data directory when not
+    /// given, so that a small or in-memory /tmp does not bound writes.
     #[arg(long, env = "SHEETD_TEMP_DIR")]
     pub temp_dir: Option<PathBuf>,
 
@@ -135,6 +136,7 @@ impl Config {
             queue_timeout: Duration::from_millis(self.queue_timeout_ms),
             max_parses: self.max_parses.max(1),
             idempotency_window: Duration::from_secs(self.idempotency_window_secs),
+            temp_dir: self.temp_dir.clone(),
         }
     }
 

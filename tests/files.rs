@@ -166,3 +166,109 @@ async fn content_of_a_third_producer_is_carried_through_a_write() {
         assert_eq!(read_sheet(&server.file(ID), "People").len(), 3, "{element}");
     }
 }
+
+/// Every file and directory under `dir`, hidden ones included.
+fn everything_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(next) = todo.pop() {
+        for entry in std::fs::read_dir(&next).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path.clone());
+            }
+            found.push(path);
+        }
+    }
+    found.sort();
+    found
+}
+
+#[tokio::test]
+async fn requests_for_unknown_ids_leave_no_files() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let before = everything_under(server.data_dir());
+    for _ in 0..20 {
+        let unknown = uuid::Uuid::new_v4();
+        let (status, _) = server
+            .send(
+                reqwest::Method::DELETE,
+                &format!("/v1/spreadsheets/{unknown}"),
+                None,
+            )
+            .await;
+        assert_eq!(status, 404);
+        let rows = format!("/v1/data/{unknown}/People");
+        let (status, _) = server.post(&rows, json!({"data": [{"name": "x"}]})).await;
+        assert_eq!(status, 404);
+        let filter = json!({"type": "filter", "filter": "name:eq:x", "data": {"age": 1}});
+        assert_eq!(server.patch(&rows, filter).await.0, 404);
+        assert_eq!(server.get(&rows).await.0, 404);
+    }
+    assert_eq!(everything_under(server.data_dir()), before);
+}
+
+#[tokio::test]
+async fn a_removed_workbook_leaves_no_lock_file_and_orphans_go_at_start_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let locks = dir.path().join(".sheetd-locks");
+    std::fs::create_dir(&locks).unwrap();
+    let orphan = locks.join("0b1e3a5c-0000-4000-8000-00000000aaaa.lock");
+    std::fs::write(&orphan, b"").unwrap();
+    let server = Server::start_in(dir, |_| {}).await;
+    assert!(!orphan.exists(), "the lock of a workbook that is gone");
+
+    people_workbook(&server);
+    let (status, _) = server
+        .post(&rows_path("People"), json!({"data": [{"name": "x"}]}))
+        .await;
+    assert_eq!(status, 201);
+    assert!(locks.join(format!("{ID}.lock")).exists());
+    let (status, _) = server
+        .send(
+            reqwest::Method::DELETE,
+            &format!("/v1/spreadsheets/{ID}"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 204);
+    assert_eq!(
+        everything_under(server.data_dir()),
+        vec![locks],
+        "only the (empty) lock directory is left"
+    );
+}
+
+#[tokio::test]
+async fn a_symbolic_link_named_like_a_workbook_is_neither_served_nor_replaced() {
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("secret.xlsx");
+    std::fs::copy(fixture_path("openpyxl/people.xlsx"), &target).unwrap();
+    let before = std::fs::read(&target).unwrap();
+    let server = Server::start().await;
+    let link = server.file(ID);
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+
+    let (status, body) = server.get(&rows_path("People")).await;
+    assert_eq!(status, 500, "{body}");
+    let detail = body["detail"].as_str().unwrap();
+    assert!(detail.contains("not a regular file"), "{detail}");
+    assert!(
+        !detail.contains(outside.path().to_str().unwrap()),
+        "{detail}"
+    );
+    assert_eq!(server.download(ID).await.status(), 500);
+    let (status, _) = server
+        .post(&rows_path("People"), json!({"data": [{"name": "x"}]}))
+        .await;
+    assert_eq!(status, 500);
+
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read(&target).unwrap(), before);
+}

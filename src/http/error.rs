@@ -155,6 +155,14 @@ impl From<StoreError> for ApiError {
                 cause: format!("stored workbook unreadable: {cause}"),
                 detail: Some("the spreadsheet's file is not a readable xlsx workbook".into()),
             },
+            StoreError::NotRegular => ApiError::Internal {
+                cause: "the spreadsheet's file is a symbolic link or not a regular file".into(),
+                detail: Some(
+                    "the spreadsheet's file is not a regular file; sheetd serves only workbooks \
+                     stored in its data directory, not links to them"
+                        .into(),
+                ),
+            },
             other => ApiError::internal(other.to_string()),
         }
     }

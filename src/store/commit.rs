@@ -79,6 +79,7 @@ impl StoreError {
             StoreError::Unreadable(why) => StoreError::Unreadable(why.clone()),
             StoreError::Io(e) => StoreError::Io(std::io::Error::new(e.kind(), e.to_string())),
             StoreError::Job(why) => StoreError::Job(why.clone()),
+            StoreError::NotRegular => StoreError::NotRegular,
             StoreError::Busy => StoreError::Busy,
         }
     }
@@ -226,13 +227,35 @@ impl Store {
                 "the write would grow the workbook past {max_cells} cells, the configured limit"
             )));
         }
+        let temp_dir = self
+            .inner
+            .limits
+            .temp_dir
+            .as_deref()
+            .unwrap_or(&self.inner.dir);
         let mut rewrite = match rewrite {
             Some(rewrite) => rewrite,
-            None => Rewrite::begin(workbook)?,
+            None => unpanicked(|| Rewrite::begin_in(workbook, Some(temp_dir)))??,
         };
         let written = replace_atomically(&self.path(id), &id.to_string(), |out| {
-            Ok(rewrite.save(workbook, out)?)
+            Ok(unpanicked(|| rewrite.save(workbook, out))??)
         })?;
         Ok((FileIdentity::of(&written), rewrite))
     }
+}
+
+/// Runs the writer, turning a panic inside it (rust_xlsxwriter panics when
+/// its temp directory is full) into an I/O error: the batch is answered
+/// 500, the file is left as it was, and the process goes on.
+fn unpanicked<T>(write: impl FnOnce() -> T) -> Result<T, StoreError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(write)).map_err(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        StoreError::Io(std::io::Error::other(format!(
+            "the writer panicked: {what}"
+        )))
+    })
 }

@@ -29,7 +29,7 @@ use crate::xlsx;
 use atomic::{TEMP_PREFIX, replace_atomically, sync_dir};
 use cache::{Cache, FileIdentity, Kept};
 use commit::EditRequest;
-use lock::{LOCK_DIR, lock_exclusive_until, try_lock_exclusive};
+use lock::{LOCK_DIR, lock_exclusive_until, remove_lock_file, try_lock_exclusive};
 use queue::Queues;
 use tokio::sync::oneshot;
 
@@ -56,6 +56,10 @@ pub enum StoreError {
     Unreadable(String),
     #[error("file system: {0}")]
     Io(#[from] std::io::Error),
+    /// The spreadsheet's name in the data directory is a symbolic link or
+    /// no regular file: it is neither followed nor replaced.
+    #[error("not a regular file")]
+    NotRegular,
     /// A blocking job panicked or was cancelled.
     #[error("background job failed: {0}")]
     Job(String),
@@ -80,7 +84,7 @@ impl From<xlsx::WriteError> for StoreError {
 }
 
 /// What the store allows; `Config` documents each.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Limits {
     /// Rewrite workbooks with parts a rewrite would lose (they are lost).
     pub allow_lossy_writes: bool,
@@ -92,6 +96,9 @@ pub struct Limits {
     pub max_parses: usize,
     /// How long a write's idempotency key is remembered.
     pub idempotency_window: Duration,
+    /// Where the writer keeps its temporary files; the data directory when
+    /// not given.
+    pub temp_dir: Option<PathBuf>,
 }
 
 /// The result of an edit function: its answer, and whether it changed the
@@ -122,13 +129,14 @@ impl Store {
         let dir = dir.into();
         fs::create_dir_all(dir.join(LOCK_DIR))?;
         remove_leftover_temp_files(&dir)?;
+        remove_orphan_lock_files(&dir)?;
         Ok(Store {
             inner: Arc::new(Inner {
                 dir,
-                limits,
                 queues: Queues::default(),
                 cache: Mutex::new(Cache::new(limits.cache_bytes)),
                 parses: Turns::new(limits.max_parses),
+                limits,
             }),
         })
     }
@@ -141,9 +149,36 @@ impl Store {
         self.inner.dir.join(id.file_name())
     }
 
-    /// Whether a workbook has this id.
+    /// Whether a workbook has this id: a regular file, not a link to one.
     pub fn exists(&self, id: SpreadsheetId) -> bool {
-        self.path(id).is_file()
+        fs::symlink_metadata(self.path(id)).is_ok_and(|meta| meta.file_type().is_file())
+    }
+
+    /// Whether the data directory has an entry of this id's name, of any
+    /// kind: writes to an unknown id answer 404 before they queue or lock.
+    fn named(&self, id: SpreadsheetId) -> bool {
+        fs::symlink_metadata(self.path(id)).is_ok()
+    }
+
+    /// Opens the spreadsheet's file for reading, refusing a symbolic link
+    /// (it could lead anywhere on the machine) and anything but a regular
+    /// file (a FIFO would block the reader), with a log line for the operator.
+    fn open_file(&self, id: SpreadsheetId) -> Result<File, StoreError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let opened = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(self.path(id));
+        let file = match opened {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(StoreError::NotFound),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(not_regular(id)),
+            Err(e) => return Err(e.into()),
+        };
+        if !file.metadata()?.file_type().is_file() {
+            return Err(not_regular(id));
+        }
+        Ok(file)
     }
 
     /// The id of some workbook of the directory, if it holds any.
@@ -181,7 +216,7 @@ impl Store {
         T: Send + 'static,
         E: From<StoreError> + Send + 'static,
     {
-        if !self.path(id).exists() {
+        if !self.named(id) {
             return Err(StoreError::NotFound.into());
         }
         let (place, deadline) = self.join_queue(id)?;
@@ -235,7 +270,7 @@ impl Store {
     /// A place in the spreadsheet's write queue (503 when it is full), and
     /// the moment the request stops waiting for its turn.
     fn join_queue(&self, id: SpreadsheetId) -> Result<(queue::Place, Instant), StoreError> {
-        let limits = self.inner.limits;
+        let limits = &self.inner.limits;
         let deadline = Instant::now() + limits.queue_timeout;
         let place = self
             .inner
@@ -256,11 +291,7 @@ impl Store {
 
     /// The workbook as it is on disk now, parsed once per file version.
     fn load(&self, id: SpreadsheetId) -> Result<(FileIdentity, Arc<Workbook>), StoreError> {
-        let mut file = match File::open(self.path(id)) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(StoreError::NotFound),
-            Err(e) => return Err(e.into()),
-        };
+        let mut file = self.open_file(id)?;
         let identity = FileIdentity::of(&file.metadata()?);
         if let Some(workbook) = self.cache().get(id, identity)? {
             return Ok((identity, workbook));
@@ -331,7 +362,7 @@ impl Store {
         workbook: &Workbook,
     ) -> Result<(), StoreError> {
         let path = self.path(id);
-        if path.exists() {
+        if fs::symlink_metadata(&path).is_ok() {
             return Ok(());
         }
         replace_atomically(&path, &id.to_string(), |out| {
@@ -342,11 +373,11 @@ impl Store {
 
     /// The workbook's bytes as they are on disk.
     pub async fn download(&self, id: SpreadsheetId) -> Result<Vec<u8>, StoreError> {
-        let path = self.path(id);
-        blocking(move || match fs::read(path) {
-            Ok(bytes) => Ok(bytes),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::NotFound),
-            Err(e) => Err(e.into()),
+        let store = self.clone();
+        blocking(move || {
+            let mut bytes = Vec::new();
+            store.open_file(id)?.read_to_end(&mut bytes)?;
+            Ok(bytes)
         })
         .await
     }
@@ -354,6 +385,9 @@ impl Store {
     /// Removes the workbook, after any write in flight has finished; writes
     /// queued behind it then find no spreadsheet (404).
     pub async fn remove(&self, id: SpreadsheetId) -> Result<(), StoreError> {
+        if !self.named(id) {
+            return Err(StoreError::NotFound);
+        }
         let (place, deadline) = self.join_queue(id)?;
         let turn = tokio::time::timeout_at(deadline.into(), place.committer().lock_owned())
             .await
@@ -370,10 +404,22 @@ impl Store {
                 Err(e) => return Err(e.into()),
             }
             store.forget(id);
+            // Held until here: a writer of another process that waited for
+            // it finds no workbook once it has it.
+            remove_lock_file(&store.inner.dir, id)?;
             sync_dir(&store.inner.dir)
         })
         .await
     }
+}
+
+fn not_regular(id: SpreadsheetId) -> StoreError {
+    tracing::warn!(
+        spreadsheet = %id,
+        "the spreadsheet's file is a symbolic link or not a regular file: not served; \
+         replace it with the workbook itself"
+    );
+    StoreError::NotRegular
 }
 
 /// A counted resource that blocking code waits for: a semaphore for
@@ -415,6 +461,28 @@ impl Drop for Turn<'_> {
         *self.0.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
         self.0.freed.notify_one();
     }
+}
+
+/// Removes the lock files of spreadsheets that have no workbook (removed by
+/// hand, or by a version that left them), unless some process holds them.
+fn remove_orphan_lock_files(dir: &Path) -> Result<(), StoreError> {
+    for entry in fs::read_dir(dir.join(LOCK_DIR))? {
+        let name = entry?.file_name();
+        let Some(id) = name
+            .to_str()
+            .and_then(|n| n.strip_suffix(".lock"))
+            .and_then(|id| SpreadsheetId::parse(id).ok())
+        else {
+            continue;
+        };
+        if fs::symlink_metadata(dir.join(id.file_name())).is_ok() {
+            continue;
+        }
+        if let Some(_lock) = try_lock_exclusive(dir, &id.to_string())? {
+            remove_lock_file(dir, id)?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs blocking file work off the async runtime.

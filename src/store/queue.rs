@@ -16,10 +16,11 @@ use tokio::time::Instant;
 use super::commit::PendingEdit;
 use crate::model::SpreadsheetId;
 
-/// One queue per spreadsheet, made on first use.
+/// One queue per spreadsheet, made on first use and dropped once no
+/// request is in it, so ids that are asked for once leave nothing behind.
 #[derive(Default)]
 pub struct Queues {
-    map: Mutex<HashMap<SpreadsheetId, Arc<Queue>>>,
+    map: Arc<Mutex<HashMap<SpreadsheetId, Arc<Queue>>>>,
 }
 
 #[derive(Default)]
@@ -38,11 +39,29 @@ struct Queue {
 }
 
 /// A request's place in its spreadsheet's queue; dropping it makes room.
-pub struct Place(Arc<Queue>);
+pub struct Place(Arc<Queue>, Leave);
+
+/// What the last request to leave a queue needs to drop it.
+struct Leave {
+    id: SpreadsheetId,
+    map: Arc<Mutex<HashMap<SpreadsheetId, Arc<Queue>>>>,
+}
 
 impl Drop for Place {
     fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+        if self.0.in_flight.fetch_sub(1, Ordering::SeqCst) != 1 {
+            return;
+        }
+        let mut map = locked(&self.1.map);
+        // Still empty with the map locked (nobody joined meanwhile), only
+        // the map and this place hold the queue, and no commit holds or
+        // waits for its committer lock.
+        let idle = self.0.in_flight.load(Ordering::SeqCst) == 0
+            && Arc::strong_count(&self.0) == 2
+            && Arc::strong_count(&self.0.committer) == 1;
+        if idle && map.get(&self.1.id).is_some_and(|q| Arc::ptr_eq(q, &self.0)) {
+            map.remove(&self.1.id);
+        }
     }
 }
 
@@ -56,11 +75,22 @@ impl Queues {
     /// A place in the spreadsheet's queue, unless `limit` requests are in it.
     pub fn join(&self, id: SpreadsheetId, limit: usize) -> Option<Place> {
         let queue = locked(&self.map).entry(id).or_default().clone();
-        if queue.in_flight.fetch_add(1, Ordering::SeqCst) >= limit {
-            queue.in_flight.fetch_sub(1, Ordering::SeqCst);
-            return None;
-        }
-        Some(Place(queue))
+        let ahead = queue.in_flight.fetch_add(1, Ordering::SeqCst);
+        // Dropped at once when the queue is full: it leaves as it came.
+        let place = Place(
+            queue,
+            Leave {
+                id,
+                map: self.map.clone(),
+            },
+        );
+        (ahead < limit).then_some(place)
+    }
+
+    /// How many spreadsheets have a queue now.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        locked(&self.map).len()
     }
 }
 
@@ -185,6 +215,21 @@ mod tests {
         assert_eq!(waited, DELAY);
         // The tenth edit arrives at the deadline itself, on either side.
         assert!((9..=10).contains(&edits), "{edits} edits");
+    }
+
+    #[test]
+    fn a_queue_is_dropped_when_its_last_request_leaves() {
+        let queues = Queues::default();
+        let (a, b) = (SpreadsheetId::new_random(), SpreadsheetId::new_random());
+        let first = queues.join(a, 2).expect("room");
+        let second = queues.join(a, 2).expect("room");
+        assert!(queues.join(a, 2).is_none(), "full");
+        let other = queues.join(b, 2).expect("room");
+        assert_eq!(queues.len(), 2);
+        drop(first);
+        assert_eq!(queues.len(), 2, "a request is still in it");
+        drop((second, other));
+        assert_eq!(queues.len(), 0);
     }
 
     #[tokio::test(start_paused = true)]
