@@ -94,3 +94,56 @@ async fn two_servers_on_one_directory_lose_no_rows() {
     assert_eq!(acknowledged.len(), 80);
     assert_eq!(ids_on_disk(first.data_dir()), acknowledged);
 }
+
+/// A spreadsheet app saves the workbook (a new file renamed over it) while
+/// a write of sheetd is under way: the app's save stays, and the write is
+/// applied to it instead of overwriting it.
+#[tokio::test]
+async fn a_save_by_a_spreadsheet_app_during_a_write_is_not_overwritten() {
+    use sheetd::model::request::InsertRows;
+    use sheetd::store::{Edit, Store, StoreError};
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(format!("{ID}.xlsx"));
+    let store = Store::open(
+        dir.path(),
+        sheetd::Config::with_data_dir(dir.path()).store_limits(),
+    )
+    .unwrap();
+    let sheet = |last: &'static str| vec![vec![Spec::S("name")], vec![Spec::S(last)]];
+    make_workbook(&file, &[("People", sheet("first"))]);
+
+    let mut saves = 0;
+    let app_save = dir.path().join("app-save.tmp");
+    let target = file.clone();
+    let id = sheetd::model::SpreadsheetId::parse(ID).unwrap();
+    let inserted = store
+        .edit(id, move |workbook| {
+            // The app saves once, after sheetd has read the file.
+            if saves == 0 {
+                make_workbook(&app_save, &[("People", sheet("saved by the app"))]);
+                std::fs::rename(&app_save, &target).unwrap();
+            }
+            saves += 1;
+            let rows = InsertRows::from_json(br#"{"data": [{"name": "from sheetd"}]}"#, 10)
+                .map_err(|_| StoreError::Conflict("bad request".into()))?;
+            let sheet = workbook
+                .sheet_mut("People")
+                .map_err(|e| StoreError::Conflict(e.to_string()))?;
+            let n = sheet
+                .insert(rows)
+                .map_err(|e| StoreError::Conflict(e.to_string()))?;
+            Ok::<_, StoreError>(Edit {
+                value: n,
+                changed: true,
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!(inserted, 1);
+    let names: Vec<Data> = read_sheet(&file, "People")
+        .into_iter()
+        .map(|row| row[0].clone())
+        .collect();
+    assert_eq!(names, ["name", "saved by the app", "from sheetd"].map(s));
+}

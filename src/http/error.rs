@@ -151,6 +151,9 @@ impl From<StoreError> for ApiError {
             StoreError::Busy => ApiError::Unavailable(
                 "too many writes wait for this spreadsheet, or its turn did not come in time",
             ),
+            StoreError::Moved => ApiError::Unavailable(
+                "another program kept saving the workbook during the write; nothing was written",
+            ),
             StoreError::Unreadable(cause) => ApiError::Internal {
                 cause: format!("stored workbook unreadable: {cause}"),
                 detail: Some("the spreadsheet's file is not a readable xlsx workbook".into()),

@@ -44,7 +44,8 @@ async fn rows_insert(
     let inserted = state
         .store
         .edit(id, move |workbook| {
-            let n = workbook.sheet_mut(&sheet)?.insert(request)?;
+            // Cloned: an edit may be applied again (see `store::commit`).
+            let n = workbook.sheet_mut(&sheet)?.insert(request.clone())?;
             Ok::<_, ApiError>(Edit {
                 value: n,
                 changed: n > 0,
@@ -71,7 +72,7 @@ async fn rows_update(
     let updated = state
         .store
         .edit(id, move |workbook| {
-            let n = workbook.sheet_mut(&sheet)?.update(request)?;
+            let n = workbook.sheet_mut(&sheet)?.update(request.clone())?;
             Ok::<_, ApiError>(Edit {
                 value: n,
                 changed: n > 0,

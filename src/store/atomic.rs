@@ -7,6 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use super::StoreError;
+use super::cache::FileIdentity;
 
 /// Every temp file starts with this, followed by the spreadsheet id and `-`,
 /// so start-up can find the leftovers of a crash and whose they were.
@@ -16,9 +17,16 @@ pub const TEMP_PREFIX: &str = ".sheetd-tmp-";
 /// `owner` names the temp file (see [`TEMP_PREFIX`]). Returns the metadata
 /// of the file written, taken before the rename (which keeps its inode and
 /// times), so it describes that file even if another one replaces it next.
+///
+/// With `expected`, the file in place must still have that identity right
+/// before the rename; if another program replaced or changed it meanwhile,
+/// nothing is renamed and the answer is [`StoreError::Moved`]. (A save that
+/// lands in the microseconds between that check and the rename is still
+/// overwritten: POSIX has no rename that compares first.)
 pub fn replace_atomically(
     target: &Path,
     owner: &str,
+    expected: Option<FileIdentity>,
     write: impl FnOnce(&mut BufWriter<&File>) -> Result<(), StoreError>,
 ) -> Result<Metadata, StoreError> {
     let dir = target.parent().expect("a data file lives in a directory");
@@ -40,6 +48,14 @@ pub fn replace_atomically(
     }
     temp.as_file().sync_all()?;
     let written = temp.as_file().metadata()?;
+    if let Some(expected) = expected {
+        let in_place = std::fs::symlink_metadata(target)
+            .ok()
+            .map(|meta| FileIdentity::of(&meta));
+        if in_place != Some(expected) {
+            return Err(StoreError::Moved);
+        }
+    }
     // tempfile's `persist` renames; it syncs neither the file nor the directory.
     temp.persist(target).map_err(|e| StoreError::Io(e.error))?;
     sync_dir(dir)?;
@@ -55,19 +71,38 @@ pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::cache::FileIdentity;
 
     #[test]
     fn the_metadata_returned_is_that_of_the_file_in_place() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("book.xlsx");
         std::fs::write(&target, b"old").unwrap();
-        let written = replace_atomically(&target, "owner", |out| {
+        let written = replace_atomically(&target, "owner", None, |out| {
             out.write_all(b"new contents").map_err(StoreError::from)
         })
         .unwrap();
         let in_place = std::fs::metadata(&target).unwrap();
         assert_eq!(FileIdentity::of(&written), FileIdentity::of(&in_place));
         assert_eq!(std::fs::read(&target).unwrap(), b"new contents");
+    }
+
+    #[test]
+    fn a_file_changed_since_it_was_read_is_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("book.xlsx");
+        std::fs::write(&target, b"read").unwrap();
+        let read = FileIdentity::of(&std::fs::metadata(&target).unwrap());
+        let error = replace_atomically(&target, "owner", Some(read), |out| {
+            // Another program saves while this write runs.
+            let saved = dir.path().join("saved.tmp");
+            std::fs::write(&saved, b"saved by an app").unwrap();
+            std::fs::rename(&saved, &target).unwrap();
+            out.write_all(b"ours").map_err(StoreError::from)
+        })
+        .unwrap_err();
+        assert!(matches!(error, StoreError::Moved), "{error}");
+        assert_eq!(std::fs::read(&target).unwrap(), b"saved by an app");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "no temp file left");
     }
 }

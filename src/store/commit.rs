@@ -2,10 +2,16 @@
 //! workbook in arrival order and written with a single rewrite; each request
 //! is answered only once the rewrite that holds its edit is durable.
 //!
-//! An edit whose request is invalid answers at once and changes nothing, so
-//! it never fails the others. When the batch cannot be written (a refusal,
-//! an I/O error), every edit that succeeded in memory gets that error and
-//! nothing of the batch is kept.
+//! An edit whose request is invalid answers with its own error and changes
+//! nothing, so it never fails the others. Edits can be applied again:
+//!
+//! - When the file on disk changed since it was read (a spreadsheet app
+//!   saved it during the rewrite), the rewrite is not renamed over it: the
+//!   new file is read and the batch applied to it again.
+//! - When the writer refuses a batch of several edits, each edit is
+//!   committed on its own, so only the one that cannot be written fails.
+//!
+//! An I/O error fails the whole batch and nothing of it is kept.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -19,54 +25,53 @@ use crate::calc::{self, Calculator};
 use crate::model::{SpreadsheetId, Workbook};
 use crate::xlsx::Rewrite;
 
+/// How often a batch is applied again to a file saved by another program
+/// during its rewrite, before its requests get 503.
+const MAX_ATTEMPTS: usize = 3;
+
 /// An edit waiting in a queue, its result type erased.
 pub trait PendingEdit: Send {
-    /// Applies the edit. An invalid request answers here and reports no
-    /// change; a valid one answers later, through [`Applied::answer`].
-    fn apply(self: Box<Self>, workbook: &mut Workbook) -> Applied;
-    /// Answers without applying (the commit could not even start).
-    fn reject(self: Box<Self>, error: StoreError);
+    /// Applies the edit; returns whether it changed the workbook. An
+    /// invalid request changes nothing and keeps its error for
+    /// [`PendingEdit::answer`]. May be called again, on a workbook read again.
+    fn apply(&mut self, workbook: &mut Workbook) -> bool;
+    /// Answers the request: with the error of its last application if it
+    /// had one, else with `committed` (and its value when that is `Ok`).
+    fn answer(self: Box<Self>, committed: Result<(), StoreError>);
 }
 
-/// What applying an edit did, and how to answer once the commit is done.
-pub struct Applied {
-    changed: bool,
-    answer: Box<dyn FnOnce(Result<(), StoreError>) + Send>,
-}
-
-/// A request's edit function and the channel its answer goes back on.
+/// A request's edit function, the result of its last application and the
+/// channel its answer goes back on.
 pub struct EditRequest<F, T, E> {
     pub f: F,
     pub reply: oneshot::Sender<Result<T, E>>,
+    pub applied: Option<Result<T, E>>,
 }
 
 impl<F, T, E> PendingEdit for EditRequest<F, T, E>
 where
-    F: FnOnce(&mut Workbook) -> Result<Edit<T>, E> + Send + 'static,
+    F: FnMut(&mut Workbook) -> Result<Edit<T>, E> + Send + 'static,
     T: Send + 'static,
     E: From<StoreError> + Send + 'static,
 {
-    fn apply(self: Box<Self>, workbook: &mut Workbook) -> Applied {
-        let EditRequest { f, reply } = *self;
-        match f(workbook) {
-            Err(error) => {
-                let _ = reply.send(Err(error));
-                Applied {
-                    changed: false,
-                    answer: Box::new(|_| {}),
-                }
-            }
-            Ok(Edit { value, changed }) => Applied {
-                changed,
-                answer: Box::new(move |committed| {
-                    let _ = reply.send(committed.map(|()| value).map_err(E::from));
-                }),
-            },
-        }
+    fn apply(&mut self, workbook: &mut Workbook) -> bool {
+        let (changed, applied) = match (self.f)(workbook) {
+            Ok(Edit { value, changed }) => (changed, Ok(value)),
+            Err(error) => (false, Err(error)),
+        };
+        self.applied = Some(applied);
+        changed
     }
 
-    fn reject(self: Box<Self>, error: StoreError) {
-        let _ = self.reply.send(Err(error.into()));
+    fn answer(self: Box<Self>, committed: Result<(), StoreError>) {
+        let answer = match self.applied {
+            Some(Err(own)) => Err(own),
+            Some(Ok(value)) => committed.map(|()| value).map_err(E::from),
+            None => Err(E::from(committed.err().unwrap_or_else(|| {
+                StoreError::Job("the edit was never applied".into())
+            }))),
+        };
+        let _ = self.reply.send(answer);
     }
 }
 
@@ -81,8 +86,21 @@ impl StoreError {
             StoreError::Job(why) => StoreError::Job(why.clone()),
             StoreError::NotRegular => StoreError::NotRegular,
             StoreError::Busy => StoreError::Busy,
+            StoreError::Moved => StoreError::Moved,
         }
     }
+}
+
+/// How one attempt at committing a batch ended.
+enum Attempt {
+    /// Every edit gets this.
+    Done(Result<(), StoreError>),
+    /// Each edit gets its own.
+    Each(Vec<Result<(), StoreError>>),
+    /// The file changed on disk since it was read; nothing was written.
+    Moved,
+    /// The writer refused the workbook that `changed` edits made.
+    Refused { error: StoreError, changed: usize },
 }
 
 impl Store {
@@ -92,23 +110,59 @@ impl Store {
         &self,
         id: SpreadsheetId,
         deadline: Instant,
-        batch: Vec<Box<dyn PendingEdit>>,
+        mut batch: Vec<Box<dyn PendingEdit>>,
     ) {
-        let prepared = self
-            .lock_across_processes(id, deadline)
-            .and_then(|lock| Ok((lock, self.load(id)?)));
-        let (_across_processes, (identity, shared)) = match prepared {
-            Ok(prepared) => prepared,
-            Err(error) => {
-                for edit in batch {
-                    edit.reject(error.duplicate());
+        let results = match self.lock_across_processes(id, deadline) {
+            Ok(_across_processes) => self.commit_locked(id, &mut batch),
+            Err(error) => batch.iter().map(|_| Err(error.duplicate())).collect(),
+        };
+        for (edit, result) in batch.into_iter().zip(results) {
+            edit.answer(result);
+        }
+    }
+
+    /// The result of each edit of the batch, committed under the locks.
+    fn commit_locked(
+        &self,
+        id: SpreadsheetId,
+        batch: &mut [Box<dyn PendingEdit>],
+    ) -> Vec<Result<(), StoreError>> {
+        let count = batch.len();
+        let all = |result: Result<(), StoreError>| batch_results(count, &result);
+        for _ in 0..MAX_ATTEMPTS {
+            match self.attempt(id, batch) {
+                Attempt::Done(result) => return all(result),
+                Attempt::Each(results) => return results,
+                Attempt::Moved => {
+                    tracing::info!(spreadsheet = %id, "the file was saved by another program during the write: applying the batch to the saved file");
                 }
-                return;
+                Attempt::Refused { error, changed } if changed > 1 => {
+                    tracing::warn!(spreadsheet = %id, %error, "the writer refused a batch: committing its edits one by one");
+                    return batch
+                        .iter_mut()
+                        .map(|edit| match self.attempt(id, std::slice::from_mut(edit)) {
+                            Attempt::Done(result) => result,
+                            Attempt::Each(mut results) => results.pop().unwrap_or(Ok(())),
+                            Attempt::Moved => Err(StoreError::Busy),
+                            Attempt::Refused { error, .. } => Err(error),
+                        })
+                        .collect();
+                }
+                Attempt::Refused { error, .. } => return all(Err(error)),
             }
+        }
+        all(Err(StoreError::Busy))
+    }
+
+    /// Reads the workbook, applies every edit, writes once if any changed.
+    fn attempt(&self, id: SpreadsheetId, batch: &mut [Box<dyn PendingEdit>]) -> Attempt {
+        let (identity, shared) = match self.load(id) {
+            Ok(loaded) => loaded,
+            Err(error) => return Attempt::Done(Err(error)),
         };
         if !shared.unkept.is_empty() {
             if !self.inner.limits.allow_lossy_writes {
-                return self.commit_refusing_changes(&shared, batch);
+                return Attempt::Each(refuse_changes(&shared, batch));
             }
             tracing::warn!(
                 spreadsheet = %id,
@@ -132,92 +186,73 @@ impl Store {
             None if has_formulas => Calculator::build(&mut workbook),
             kept => kept,
         };
-        let mut changed = false;
         tracing::debug!(spreadsheet = %id, edits = batch.len(), "committing a batch");
-        let mut answers = Vec::with_capacity(batch.len());
-        for edit in batch {
-            let applied = edit.apply(&mut workbook);
-            changed |= applied.changed;
-            answers.push(applied.answer);
-        }
-        let result = if changed {
-            // Once rewritten, the file no longer holds what the rewrite lost.
-            workbook.unkept.clear();
-            let edits = workbook.take_edits();
-            match calculator
-                .as_mut()
-                .map(|c| c.recalculate(&mut workbook, &edits))
-            {
-                Some(Ok(done)) => {
-                    tracing::debug!(spreadsheet = %id, updated = done.updated, stale = done.stale, "recalculated");
-                }
-                Some(Err(failed)) => {
-                    tracing::error!(spreadsheet = %id, "{failed}: the formulas that read the changed cells are marked stale");
-                    calculator = None;
-                }
-                None if has_formulas => calc::mark_readers_stale(&mut workbook, &edits),
-                None => {}
-            }
-            let appends = before.as_deref().is_some_and(|b| workbook.appends_to(b));
-            // After a batch that did more than append, the next commit
-            // rewrites in full without the copy, and only the one after
-            // that copies again: a spreadsheet that is mostly updated pays
-            // for the copy on every other write.
-            let keep = appends || rewrite.is_none();
-            let rewrite = rewrite.filter(|_| appends);
-            tracing::debug!(spreadsheet = %id, new_rows_only = rewrite.is_some(), "saving");
-            self.persist(id, &workbook, rewrite)
-                .map(|(identity, rewrite)| {
-                    let kept = Kept {
-                        rewrite: keep.then_some(rewrite),
-                        calculator,
-                    };
-                    self.remember(id, identity, workbook, kept)
-                })
-        } else {
+        let changed = batch
+            .iter_mut()
+            .map(|edit| edit.apply(&mut workbook))
+            .filter(|&changed| changed)
+            .count();
+        if changed == 0 {
             workbook.take_edits();
             let kept = Kept {
                 rewrite,
                 calculator,
             };
             self.remember(id, identity, workbook, kept);
-            Ok(())
-        };
-        for answer in answers {
-            answer(match &result {
-                Ok(()) => Ok(()),
-                Err(error) => Err(error.duplicate()),
-            });
+            return Attempt::Done(Ok(()));
         }
-        // Freed once the requests are answered: freeing 100,000 rows takes
-        // milliseconds.
+        // Once rewritten, the file no longer holds what the rewrite lost.
+        workbook.unkept.clear();
+        let edits = workbook.take_edits();
+        match calculator
+            .as_mut()
+            .map(|c| c.recalculate(&mut workbook, &edits))
+        {
+            Some(Ok(done)) => {
+                tracing::debug!(spreadsheet = %id, updated = done.updated, stale = done.stale, "recalculated");
+            }
+            Some(Err(failed)) => {
+                tracing::error!(spreadsheet = %id, "{failed}: the formulas that read the changed cells are marked stale");
+                calculator = None;
+            }
+            None if has_formulas => calc::mark_readers_stale(&mut workbook, &edits),
+            None => {}
+        }
+        let appends = before.as_deref().is_some_and(|b| workbook.appends_to(b));
+        // After a batch that did more than append, the next commit
+        // rewrites in full without the copy, and only the one after
+        // that copies again: a spreadsheet that is mostly updated pays
+        // for the copy on every other write.
+        let keep = appends || rewrite.is_none();
+        let rewrite = rewrite.filter(|_| appends);
+        tracing::debug!(spreadsheet = %id, new_rows_only = rewrite.is_some(), "saving");
+        let saved = self.persist(id, identity, &workbook, rewrite);
+        // Freed after the save: freeing 100,000 rows takes milliseconds.
         drop(before);
-    }
-
-    /// A workbook with parts a rewrite would lose accepts no change: each
-    /// edit runs on its own copy, and those that would change it are refused.
-    fn commit_refusing_changes(&self, workbook: &Workbook, batch: Vec<Box<dyn PendingEdit>>) {
-        let reason = format!(
-            "the workbook has {}, which a rewrite would remove \
-             (an operator may allow it with --allow-lossy-writes)",
-            workbook.unkept.join(" and ")
-        );
-        for edit in batch {
-            let applied = edit.apply(&mut workbook.clone());
-            (applied.answer)(if applied.changed {
-                Err(StoreError::Conflict(reason.clone()))
-            } else {
-                Ok(())
-            });
+        match saved {
+            Ok((identity, rewrite)) => {
+                let kept = Kept {
+                    rewrite: keep.then_some(rewrite),
+                    calculator,
+                };
+                self.remember(id, identity, workbook, kept);
+                Attempt::Done(Ok(()))
+            }
+            Err(StoreError::Moved) => Attempt::Moved,
+            Err(error @ StoreError::Conflict(_)) => Attempt::Refused { error, changed },
+            Err(error) => Attempt::Done(Err(error)),
         }
     }
 
     /// Writes the workbook atomically, saving `rewrite` again when the
     /// workbook appends to what it last saved; returns the new file's
     /// identity and the rewrite that wrote it.
+    /// The file must still be the one with identity `read` when the new
+    /// one is renamed over it ([`StoreError::Moved`] otherwise).
     fn persist(
         &self,
         id: SpreadsheetId,
+        read: FileIdentity,
         workbook: &Workbook,
         rewrite: Option<Rewrite>,
     ) -> Result<(FileIdentity, Rewrite), StoreError> {
@@ -237,11 +272,44 @@ impl Store {
             Some(rewrite) => rewrite,
             None => unpanicked(|| Rewrite::begin_in(workbook, Some(temp_dir)))??,
         };
-        let written = replace_atomically(&self.path(id), &id.to_string(), |out| {
+        let written = replace_atomically(&self.path(id), &id.to_string(), Some(read), |out| {
             Ok(unpanicked(|| rewrite.save(workbook, out))??)
         })?;
         Ok((FileIdentity::of(&written), rewrite))
     }
+}
+
+/// The same result for each of `count` edits.
+fn batch_results(count: usize, result: &Result<(), StoreError>) -> Vec<Result<(), StoreError>> {
+    (0..count)
+        .map(|_| match result {
+            Ok(()) => Ok(()),
+            Err(error) => Err(error.duplicate()),
+        })
+        .collect()
+}
+
+/// A workbook with parts a rewrite would lose accepts no change: each edit
+/// runs on its own copy, and those that would change it are refused.
+fn refuse_changes(
+    workbook: &Workbook,
+    batch: &mut [Box<dyn PendingEdit>],
+) -> Vec<Result<(), StoreError>> {
+    let reason = format!(
+        "the workbook has {}, which a rewrite would remove \
+         (an operator may allow it with --allow-lossy-writes)",
+        workbook.unkept.join(" and ")
+    );
+    batch
+        .iter_mut()
+        .map(|edit| {
+            if edit.apply(&mut workbook.clone()) {
+                Err(StoreError::Conflict(reason.clone()))
+            } else {
+                Ok(())
+            }
+        })
+        .collect()
 }
 
 /// Runs the writer, turning a panic inside it (rust_xlsxwriter panics when
@@ -258,4 +326,72 @@ fn unpanicked<T>(write: impl FnOnce() -> T) -> Result<T, StoreError> {
             "the writer panicked: {what}"
         )))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::model::{Cell, Sheet};
+
+    /// An edit that puts `text` in column A of a new row, without the
+    /// validation a request gets, so the writer sees what it is given.
+    fn put(
+        text: String,
+    ) -> (
+        Box<dyn PendingEdit>,
+        oneshot::Receiver<Result<usize, StoreError>>,
+    ) {
+        let (reply, answer) = oneshot::channel();
+        let f = move |workbook: &mut Workbook| {
+            let sheet = &mut workbook.sheets[0];
+            sheet.rows.push(vec![Cell::Text(text.clone())]);
+            Ok(Edit {
+                value: sheet.rows.len(),
+                changed: true,
+            })
+        };
+        let edit = EditRequest {
+            f,
+            reply,
+            applied: None,
+        };
+        (Box::new(edit), answer)
+    }
+
+    #[test]
+    fn an_edit_the_writer_refuses_fails_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = crate::Config::with_data_dir(dir.path()).store_limits();
+        let store = Store::open(dir.path(), limits).unwrap();
+        let id = SpreadsheetId::new_random();
+        let workbook = Workbook {
+            sheets: vec![Sheet {
+                name: "S".into(),
+                rows: vec![vec![Cell::Text("name".into())]],
+                ..Sheet::default()
+            }],
+            ..Workbook::default()
+        };
+        store.create_from_model(id, &workbook).unwrap();
+
+        // Three edits in one batch; the middle one is past the cell limit.
+        let (first, first_answer) = put("a".into());
+        let (bad, bad_answer) = put("x".repeat(40_000));
+        let (last, last_answer) = put("b".into());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        store.commit(id, deadline, vec![first, bad, last]);
+
+        assert!(first_answer.blocking_recv().unwrap().is_ok());
+        assert!(last_answer.blocking_recv().unwrap().is_ok());
+        let refused = bad_answer.blocking_recv().unwrap().unwrap_err();
+        assert!(matches!(refused, StoreError::Conflict(_)), "{refused}");
+        let (_, saved) = store.load(id).unwrap();
+        let names: Vec<_> = saved.sheets[0].rows.iter().map(|r| r[0].clone()).collect();
+        assert_eq!(
+            names,
+            ["name", "a", "b"].map(|t| Cell::Text(t.into())).to_vec()
+        );
+    }
 }

@@ -66,6 +66,10 @@ pub enum StoreError {
     /// The spreadsheet's queue is full, or the wait for its turn ran out.
     #[error("too many requests for this spreadsheet")]
     Busy,
+    /// The file changed on disk since the write read it; nothing was
+    /// written (the commit then reads it again).
+    #[error("the file was changed by another program during the write")]
+    Moved,
 }
 
 impl From<xlsx::ReadError> for StoreError {
@@ -212,7 +216,7 @@ impl Store {
     /// `f` must leave the workbook untouched when it returns an error.
     pub async fn edit<T, E, F>(&self, id: SpreadsheetId, f: F) -> Result<T, E>
     where
-        F: FnOnce(&mut Workbook) -> Result<Edit<T>, E> + Send + 'static,
+        F: FnMut(&mut Workbook) -> Result<Edit<T>, E> + Send + 'static,
         T: Send + 'static,
         E: From<StoreError> + Send + 'static,
     {
@@ -221,7 +225,11 @@ impl Store {
         }
         let (place, deadline) = self.join_queue(id)?;
         let (reply, mut answer) = oneshot::channel();
-        let ticket = place.push(Box::new(EditRequest { f, reply }));
+        let ticket = place.push(Box::new(EditRequest {
+            f,
+            reply,
+            applied: None,
+        }));
         let committer = place.committer();
         let lost = || StoreError::Job("the commit ended without an answer".into());
         // Either an earlier committer takes this edit along and answers it,
@@ -347,7 +355,7 @@ impl Store {
                 xlsx::read_workbook(&bytes, store.inner.limits.max_cells)?;
             }
             let id = SpreadsheetId::new_random();
-            replace_atomically(&store.path(id), &id.to_string(), |out| {
+            replace_atomically(&store.path(id), &id.to_string(), None, |out| {
                 std::io::Write::write_all(out, &bytes).map_err(StoreError::from)
             })?;
             Ok(id)
@@ -365,7 +373,7 @@ impl Store {
         if fs::symlink_metadata(&path).is_ok() {
             return Ok(());
         }
-        replace_atomically(&path, &id.to_string(), |out| {
+        replace_atomically(&path, &id.to_string(), None, |out| {
             Ok(xlsx::write_workbook(workbook, out)?)
         })?;
         Ok(())

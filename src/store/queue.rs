@@ -157,16 +157,15 @@ mod tests {
     use super::*;
     use crate::model::Workbook;
     use crate::store::StoreError;
-    use crate::store::commit::Applied;
 
     /// An edit that is never applied: these tests only count them.
     struct Waiting;
 
     impl PendingEdit for Waiting {
-        fn apply(self: Box<Self>, _: &mut Workbook) -> Applied {
+        fn apply(&mut self, _: &mut Workbook) -> bool {
             unreachable!("the queue tests commit nothing")
         }
-        fn reject(self: Box<Self>, _: StoreError) {}
+        fn answer(self: Box<Self>, _: Result<(), StoreError>) {}
     }
 
     const GAP: Duration = Duration::from_millis(2);

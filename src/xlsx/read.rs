@@ -16,10 +16,14 @@ use crate::model::value::{DateParse, DateSyntax, Formula, parse_date};
 use crate::model::{Cell, Sheet, Visibility, Workbook};
 
 /// The most shared strings a workbook may hold: a string costs the parsers
-/// about as much as four cells, and one no cell uses is of no use.
+/// about as much as four cells, and one no cell uses is of no use; but at
+/// least [`MIN_SHARED_STRINGS`], a few megabytes, whatever the cell budget.
 pub fn max_shared_strings(max_cells: usize) -> usize {
-    max_cells / 4
+    (max_cells / 4).max(MIN_SHARED_STRINGS)
 }
+
+/// See [`max_shared_strings`].
+const MIN_SHARED_STRINGS: usize = 100_000;
 
 /// Parses a whole workbook. Any failure means "no readable workbook".
 /// `max_cells` bounds the cell slots the workbook may take in memory: each
@@ -305,19 +309,20 @@ mod tests {
 
     #[test]
     fn shared_strings_past_the_budget_are_refused_before_parsing() {
+        let strings = MIN_SHARED_STRINGS as u32 + 10;
         let mut book = rust_xlsxwriter::Workbook::new();
         let sheet = book.add_worksheet();
-        for row in 0..10 {
-            sheet.write(row, 0, format!("text {row}")).unwrap();
+        for row in 0..strings {
+            sheet.write(row, 0, format!("{row}")).unwrap();
         }
         let bytes = book.save_to_buffer().unwrap();
-        // Ten strings: a budget of 40 cells allows ten, one of 36 nine.
-        assert!(read_workbook(&bytes, 40).is_ok());
-        let error = read_workbook(&bytes, 36).unwrap_err();
-        assert!(
-            error.to_string().contains("more than 9 shared strings"),
-            "{error}"
-        );
+        // A budget of four cells a string allows them all; one of four
+        // cells for each string but one does not.
+        let cells = 4 * strings as usize;
+        assert!(read_workbook(&bytes, cells).is_ok());
+        let error = read_workbook(&bytes, cells - 4).unwrap_err();
+        let expected = format!("more than {} shared strings", strings - 1);
+        assert!(error.to_string().contains(&expected), "{error}");
     }
 
     #[test]
