@@ -3,14 +3,53 @@
 //! Parsing turns the text into a [`FilterExpr`] without looking at any sheet;
 //! [`FilterExpr::bind`] then resolves the column against a header, and the
 //! resulting [`BoundFilter`] decides whether a row matches.
+//!
+//! What one request's filters may cost is bounded here (issue 15): the
+//! budgets below are checked while parsing, and an `in` list becomes sets
+//! ([`InList`]) so that a row costs one lookup, not one comparison per value.
 
 use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
 
 use super::header::Header;
 use super::value::{Cell, DateParse, DateSyntax, parse_date};
 
 /// Every operator, as the error message lists them.
 const OPERATORS: &str = "eq|neq|gt|gte|lt|lte|like|ilike|in|is";
+
+// ---------------------------------------------------------------------------
+// Budgets: what one request's filters may hold. Beyond any of them the
+// request is a 400 naming the field (`filter`, `filter[3]`) and the limit.
+// They bound the work a filter asks for before a row is read: parsing is
+// linear in the expression's bytes, matching costs one lookup per row and
+// expression, and a request's expressions are matched while it holds the
+// spreadsheet's write turn.
+
+/// The most filter expressions one request may give: repeated `filter`
+/// query parameters, or the items of a body's `filter` array. Real queries
+/// use a handful; each one is checked on every row.
+pub const MAX_FILTERS: usize = 100;
+/// The most values one `in` list may hold (`status:in:a,b,…`). An `in`
+/// list is matched through sets, so its size costs memory and parse time
+/// (about 50 ms for 100,000 values), not time per row.
+pub const MAX_IN_VALUES: usize = 100_000;
+/// The most bytes (UTF-8) one filter expression may have: 1 MiB, room for
+/// 100,000 `in` values of up to 9 characters. A query string cannot come
+/// near it (the HTTP layer refuses request lines over 64 KiB); a JSON body
+/// can.
+pub const MAX_FILTER_BYTES: usize = 1 << 20;
+
+/// `Err` with the rule broken when `count` expressions are more than
+/// [`MAX_FILTERS`]; reported under `filter`.
+pub fn check_filter_count(count: usize) -> Result<(), String> {
+    if count > MAX_FILTERS {
+        Err(format!(
+            "has {count} expressions; one request may have at most {MAX_FILTERS}"
+        ))
+    } else {
+        Ok(())
+    }
+}
 
 /// A parsed filter expression, not yet tied to a sheet.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,7 +71,7 @@ pub enum Op {
     Lte(Operand),
     Like(Pattern),
     ILike(Pattern),
-    In(Vec<Operand>),
+    In(InList),
     IsNull,
     IsNotNull,
     IsTrue,
@@ -66,6 +105,141 @@ impl Operand {
             date,
             boolean,
         }
+    }
+}
+
+/// An `in` list, held as the readings `equals` compares a cell with, so
+/// that a cell is looked up once instead of compared with every value. It
+/// matches exactly the cells that equal at least one of its values (the
+/// tests compare the two on generated cells and values):
+///
+/// - an empty cell equals only the empty value;
+/// - a number cell equals a value that reads as the same number (`-0`
+///   equals `0`), or a value that is no number and has the cell's text;
+/// - a date cell likewise with dates, to the second;
+/// - a boolean cell likewise with `true`/`false` in any case;
+/// - any other cell (text, error, duration) equals a value with its text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InList {
+    /// The bits of each value that reads as a number, `-0` as `0`.
+    numbers: HashSet<u64>,
+    /// Each value that reads as a date, in whole seconds (`to_seconds`).
+    seconds: HashSet<i64>,
+    /// Whether a value reads as `true`, and as `false`.
+    has_true: bool,
+    has_false: bool,
+    /// Whether the empty value is in the list.
+    has_empty: bool,
+    /// Every value's text, with the kinds of cell that compare with it as
+    /// text: the kinds whose reading it lacks (text cells always do).
+    texts: HashMap<String, AsText>,
+    /// The kinds of cell some value compares with as text: a number cell
+    /// need not be formatted when every value reads as a number.
+    any_as_text: AsText,
+}
+
+/// Which kinds of cell compare with a value as text, for lack of a typed
+/// reading of the value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct AsText {
+    numbers: bool,
+    dates: bool,
+    booleans: bool,
+}
+
+impl AsText {
+    fn of(operand: &Operand) -> AsText {
+        AsText {
+            numbers: operand.number.is_none(),
+            dates: operand.date.is_none(),
+            booleans: operand.boolean.is_none(),
+        }
+    }
+
+    fn or(self, other: AsText) -> AsText {
+        AsText {
+            numbers: self.numbers || other.numbers,
+            dates: self.dates || other.dates,
+            booleans: self.booleans || other.booleans,
+        }
+    }
+}
+
+impl InList {
+    fn new(operands: impl Iterator<Item = Operand>) -> InList {
+        let mut list = InList {
+            numbers: HashSet::new(),
+            seconds: HashSet::new(),
+            has_true: false,
+            has_false: false,
+            has_empty: false,
+            texts: HashMap::new(),
+            any_as_text: AsText::default(),
+        };
+        for operand in operands {
+            if let Some(number) = operand.number {
+                list.numbers.insert(number_key(number));
+            }
+            if let Some(date) = operand.date {
+                list.seconds.insert(to_seconds(date));
+            }
+            match operand.boolean {
+                Some(true) => list.has_true = true,
+                Some(false) => list.has_false = true,
+                None => {}
+            }
+            list.has_empty |= operand.text.is_empty();
+            let as_text = AsText::of(&operand);
+            list.any_as_text = list.any_as_text.or(as_text);
+            // The readings follow from the text: a text given twice has the
+            // same ones both times.
+            list.texts.insert(operand.text, as_text);
+        }
+        list
+    }
+
+    /// Whether `cell` (a value, as [`Cell::value`] gives it) equals one of
+    /// the list's values, as `equals` decides.
+    fn contains(&self, cell: &Cell) -> bool {
+        if cell.is_blank() {
+            return self.has_empty;
+        }
+        match cell {
+            Cell::Number(n) => {
+                self.numbers.contains(&number_key(*n))
+                    || (self.any_as_text.numbers && self.text_for(cell, |k| k.numbers))
+            }
+            Cell::DateTime(d) | Cell::Timestamp(d) => {
+                self.seconds.contains(&to_seconds(*d))
+                    || (self.any_as_text.dates && self.text_for(cell, |k| k.dates))
+            }
+            // The text of a boolean cell (`true`, `false`) always reads as
+            // a boolean, so the second test never holds today; it is there
+            // so that the rule stays the one `equals` has.
+            Cell::Bool(b) => {
+                (if *b { self.has_true } else { self.has_false })
+                    || (self.any_as_text.booleans && self.text_for(cell, |k| k.booleans))
+            }
+            _ => self.texts.contains_key(cell.text_form().as_ref()),
+        }
+    }
+
+    /// Whether a value with the cell's text compares with this kind of
+    /// cell as text.
+    fn text_for(&self, cell: &Cell, kind: fn(AsText) -> bool) -> bool {
+        self.texts
+            .get(cell.text_form().as_ref())
+            .is_some_and(|&as_text| kind(as_text))
+    }
+}
+
+/// A number as a set key: equal numbers give equal keys (`-0.0 == 0.0`).
+/// Values are finite, so a NaN cell's key is never in a set.
+fn number_key(n: f64) -> u64 {
+    if n == 0.0 {
+        0.0_f64.to_bits()
+    } else {
+        n.to_bits()
     }
 }
 
@@ -112,6 +286,12 @@ impl Pattern {
 
 /// Parses one expression; `Err` holds the rule it breaks.
 pub fn parse_filter(field: &str, expr: &str) -> Result<FilterExpr, String> {
+    if expr.len() > MAX_FILTER_BYTES {
+        return Err(format!(
+            "is {} bytes long; one filter expression may have at most {MAX_FILTER_BYTES} bytes (1 MiB)",
+            expr.len()
+        ));
+    }
     let mut parts = expr.splitn(3, ':');
     let (Some(column), Some(operator), Some(value)) = (parts.next(), parts.next(), parts.next())
     else {
@@ -131,7 +311,15 @@ pub fn parse_filter(field: &str, expr: &str) -> Result<FilterExpr, String> {
         "lte" => Op::Lte(Operand::new(value)),
         "like" => Op::Like(Pattern::new(value, false)),
         "ilike" => Op::ILike(Pattern::new(value, true)),
-        "in" => Op::In(value.split(',').map(Operand::new).collect()),
+        "in" => {
+            let count = value.bytes().filter(|&b| b == b',').count() + 1;
+            if count > MAX_IN_VALUES {
+                return Err(format!(
+                    "in lists {count} values; one in list may have at most {MAX_IN_VALUES}"
+                ));
+            }
+            Op::In(InList::new(value.split(',').map(Operand::new)))
+        }
         "is" => match value {
             "null" => Op::IsNull,
             "notnull" => Op::IsNotNull,
@@ -193,7 +381,7 @@ impl BoundFilter<'_> {
             ),
             Op::Like(pattern) => pattern.matches(&cell.text_form()),
             Op::ILike(pattern) => pattern.matches(&cell.text_form().to_lowercase()),
-            Op::In(operands) => operands.iter().any(|operand| equals(cell, operand)),
+            Op::In(list) => list.contains(cell),
             Op::IsNull => cell.is_blank(),
             Op::IsNotNull => !cell.is_blank(),
             Op::IsTrue => *cell == Cell::Bool(true),
@@ -332,5 +520,229 @@ mod tests {
     fn text_orders_by_code_point() {
         assert!(matches("c:lt:b", text("a")));
         assert!(matches("c:lt:a", text("B")));
+    }
+
+    #[test]
+    fn in_compares_as_eq_does_for_every_kind_of_cell() {
+        assert!(matches("c:in:x,-0", Cell::Number(0.0)));
+        assert!(matches("c:in:x,0", Cell::Number(-0.0)));
+        assert!(matches("c:in:x,3e1", Cell::Number(30.0)));
+        assert!(matches("c:in:x,-0e0", Cell::Number(0.0)));
+        assert!(!matches("c:in:x,30", text("30.0")), "text compares as text");
+        assert!(matches("c:in:x,2024-01-15", Cell::DateTime(45306.0)));
+        assert!(matches("c:in:x,2024/01/15 00:00", Cell::Timestamp(45306.0)));
+        assert!(!matches("c:in:x,2024/01/16", Cell::DateTime(45306.0)));
+        // A time of day is no date value: it compares as text.
+        assert!(matches("c:in:x,12:30:00", Cell::DateTime(0.5208333333)));
+        assert!(matches("c:in:x,FALSE", Cell::Bool(false)));
+        assert!(!matches("c:in:x,true", Cell::Bool(false)));
+        assert!(matches("c:in:x,#N/A", Cell::Error("#N/A".into())));
+        assert!(matches("c:in:x,30:15:00", Cell::Duration(1.2604166667)));
+        let formula = Cell::Formula(Box::new(Formula::new("1+1", Cell::Number(2.0))));
+        assert!(matches("c:in:x,2", formula));
+        assert!(matches("c:in:x,", Cell::Empty));
+        assert!(matches("c:in:,x", text("")));
+        assert!(!matches("c:in:x,y", Cell::Empty));
+        assert!(!matches("c:in:x,", text("y")));
+    }
+
+    #[test]
+    fn filters_over_budget_are_refused_with_the_limit() {
+        assert_eq!(check_filter_count(MAX_FILTERS), Ok(()));
+        assert_eq!(
+            check_filter_count(MAX_FILTERS + 1),
+            Err("has 101 expressions; one request may have at most 100".into())
+        );
+
+        let values = |n: usize| (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+        assert!(parse_filter("filter", &format!("c:in:{}", values(MAX_IN_VALUES))).is_ok());
+        assert_eq!(
+            parse_filter("filter", &format!("c:in:{}", values(MAX_IN_VALUES + 1))).unwrap_err(),
+            "in lists 100001 values; one in list may have at most 100000"
+        );
+        // Empty values count: `a,,` is three.
+        let commas = format!("c:in:{}", ",".repeat(MAX_IN_VALUES));
+        assert!(parse_filter("filter", &commas).is_err());
+
+        let at_limit = format!("c:eq:{}", "x".repeat(MAX_FILTER_BYTES - 5));
+        assert_eq!(at_limit.len(), MAX_FILTER_BYTES);
+        assert!(parse_filter("filter", &at_limit).is_ok());
+        assert_eq!(
+            parse_filter("filter", &format!("{at_limit}x")).unwrap_err(),
+            "is 1048577 bytes long; one filter expression may have at most 1048576 bytes (1 MiB)"
+        );
+    }
+
+    // --- The set matcher against the linear one ---------------------------
+
+    use proptest::prelude::*;
+    use proptest::sample::Index;
+
+    use crate::model::value::{Formula, format_date_time, format_number};
+
+    /// Numbers as cells hold them, with the corners of equality: both
+    /// zeros, integers, fractions, extremes (and NaN and the infinities,
+    /// which no cell should hold, but which must not match wrongly either).
+    fn number() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            Just(0.0),
+            Just(-0.0),
+            Just(f64::NAN),
+            Just(f64::INFINITY),
+            Just(f64::NEG_INFINITY),
+            (-50_i32..50).prop_map(f64::from),
+            (-400_i32..400).prop_map(|i| f64::from(i) / 8.0),
+            any::<f64>(),
+        ]
+    }
+
+    /// Serial numbers: whole days, times of day, seconds and fractions of
+    /// a second around the rounding to whole seconds.
+    fn serial() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            (1_u32..2_958_466).prop_map(f64::from),
+            (45_300_u32..45_310).prop_map(f64::from),
+            (0_u32..172_800).prop_map(|s| 45_306.0 + f64::from(s) / 86_400.0),
+            (0_u32..20_000).prop_map(|ms| 45_306.0 + f64::from(ms) / 86_400_000.0),
+            -2.0..3.0,
+            0.0..3e6,
+        ]
+    }
+
+    /// Text that looks like the other kinds' readings, and text that does not.
+    fn text_like() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-zA-Z0-9 .:/#-]{0,8}",
+            "-?[0-9]{1,3}(\\.[0-9]{0,2})?(e[0-9])?",
+            "20[0-9]{2}[/-]0[1-9][/-][0-2][0-9]([ T][0-2][0-9]:[0-5][0-9](:[0-5][0-9])?)?",
+            "(?i:true|false)",
+            "[😀é]{1,3}",
+            Just(String::new()),
+            Just("inf".to_owned()),
+            Just("NaN".to_owned()),
+        ]
+    }
+
+    fn value_cell() -> impl Strategy<Value = Cell> {
+        prop_oneof![
+            Just(Cell::Empty),
+            number().prop_map(Cell::Number),
+            serial().prop_map(Cell::DateTime),
+            serial().prop_map(Cell::Timestamp),
+            any::<bool>().prop_map(Cell::Bool),
+            serial().prop_map(Cell::Duration),
+            text_like().prop_map(Cell::Text),
+            "#[A-Z/0!]{1,5}".prop_map(Cell::Error),
+        ]
+    }
+
+    /// Any cell, a formula's cached value included.
+    fn cell() -> impl Strategy<Value = Cell> {
+        prop_oneof![
+            4 => value_cell(),
+            1 => value_cell().prop_map(|cached| {
+                Cell::Formula(Box::new(Formula::new("A1", cached)))
+            }),
+        ]
+    }
+
+    /// Values as a client writes them: the other kinds' spellings, and the
+    /// text forms of generated cells (so that lists often hold a match).
+    fn operand_texts(cells: Vec<Cell>) -> impl Strategy<Value = Vec<String>> {
+        let spelled = prop_oneof![
+            text_like(),
+            number().prop_map(|n| n.to_string()),
+            number().prop_map(|n| format!("{n:e}")),
+            number().prop_map(format_number),
+            serial().prop_map(format_date_time),
+            serial().prop_map(|d| format_date_time(d).replace('/', "-")),
+        ];
+        let forms: Vec<String> = cells.iter().map(|c| c.text_form().into_owned()).collect();
+        let picked = prop::collection::vec(any::<Index>(), 0..6)
+            .prop_map(move |picks| picks.iter().map(|i| i.get(&forms).clone()).collect());
+        (prop::collection::vec(spelled, 0..8), picked).prop_map(|(mut a, b): (Vec<_>, Vec<_>)| {
+            a.extend(b);
+            a
+        })
+    }
+
+    fn cells_and_operands() -> impl Strategy<Value = (Vec<Cell>, Vec<String>)> {
+        prop::collection::vec(cell(), 1..12)
+            .prop_flat_map(|cells| (Just(cells.clone()), operand_texts(cells)))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The set matcher and the comparison with each value in turn (what
+        /// `in` did before it had sets) agree on every cell.
+        #[test]
+        fn in_list_matches_exactly_what_equals_matches((cells, texts) in cells_and_operands()) {
+            let operands: Vec<Operand> = texts.iter().map(|t| Operand::new(t)).collect();
+            let list = InList::new(operands.iter().cloned());
+            for cell in &cells {
+                let value = cell.value();
+                let linear = operands.iter().any(|operand| equals(value, operand));
+                prop_assert_eq!(list.contains(value), linear, "cell {:?}, values {:?}", cell, texts);
+            }
+        }
+
+        /// The same through the parser and a bound filter, for values
+        /// without commas.
+        #[test]
+        fn in_filter_matches_as_its_eq_filters_together((cells, texts) in cells_and_operands()) {
+            let texts: Vec<String> = texts.into_iter().filter(|t| !t.contains(',')).collect();
+            prop_assume!(!texts.is_empty());
+            let header = Header::from_names(["c".to_owned()]);
+            let in_filter = parse_filter("filter", &format!("c:in:{}", texts.join(","))).unwrap();
+            let eq_filters: Vec<FilterExpr> = texts
+                .iter()
+                .map(|t| parse_filter("filter", &format!("c:eq:{t}")).unwrap())
+                .collect();
+            let bound = in_filter.bind(Some(&header)).unwrap();
+            for cell in &cells {
+                let row = std::slice::from_ref(cell);
+                let any_eq = eq_filters
+                    .iter()
+                    .any(|f| f.bind(Some(&header)).unwrap().matches(row));
+                prop_assert_eq!(bound.matches(row), any_eq, "cell {:?}, values {:?}", cell, texts);
+            }
+        }
+    }
+
+    /// The cost of a 100,000-value `in` list on 10,000 rows, by set and by
+    /// comparison with each value: `cargo test --release --lib
+    /// in_list_timing -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement, not a check"]
+    fn in_list_timing() {
+        use std::time::Instant;
+        let cells: Vec<Cell> = (0..10_000).map(|i| text(&format!("n{i}"))).collect();
+        let values: Vec<String> = (0..MAX_IN_VALUES).map(|i| format!("n{}", 2 * i)).collect();
+        let expr = format!("c:in:{}", values.join(","));
+
+        let start = Instant::now();
+        let filter = parse_filter("filter", &expr).expect("valid");
+        let parsed = start.elapsed();
+        let header = Header::from_names(["c".to_owned()]);
+        let bound = filter.bind(Some(&header)).expect("column exists");
+        let start = Instant::now();
+        let by_set = cells
+            .iter()
+            .filter(|c| bound.matches(std::slice::from_ref(*c)))
+            .count();
+        let matched = start.elapsed();
+
+        let operands: Vec<Operand> = values.iter().map(|v| Operand::new(v)).collect();
+        let start = Instant::now();
+        let linear = cells
+            .iter()
+            .filter(|c| operands.iter().any(|o| equals(c, o)))
+            .count();
+        let compared = start.elapsed();
+        assert_eq!((by_set, linear), (5000, 5000));
+        println!(
+            "parse {parsed:?}, match by set {matched:?}, match by comparing each value {compared:?}"
+        );
     }
 }

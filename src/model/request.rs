@@ -7,7 +7,8 @@
 //! schema annotations say what the checks accept.
 //!
 //! Everything that can be judged without the sheet is judged here: the shape
-//! of the body, unknown fields, value rules, filter syntax. Column names are
+//! of the body, unknown fields, value rules, filter syntax and the filter
+//! budgets (`filter::MAX_FILTERS` and the others). Column names are
 //! resolved later, against the sheet's header (see `sheet`); a request with
 //! problems here still carries what could be read of it ([`Rejected`]), so
 //! that the sheet can add the problems only it can see.
@@ -21,7 +22,7 @@ use utoipa::openapi::schema::{
     ArrayBuilder, ArrayItems, ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type,
 };
 
-use super::filter::{FilterExpr, parse_filter};
+use super::filter::{FilterExpr, check_filter_count, parse_filter};
 use super::problems::Problems;
 use super::value::{Cell, MAX_TEXT_CHARS, fits_in_a_cell};
 
@@ -328,12 +329,22 @@ impl ReadQuery {
             limit: DEFAULT_LIMIT,
             offset: 0,
         };
+        // Over the budget, no expression is parsed: one problem says so.
+        let filters = pairs.iter().filter(|(name, _)| name == "filter").count();
+        let too_many_filters = match check_filter_count(filters) {
+            Ok(()) => false,
+            Err(rule) => {
+                problems.push("filter", rule);
+                true
+            }
+        };
         let mut seen: HashMap<&str, usize> = HashMap::new();
         for (name, value) in pairs {
             let earlier = seen.entry(name.as_str()).or_default();
             *earlier += 1;
             let earlier = *earlier - 1;
             match name.as_str() {
+                "filter" if too_many_filters => {}
                 "filter" => match parse_filter("filter", value) {
                     Ok(filter) => query.filters.push(filter),
                     Err(rule) => problems.push("filter", rule),
@@ -475,11 +486,18 @@ fn filters_from_json(filter: &Value, problems: &mut Problems) -> Vec<FilterExpr>
             problems.push("filter", "must not be an empty array");
             Vec::new()
         }
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, item)| parse(format!("filter[{i}]"), item))
-            .collect(),
+        Value::Array(items) => match check_filter_count(items.len()) {
+            // Over the budget, no expression is parsed: one problem says so.
+            Err(rule) => {
+                problems.push("filter", rule);
+                Vec::new()
+            }
+            Ok(()) => items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, item)| parse(format!("filter[{i}]"), item))
+                .collect(),
+        },
         _ => {
             problems.push("filter", "must be a filter expression or an array of them");
             Vec::new()
@@ -490,6 +508,7 @@ fn filters_from_json(filter: &Value, problems: &mut Problems) -> Vec<FilterExpr>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::filter::{MAX_FILTER_BYTES, MAX_FILTERS, MAX_IN_VALUES};
     use serde_json::json;
 
     fn text(body: Value) -> Vec<u8> {
@@ -608,6 +627,102 @@ mod tests {
                 .problems
                 .to_string(),
             "data: holds 2 rows; one request may insert at most 1"
+        );
+    }
+
+    /// 20,000 emoji: 20,000 characters, 40,000 UTF-16 code units.
+    fn emoji() -> String {
+        "😀".repeat(20_000)
+    }
+
+    #[test]
+    fn text_and_column_names_are_measured_in_utf16_code_units() {
+        assert_eq!(
+            insert_error(json!({"data": [{"name": "ok"}, {"name": emoji()}]})),
+            "data[1].name: is longer than 32767 UTF-16 code units (the xlsx limit of a cell)"
+        );
+        // On a blank sheet, keys become the header's cells.
+        assert_eq!(
+            insert_error(json!({"data": [{ emoji(): 1 }]})),
+            "data[0]: a column name must be at most 32767 UTF-16 code units"
+        );
+        assert_eq!(
+            update_error(json!({"type": "row", "row": 2, "data": {"name": emoji()}})),
+            "data.name: is longer than 32767 UTF-16 code units (the xlsx limit of a cell)"
+        );
+        assert_eq!(
+            update_error(json!({"type": "row", "row": 2, "data": { emoji(): 1 }})),
+            "data: a column name must be at most 32767 UTF-16 code units"
+        );
+        let fits = "😀".repeat(MAX_TEXT_CHARS / 2);
+        assert!(InsertRows::from_json(&text(json!({"data": [{ fits.clone(): fits }]})), 1).is_ok());
+    }
+
+    fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+        p.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn filter_count_is_budgeted_in_queries_and_bodies() {
+        let query = |n: usize| {
+            let mut p = vec![("limit", "1"); 1];
+            p.extend(std::iter::repeat_n(("filter", "a:eq:1"), n));
+            ReadQuery::from_pairs(&pairs(&p))
+        };
+        assert_eq!(query(MAX_FILTERS).unwrap().filters.len(), MAX_FILTERS);
+        let rejected = query(MAX_FILTERS + 1).unwrap_err();
+        assert_eq!(
+            rejected.problems.to_string(),
+            "filter: has 101 expressions; one request may have at most 100"
+        );
+        assert!(rejected.partial.filters.is_empty(), "none parsed");
+
+        let body = |n: usize| text(json!({"type": "filter", "filter": vec!["a:eq:1"; n]}));
+        assert!(DeleteRows::from_json(&body(MAX_FILTERS)).is_ok());
+        assert_eq!(
+            DeleteRows::from_json(&body(MAX_FILTERS + 1))
+                .unwrap_err()
+                .problems
+                .to_string(),
+            "filter: has 101 expressions; one request may have at most 100"
+        );
+        assert_eq!(
+            update_error(
+                json!({"type": "filter", "filter": vec!["a:eq:1"; 20_001], "data": {"a": 1}})
+            ),
+            "filter: has 20001 expressions; one request may have at most 100"
+        );
+    }
+
+    #[test]
+    fn in_values_and_expression_bytes_are_budgeted_per_expression() {
+        let values = (0..=MAX_IN_VALUES)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>();
+        let big_in = format!("a:in:{}", values.join(","));
+        let long = format!("a:eq:{}", "x".repeat(MAX_FILTER_BYTES));
+        assert_eq!(
+            update_error(
+                json!({"type": "filter", "filter": ["a:eq:1", big_in, long], "data": {"a": 1}})
+            ),
+            "filter[1]: in lists 100001 values; one in list may have at most 100000, \
+             filter[2]: is 1048581 bytes long; one filter expression may have at most 1048576 bytes (1 MiB)"
+        );
+        assert_eq!(
+            DeleteRows::from_json(&text(json!({"type": "filter", "filter": big_in})))
+                .unwrap_err()
+                .problems
+                .to_string(),
+            "filter: in lists 100001 values; one in list may have at most 100000"
+        );
+        assert_eq!(
+            ReadQuery::from_pairs(&pairs(&[("filter", &big_in)]))
+                .unwrap_err()
+                .problems
+                .to_string(),
+            "filter: in lists 100001 values; one in list may have at most 100000"
         );
     }
 
