@@ -118,7 +118,7 @@ async fn a_save_by_a_spreadsheet_app_during_a_write_is_not_overwritten() {
     let target = file.clone();
     let id = sheetd::model::SpreadsheetId::parse(ID).unwrap();
     let inserted = store
-        .edit(id, move |workbook| {
+        .edit(id, None, move |workbook| {
             // The app saves once, after sheetd has read the file.
             if saves == 0 {
                 make_workbook(&app_save, &[("People", sheet("saved by the app"))]);

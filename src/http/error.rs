@@ -151,6 +151,9 @@ impl From<StoreError> for ApiError {
             StoreError::Busy => ApiError::Unavailable(
                 "too many writes wait for this spreadsheet, or its turn did not come in time",
             ),
+            StoreError::KeyInUse => ApiError::Unavailable(
+                "a request with this Idempotency-Key is being handled; retry once it is answered",
+            ),
             StoreError::Moved => ApiError::Unavailable(
                 "another program kept saving the workbook during the write; nothing was written",
             ),

@@ -6,6 +6,7 @@ mod admit;
 mod auth;
 pub mod error;
 mod extract;
+mod idempotency;
 mod openapi;
 mod rows;
 pub mod serve;

@@ -68,6 +68,19 @@ pub enum Errors {
     Internal(ErrorBody),
 }
 
+/// The `Idempotency-Key` header of a write.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)] // describes the header; `idempotency` reads it
+pub struct KeyParams {
+    /// Sent again with the same key (1 to 255 printable ASCII characters,
+    /// a UUID will do), the write gets its first answer with
+    /// `Idempotent-Replayed: true` and is not applied again; remembered for
+    /// `--idempotency-window-secs` (a day by default), also across restarts.
+    #[param(rename = "Idempotency-Key")]
+    idempotency_key: Option<String>,
+}
+
 /// `{spreadsheet_id}` in a path.
 #[derive(IntoParams)]
 #[into_params(parameter_in = Path)]

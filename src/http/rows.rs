@@ -13,7 +13,10 @@ use utoipa_axum::routes;
 use super::AppState;
 use super::error::{ApiError, Result};
 use super::extract::{JsonBody, NoQuery, QueryPairs, SheetPath};
-use super::openapi::{Deleted, Errors, Inserted, ReadParams, RowsPage, SheetParams, Updated};
+use super::idempotency::{IdempotencyKey, marked, once};
+use super::openapi::{
+    Deleted, Errors, Inserted, KeyParams, ReadParams, RowsPage, SheetParams, Updated,
+};
 use super::stream;
 use crate::model::request::{
     DeleteBody, DeleteRows, InsertBody, InsertRows, ReadQuery, Rejected, UpdateBody, UpdateRows,
@@ -28,7 +31,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 const PATH: &str = "/v1/data/{spreadsheet_id}/{sheet_name}";
 
 /// §4.1 Insert rows: 201 `{"inserted": N}`.
-#[utoipa::path(post, path = PATH, tag = "rows", params(SheetParams),
+#[utoipa::path(post, path = PATH, tag = "rows", params(SheetParams, KeyParams),
     request_body = InsertBody,
     responses((status = 201, description = "Rows appended", body = Inserted), Errors))]
 #[tracing::instrument(skip_all, fields(sheet = %path.sheet))]
@@ -36,14 +39,14 @@ async fn rows_insert(
     State(state): State<AppState>,
     path: SheetPath,
     _: NoQuery,
+    key: IdempotencyKey,
     JsonBody(body): JsonBody,
-) -> Result<(StatusCode, Json<Inserted>)> {
+) -> Result<Response> {
     let request = InsertRows::from_json(&body, state.config.max_rows_per_request);
     let (id, request) = valid_request(&state, &path, request, Sheet::insert_problems).await?;
     let sheet = path.sheet;
-    let inserted = state
-        .store
-        .edit(id, move |workbook| {
+    let (inserted, replayed) = once(&state.store, key.with_body(&body), |key| {
+        state.store.edit(id, key, move |workbook| {
             // Cloned: an edit may be applied again (see `store::commit`).
             let n = workbook.sheet_mut(&sheet)?.insert(request.clone())?;
             Ok::<_, ApiError>(Edit {
@@ -51,12 +54,16 @@ async fn rows_insert(
                 changed: n > 0,
             })
         })
-        .await?;
-    Ok((StatusCode::CREATED, Json(Inserted { inserted })))
+    })
+    .await?;
+    Ok(marked(
+        (StatusCode::CREATED, Json(Inserted { inserted })),
+        replayed,
+    ))
 }
 
 /// §4.2 Update rows by filter or row number: 200 `{"updated": N}`.
-#[utoipa::path(patch, path = PATH, tag = "rows", params(SheetParams),
+#[utoipa::path(patch, path = PATH, tag = "rows", params(SheetParams, KeyParams),
     request_body = UpdateBody,
     responses((status = 200, description = "Matched rows updated", body = Updated), Errors))]
 #[tracing::instrument(skip_all, fields(sheet = %path.sheet))]
@@ -64,22 +71,23 @@ async fn rows_update(
     State(state): State<AppState>,
     path: SheetPath,
     _: NoQuery,
+    key: IdempotencyKey,
     JsonBody(body): JsonBody,
-) -> Result<Json<Updated>> {
+) -> Result<Response> {
     let request = UpdateRows::from_json(&body);
     let (id, request) = valid_request(&state, &path, request, Sheet::update_problems).await?;
     let sheet = path.sheet;
-    let updated = state
-        .store
-        .edit(id, move |workbook| {
+    let (updated, replayed) = once(&state.store, key.with_body(&body), |key| {
+        state.store.edit(id, key, move |workbook| {
             let n = workbook.sheet_mut(&sheet)?.update(request.clone())?;
             Ok::<_, ApiError>(Edit {
                 value: n,
                 changed: n > 0,
             })
         })
-        .await?;
-    Ok(Json(Updated { updated }))
+    })
+    .await?;
+    Ok(marked(Json(Updated { updated }), replayed))
 }
 
 /// §4.3 Read rows: 200 `{"data": [...], "total": T}`. Never rewrites the file.
@@ -108,7 +116,7 @@ async fn rows_read(
 }
 
 /// §4.4 Delete rows by filter or row number; rows below move up: 200 `{"deleted": N}`.
-#[utoipa::path(delete, path = PATH, tag = "rows", params(SheetParams),
+#[utoipa::path(delete, path = PATH, tag = "rows", params(SheetParams, KeyParams),
     request_body = DeleteBody,
     responses((status = 200, description = "Matched rows deleted", body = Deleted), Errors))]
 #[tracing::instrument(skip_all, fields(sheet = %path.sheet))]
@@ -116,22 +124,23 @@ async fn rows_delete(
     State(state): State<AppState>,
     path: SheetPath,
     _: NoQuery,
+    key: IdempotencyKey,
     JsonBody(body): JsonBody,
-) -> Result<Json<Deleted>> {
+) -> Result<Response> {
     let request = DeleteRows::from_json(&body);
     let (id, request) = valid_request(&state, &path, request, Sheet::delete_problems).await?;
     let sheet = path.sheet;
-    let deleted = state
-        .store
-        .edit(id, move |workbook| {
+    let (deleted, replayed) = once(&state.store, key.with_body(&body), |key| {
+        state.store.edit(id, key, move |workbook| {
             let n = workbook.delete_rows(&sheet, &request)?;
             Ok::<_, ApiError>(Edit {
                 value: n,
                 changed: n > 0,
             })
         })
-        .await?;
-    Ok(Json(Deleted { deleted }))
+    })
+    .await?;
+    Ok(marked(Json(Deleted { deleted }), replayed))
 }
 
 /// The checked id and request. A request with problems is answered 400

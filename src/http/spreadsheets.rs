@@ -12,8 +12,9 @@ use super::AppState;
 use super::error::{ApiError, Result};
 use super::extract::NoQuery;
 use super::extract::{SpreadsheetPath, XLSX_MIME, XlsxBody};
+use super::idempotency::{IdempotencyKey, marked, once};
 use super::openapi::{
-    Errors, SheetList, SheetSummary, SpreadsheetCreated, SpreadsheetParams, XlsxFile,
+    Errors, KeyParams, SheetList, SheetSummary, SpreadsheetCreated, SpreadsheetParams, XlsxFile,
 };
 use crate::model::header::Header;
 use crate::store::StoreError;
@@ -53,7 +54,7 @@ async fn sheets_list(
 }
 
 /// `POST /v1/spreadsheets`: stores an uploaded workbook under a new id.
-#[utoipa::path(post, path = "/v1/spreadsheets", tag = "spreadsheets",
+#[utoipa::path(post, path = "/v1/spreadsheets", tag = "spreadsheets", params(KeyParams),
     request_body(description = "The .xlsx file's bytes", content(
         (XlsxFile = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
         (XlsxFile = "application/octet-stream"))),
@@ -61,24 +62,28 @@ async fn sheets_list(
 async fn spreadsheets_upload(
     State(state): State<AppState>,
     _: NoQuery,
+    key: IdempotencyKey,
     XlsxBody(bytes): XlsxBody,
-) -> Result<(StatusCode, Json<SpreadsheetCreated>)> {
-    let id = state
-        .store
-        .create(bytes.to_vec())
-        .await
-        .map_err(|e| match e {
-            StoreError::Unreadable(why) => {
-                ApiError::invalid("body", format!("is not a readable xlsx workbook ({why})"))
-            }
-            other => other.into(),
-        })?;
-    Ok((
+) -> Result<Response> {
+    let (spreadsheet_id, replayed) = once(&state.store, key.with_body(&bytes), |key| async {
+        let id = state
+            .store
+            .create(bytes.to_vec(), key)
+            .await
+            .map_err(|e| match e {
+                StoreError::Unreadable(why) => {
+                    ApiError::invalid("body", format!("is not a readable xlsx workbook ({why})"))
+                }
+                other => other.into(),
+            })?;
+        Ok(id.to_string())
+    })
+    .await?;
+    let created = (
         StatusCode::CREATED,
-        Json(SpreadsheetCreated {
-            spreadsheet_id: id.to_string(),
-        }),
-    ))
+        Json(SpreadsheetCreated { spreadsheet_id }),
+    );
+    Ok(marked(created, replayed))
 }
 
 /// `GET /v1/spreadsheets/{id}`: the workbook as it is on disk.

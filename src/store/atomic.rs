@@ -17,49 +17,90 @@ pub const TEMP_PREFIX: &str = ".sheetd-tmp-";
 /// `owner` names the temp file (see [`TEMP_PREFIX`]). Returns the metadata
 /// of the file written, taken before the rename (which keeps its inode and
 /// times), so it describes that file even if another one replaces it next.
-///
-/// With `expected`, the file in place must still have that identity right
-/// before the rename; if another program replaced or changed it meanwhile,
-/// nothing is renamed and the answer is [`StoreError::Moved`]. (A save that
-/// lands in the microseconds between that check and the rename is still
-/// overwritten: POSIX has no rename that compares first.)
 pub fn replace_atomically(
     target: &Path,
     owner: &str,
-    expected: Option<FileIdentity>,
     write: impl FnOnce(&mut BufWriter<&File>) -> Result<(), StoreError>,
 ) -> Result<Metadata, StoreError> {
-    let dir = target.parent().expect("a data file lives in a directory");
-    let temp = tempfile::Builder::new()
-        .prefix(&format!("{TEMP_PREFIX}{owner}-"))
-        .suffix(".xlsx")
-        .tempfile_in(dir)?;
-    // tempfile creates files readable by the owner only; a workbook keeps
-    // the permissions it had, so people who could open it still can.
-    let permissions = match std::fs::metadata(target) {
-        Ok(meta) => meta.permissions(),
-        Err(_) => std::fs::Permissions::from_mode(0o644),
-    };
-    temp.as_file().set_permissions(permissions)?;
-    {
-        let mut out = BufWriter::new(temp.as_file());
-        write(&mut out)?;
-        out.flush()?;
+    let written = Prepared::write(target, owner, write)?.rename()?;
+    sync_dir(directory(target))?;
+    Ok(written)
+}
+
+/// A new version of a file, written and synced beside it, not yet renamed
+/// over it; dropped, it is removed.
+pub struct Prepared<'a> {
+    target: &'a Path,
+    temp: tempfile::NamedTempFile,
+    written: Metadata,
+}
+
+fn directory(target: &Path) -> &Path {
+    target.parent().expect("a data file lives in a directory")
+}
+
+impl<'a> Prepared<'a> {
+    /// Writes the new version of `target` with `write` to a temp file in
+    /// its directory and syncs it.
+    pub fn write(
+        target: &'a Path,
+        owner: &str,
+        write: impl FnOnce(&mut BufWriter<&File>) -> Result<(), StoreError>,
+    ) -> Result<Prepared<'a>, StoreError> {
+        let temp = tempfile::Builder::new()
+            .prefix(&format!("{TEMP_PREFIX}{owner}-"))
+            .suffix(".xlsx")
+            .tempfile_in(directory(target))?;
+        // tempfile creates files readable by the owner only; a workbook keeps
+        // the permissions it had, so people who could open it still can.
+        let permissions = match std::fs::metadata(target) {
+            Ok(meta) => meta.permissions(),
+            Err(_) => std::fs::Permissions::from_mode(0o644),
+        };
+        temp.as_file().set_permissions(permissions)?;
+        {
+            let mut out = BufWriter::new(temp.as_file());
+            write(&mut out)?;
+            out.flush()?;
+        }
+        temp.as_file().sync_all()?;
+        let written = temp.as_file().metadata()?;
+        Ok(Prepared {
+            target,
+            temp,
+            written,
+        })
     }
-    temp.as_file().sync_all()?;
-    let written = temp.as_file().metadata()?;
-    if let Some(expected) = expected {
-        let in_place = std::fs::symlink_metadata(target)
+
+    /// The identity the file will have once renamed into place.
+    pub fn identity(&self) -> FileIdentity {
+        FileIdentity::of(&self.written)
+    }
+
+    /// [`StoreError::Moved`] unless the file in place still has the identity
+    /// `expected`: another program replaced or changed it since it was read.
+    /// (A save that lands in the microseconds between this check and the
+    /// rename is still overwritten: POSIX has no rename that compares first.)
+    pub fn check(&self, expected: FileIdentity) -> Result<(), StoreError> {
+        let in_place = std::fs::symlink_metadata(self.target)
             .ok()
             .map(|meta| FileIdentity::of(&meta));
-        if in_place != Some(expected) {
-            return Err(StoreError::Moved);
+        if in_place == Some(expected) {
+            Ok(())
+        } else {
+            Err(StoreError::Moved)
         }
     }
-    // tempfile's `persist` renames; it syncs neither the file nor the directory.
-    temp.persist(target).map_err(|e| StoreError::Io(e.error))?;
-    sync_dir(dir)?;
-    Ok(written)
+
+    /// Renames the new version over the file; the caller syncs the
+    /// directory ([`sync_dir`]) to make it durable.
+    pub fn rename(self) -> Result<Metadata, StoreError> {
+        // tempfile's `persist` renames; it syncs neither the file nor the directory.
+        self.temp
+            .persist(self.target)
+            .map_err(|e| StoreError::Io(e.error))?;
+        Ok(self.written)
+    }
 }
 
 /// Makes a rename or removal in `dir` durable.
@@ -77,7 +118,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("book.xlsx");
         std::fs::write(&target, b"old").unwrap();
-        let written = replace_atomically(&target, "owner", None, |out| {
+        let written = replace_atomically(&target, "owner", |out| {
             out.write_all(b"new contents").map_err(StoreError::from)
         })
         .unwrap();
@@ -92,15 +133,17 @@ mod tests {
         let target = dir.path().join("book.xlsx");
         std::fs::write(&target, b"read").unwrap();
         let read = FileIdentity::of(&std::fs::metadata(&target).unwrap());
-        let error = replace_atomically(&target, "owner", Some(read), |out| {
+        let prepared = Prepared::write(&target, "owner", |out| {
             // Another program saves while this write runs.
             let saved = dir.path().join("saved.tmp");
             std::fs::write(&saved, b"saved by an app").unwrap();
             std::fs::rename(&saved, &target).unwrap();
             out.write_all(b"ours").map_err(StoreError::from)
         })
-        .unwrap_err();
+        .unwrap();
+        let error = prepared.check(read).unwrap_err();
         assert!(matches!(error, StoreError::Moved), "{error}");
+        drop(prepared);
         assert_eq!(std::fs::read(&target).unwrap(), b"saved by an app");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "no temp file left");

@@ -16,7 +16,7 @@ use crate::xlsx::Rewrite;
 
 /// Tells whether a file changed since it was parsed: a rename gives a new
 /// inode, an edit in place a new length or modification time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileIdentity {
     device: u64,
     inode: u64,

@@ -18,8 +18,9 @@ use std::time::Instant;
 
 use tokio::sync::oneshot;
 
-use super::atomic::replace_atomically;
+use super::atomic::{Prepared, sync_dir};
 use super::cache::{FileIdentity, Kept};
+use super::keys::{Answer, Key};
 use super::{Edit, Store, StoreError};
 use crate::calc::{self, Calculator};
 use crate::model::{SpreadsheetId, Workbook};
@@ -38,6 +39,9 @@ pub trait PendingEdit: Send {
     /// Answers the request: with the error of its last application if it
     /// had one, else with `committed` (and its value when that is `Ok`).
     fn answer(self: Box<Self>, committed: Result<(), StoreError>);
+    /// The answer to remember under the request's idempotency key, if it
+    /// has one and its last application succeeded.
+    fn record(&self, spreadsheet: SpreadsheetId) -> Option<(Key, Answer)>;
 }
 
 /// A request's edit function, the result of its last application and the
@@ -46,14 +50,27 @@ pub struct EditRequest<F, T, E> {
     pub f: F,
     pub reply: oneshot::Sender<Result<T, E>>,
     pub applied: Option<Result<T, E>>,
+    pub key: Option<Key>,
 }
 
 impl<F, T, E> PendingEdit for EditRequest<F, T, E>
 where
     F: FnMut(&mut Workbook) -> Result<Edit<T>, E> + Send + 'static,
-    T: Send + 'static,
+    T: serde::Serialize + Send + 'static,
     E: From<StoreError> + Send + 'static,
 {
+    fn record(&self, spreadsheet: SpreadsheetId) -> Option<(Key, Answer)> {
+        let key = self.key.clone()?;
+        let Some(Ok(value)) = &self.applied else {
+            return None;
+        };
+        let answer = Answer {
+            spreadsheet: spreadsheet.to_string(),
+            value: serde_json::to_value(value).ok()?,
+        };
+        Some((key, answer))
+    }
+
     fn apply(&mut self, workbook: &mut Workbook) -> bool {
         let (changed, applied) = match (self.f)(workbook) {
             Ok(Edit { value, changed }) => (changed, Ok(value)),
@@ -87,6 +104,7 @@ impl StoreError {
             StoreError::NotRegular => StoreError::NotRegular,
             StoreError::Busy => StoreError::Busy,
             StoreError::Moved => StoreError::Moved,
+            StoreError::KeyInUse => StoreError::KeyInUse,
         }
     }
 }
@@ -192,7 +210,11 @@ impl Store {
             .map(|edit| edit.apply(&mut workbook))
             .filter(|&changed| changed)
             .count();
+        let records: Vec<_> = batch.iter().filter_map(|edit| edit.record(id)).collect();
         if changed == 0 {
+            if let Err(error) = self.inner.keys.record(records, None) {
+                tracing::error!(spreadsheet = %id, %error, "idempotency keys not recorded");
+            }
             workbook.take_edits();
             let kept = Kept {
                 rewrite,
@@ -226,7 +248,7 @@ impl Store {
         let keep = appends || rewrite.is_none();
         let rewrite = rewrite.filter(|_| appends);
         tracing::debug!(spreadsheet = %id, new_rows_only = rewrite.is_some(), "saving");
-        let saved = self.persist(id, identity, &workbook, rewrite);
+        let saved = self.persist(id, identity, &workbook, rewrite, records);
         // Freed after the save: freeing 100,000 rows takes milliseconds.
         drop(before);
         match saved {
@@ -246,15 +268,17 @@ impl Store {
 
     /// Writes the workbook atomically, saving `rewrite` again when the
     /// workbook appends to what it last saved; returns the new file's
-    /// identity and the rewrite that wrote it.
-    /// The file must still be the one with identity `read` when the new
-    /// one is renamed over it ([`StoreError::Moved`] otherwise).
+    /// identity and the rewrite that wrote it. The file must still be the
+    /// one with identity `read` when the new one is renamed over it
+    /// ([`StoreError::Moved`] otherwise); the idempotency keys' answers
+    /// (`records`) are made durable before the rename.
     fn persist(
         &self,
         id: SpreadsheetId,
         read: FileIdentity,
         workbook: &Workbook,
         rewrite: Option<Rewrite>,
+        records: Vec<(Key, Answer)>,
     ) -> Result<(FileIdentity, Rewrite), StoreError> {
         let max_cells = self.inner.limits.max_cells;
         if workbook.cell_slots() > max_cells {
@@ -272,9 +296,24 @@ impl Store {
             Some(rewrite) => rewrite,
             None => unpanicked(|| Rewrite::begin_in(workbook, Some(temp_dir)))??,
         };
-        let written = replace_atomically(&self.path(id), &id.to_string(), Some(read), |out| {
+        let path = self.path(id);
+        let prepared = Prepared::write(&path, &id.to_string(), |out| {
             Ok(unpanicked(|| rewrite.save(workbook, out))??)
         })?;
+        let keys: Vec<Key> = records.iter().map(|(key, _)| key.clone()).collect();
+        self.inner.keys.record(records, Some(prepared.identity()))?;
+        let renamed = prepared.check(read).and_then(|()| prepared.rename());
+        let written = match renamed {
+            Ok(written) => written,
+            Err(error) => {
+                self.inner.keys.unrecord(&keys);
+                return Err(error);
+            }
+        };
+        // Past the rename the write has landed: if the directory cannot be
+        // synced the requests hear 500, and a retry with the same key gets
+        // the answer recorded above instead of a second write.
+        sync_dir(&self.inner.dir)?;
         Ok((FileIdentity::of(&written), rewrite))
     }
 }
@@ -356,6 +395,7 @@ mod tests {
             f,
             reply,
             applied: None,
+            key: None,
         };
         (Box::new(edit), answer)
     }

@@ -15,6 +15,7 @@
 mod atomic;
 mod cache;
 mod commit;
+mod keys;
 mod lock;
 mod queue;
 
@@ -29,6 +30,7 @@ use crate::xlsx;
 use atomic::{TEMP_PREFIX, replace_atomically, sync_dir};
 use cache::{Cache, FileIdentity, Kept};
 use commit::EditRequest;
+pub use keys::{Answer, Claim, Key, fingerprint};
 use lock::{LOCK_DIR, lock_exclusive_until, remove_lock_file, try_lock_exclusive};
 use queue::Queues;
 use tokio::sync::oneshot;
@@ -70,6 +72,9 @@ pub enum StoreError {
     /// written (the commit then reads it again).
     #[error("the file was changed by another program during the write")]
     Moved,
+    /// A request with the same idempotency key is being handled.
+    #[error("a request with this idempotency key is in progress")]
+    KeyInUse,
 }
 
 impl From<xlsx::ReadError> for StoreError {
@@ -124,6 +129,7 @@ struct Inner {
     queues: Queues,
     cache: Mutex<Cache>,
     parses: Turns,
+    keys: keys::Keys,
 }
 
 impl Store {
@@ -134,12 +140,17 @@ impl Store {
         fs::create_dir_all(dir.join(LOCK_DIR))?;
         remove_leftover_temp_files(&dir)?;
         remove_orphan_lock_files(&dir)?;
+        let keys = keys::Keys::open(&dir, limits.idempotency_window, |spreadsheet| {
+            let meta = fs::symlink_metadata(dir.join(format!("{spreadsheet}.xlsx"))).ok()?;
+            Some(FileIdentity::of(&meta))
+        })?;
         Ok(Store {
             inner: Arc::new(Inner {
                 dir,
                 queues: Queues::default(),
                 cache: Mutex::new(Cache::new(limits.cache_bytes)),
                 parses: Turns::new(limits.max_parses),
+                keys,
                 limits,
             }),
         })
@@ -214,10 +225,13 @@ impl Store {
     /// with one rewrite (see `commit`).
     ///
     /// `f` must leave the workbook untouched when it returns an error.
-    pub async fn edit<T, E, F>(&self, id: SpreadsheetId, f: F) -> Result<T, E>
+    ///
+    /// With an idempotency `key` (claimed first, see [`Store::claim`]), the
+    /// edit's answer is remembered with the write that commits it.
+    pub async fn edit<T, E, F>(&self, id: SpreadsheetId, key: Option<Key>, f: F) -> Result<T, E>
     where
         F: FnMut(&mut Workbook) -> Result<Edit<T>, E> + Send + 'static,
-        T: Send + 'static,
+        T: serde::Serialize + Send + 'static,
         E: From<StoreError> + Send + 'static,
     {
         if !self.named(id) {
@@ -229,6 +243,7 @@ impl Store {
             f,
             reply,
             applied: None,
+            key,
         }));
         let committer = place.committer();
         let lost = || StoreError::Job("the commit ended without an answer".into());
@@ -273,6 +288,17 @@ impl Store {
             }
         }
         answer.await.map_err(|_| lost())?
+    }
+
+    /// What to do with a request that carries an idempotency key: go on
+    /// (then [`Store::release`] it if it fails), or answer as before.
+    pub fn claim(&self, key: &Key) -> Claim {
+        self.inner.keys.claim(key)
+    }
+
+    /// Ends the claim of a request that failed, so that a retry may run.
+    pub fn release(&self, key: &Key) {
+        self.inner.keys.release(key);
     }
 
     /// A place in the spreadsheet's write queue (503 when it is full), and
@@ -346,8 +372,13 @@ impl Store {
         self.cache().remove(id);
     }
 
-    /// Stores a new workbook under a new id; `bytes` must parse.
-    pub async fn create(&self, bytes: Vec<u8>) -> Result<SpreadsheetId, StoreError> {
+    /// Stores a new workbook under a new id; `bytes` must parse. With an
+    /// idempotency `key`, the new id is remembered before the file lands.
+    pub async fn create(
+        &self,
+        bytes: Vec<u8>,
+        key: Option<Key>,
+    ) -> Result<SpreadsheetId, StoreError> {
         let store = self.clone();
         blocking(move || {
             {
@@ -355,9 +386,29 @@ impl Store {
                 xlsx::read_workbook(&bytes, store.inner.limits.max_cells)?;
             }
             let id = SpreadsheetId::new_random();
-            replace_atomically(&store.path(id), &id.to_string(), None, |out| {
+            let path = store.path(id);
+            let prepared = atomic::Prepared::write(&path, &id.to_string(), |out| {
                 std::io::Write::write_all(out, &bytes).map_err(StoreError::from)
             })?;
+            let records: Vec<_> = key
+                .iter()
+                .map(|key| {
+                    let answer = Answer {
+                        spreadsheet: id.to_string(),
+                        value: serde_json::Value::String(id.to_string()),
+                    };
+                    (key.clone(), answer)
+                })
+                .collect();
+            store
+                .inner
+                .keys
+                .record(records, Some(prepared.identity()))?;
+            if let Err(error) = prepared.rename() {
+                store.inner.keys.unrecord(key.as_slice());
+                return Err(error);
+            }
+            sync_dir(&store.inner.dir)?;
             Ok(id)
         })
         .await
@@ -373,7 +424,7 @@ impl Store {
         if fs::symlink_metadata(&path).is_ok() {
             return Ok(());
         }
-        replace_atomically(&path, &id.to_string(), None, |out| {
+        replace_atomically(&path, &id.to_string(), |out| {
             Ok(xlsx::write_workbook(workbook, out)?)
         })?;
         Ok(())

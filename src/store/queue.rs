@@ -166,6 +166,9 @@ mod tests {
             unreachable!("the queue tests commit nothing")
         }
         fn answer(self: Box<Self>, _: Result<(), StoreError>) {}
+        fn record(&self, _: SpreadsheetId) -> Option<(crate::store::Key, crate::store::Answer)> {
+            None
+        }
     }
 
     const GAP: Duration = Duration::from_millis(2);

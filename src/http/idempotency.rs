@@ -1,0 +1,114 @@
+//! `Idempotency-Key` on writes: a client that sends a write again with the
+//! same key (after a timeout, a 500, a lost connection) gets the first
+//! answer, with `Idempotent-Replayed: true`, and the write is not applied a
+//! second time. The store remembers the answers (see `store::keys`).
+
+use std::future::Future;
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use axum::http::{HeaderName, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
+
+use super::error::{ApiError, Result};
+use crate::store::{Claim, Key, Store, StoreError, fingerprint};
+
+const IDEMPOTENCY_KEY: &str = "idempotency-key";
+const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+
+/// The longest key taken.
+const MAX_KEY_BYTES: usize = 255;
+
+/// The request's `Idempotency-Key`, if it has one, with its method and path.
+pub struct IdempotencyKey {
+    key: Option<String>,
+    request: String,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for IdempotencyKey {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self> {
+        let request = format!("{} {}", parts.method, parts.uri.path());
+        let Some(value) = parts.headers.get(IDEMPOTENCY_KEY) else {
+            return Ok(IdempotencyKey { key: None, request });
+        };
+        let bytes = value.as_bytes();
+        if bytes.is_empty()
+            || bytes.len() > MAX_KEY_BYTES
+            || !bytes.iter().all(|b| b.is_ascii_graphic())
+        {
+            return Err(ApiError::invalid(
+                "Idempotency-Key",
+                "must be 1 to 255 printable ASCII characters, without spaces (a UUID will do)",
+            ));
+        }
+        let key = String::from_utf8_lossy(bytes).into_owned();
+        Ok(IdempotencyKey {
+            key: Some(key),
+            request,
+        })
+    }
+}
+
+impl IdempotencyKey {
+    /// The key, told apart from another request's by `body`.
+    pub fn with_body(&self, body: &[u8]) -> Option<Key> {
+        let key = self.key.clone()?;
+        Some(Key {
+            fingerprint: fingerprint(&[self.request.as_bytes(), body]),
+            key,
+        })
+    }
+}
+
+/// Runs `write` once per key: a request whose key was answered gets that
+/// answer's value (and `true`) without running it.
+pub async fn once<T, F, Fut>(store: &Store, key: Option<Key>, write: F) -> Result<(T, bool)>
+where
+    T: DeserializeOwned,
+    F: FnOnce(Option<Key>) -> Fut,
+    Fut: Future<Output = Result<T>>,
+{
+    let Some(key) = key else {
+        return Ok((write(None).await?, false));
+    };
+    match store.claim(&key) {
+        Claim::First => {}
+        Claim::Answered(answer) => {
+            let value = serde_json::from_value(answer.value)
+                .map_err(|e| ApiError::internal(format!("a remembered answer: {e}")))?;
+            return Ok((value, true));
+        }
+        Claim::InProgress => return Err(StoreError::KeyInUse.into()),
+        Claim::Mismatch => {
+            return Err(ApiError::invalid(
+                "Idempotency-Key",
+                "was sent before with another request; use a new key for a new request",
+            ));
+        }
+    }
+    // Released however the write ends; an answered key stays remembered.
+    let _claim = Claimed(store, &key);
+    Ok((write(Some(key.clone())).await?, false))
+}
+
+struct Claimed<'a>(&'a Store, &'a Key);
+
+impl Drop for Claimed<'_> {
+    fn drop(&mut self) {
+        self.0.release(self.1);
+    }
+}
+
+/// `answer`, marked as a replay when it is one.
+pub fn marked(answer: impl IntoResponse, replayed: bool) -> Response {
+    let mut response = answer.into_response();
+    if replayed {
+        response
+            .headers_mut()
+            .insert(REPLAYED, HeaderValue::from_static("true"));
+    }
+    response
+}
