@@ -272,3 +272,19 @@ async fn a_symbolic_link_named_like_a_workbook_is_neither_served_nor_replaced() 
     );
     assert_eq!(std::fs::read(&target).unwrap(), before);
 }
+
+#[tokio::test]
+async fn a_temp_directory_that_cannot_be_written_fails_the_write_without_naming_it() {
+    let missing = std::path::PathBuf::from("/nonexistent/sheetd-temp");
+    let server = Server::start_with(|c| c.temp_dir = Some(missing.clone())).await;
+    people_workbook(&server);
+    let before = std::fs::read(server.file(ID)).unwrap();
+    let (status, body) = server
+        .post(&rows_path("People"), json!({"data": [{"name": "x"}]}))
+        .await;
+    assert_eq!(status, 500, "{body}");
+    assert!(!body.to_string().contains("nonexistent"), "{body}");
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
+    // Reads do not need it.
+    assert_eq!(server.get(&rows_path("People")).await.0, 200);
+}
