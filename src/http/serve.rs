@@ -98,6 +98,7 @@ pub async fn serve_router(
         .header_read_timeout(limits.header_timeout);
     let open = Arc::new(Semaphore::new(limits.max_connections));
     let refusing = Arc::new(Semaphore::new(MAX_REFUSING));
+    let mut refused = Refused::default();
     tokio::pin!(shutdown);
     loop {
         let stream = tokio::select! {
@@ -114,6 +115,7 @@ pub async fn serve_router(
             () = &mut shutdown => break,
         };
         let Ok(permit) = open.clone().try_acquire_owned() else {
+            refused.log();
             refuse(stream, &refusing);
             continue;
         };
@@ -143,10 +145,34 @@ pub async fn serve_router(
     Ok(())
 }
 
+/// Connections refused since the last log line: a flood of them logs one
+/// line a second, not one each.
+#[derive(Default)]
+struct Refused {
+    count: u64,
+    logged: Option<std::time::Instant>,
+}
+
+impl Refused {
+    fn log(&mut self) {
+        self.count += 1;
+        if self
+            .logged
+            .is_none_or(|at| at.elapsed() >= Duration::from_secs(1))
+        {
+            tracing::warn!(
+                connections = self.count,
+                "connections refused: the connection cap is reached"
+            );
+            self.count = 0;
+            self.logged = Some(std::time::Instant::now());
+        }
+    }
+}
+
 /// Answers a connection over the cap with 503 and closes it, or closes it
 /// at once when many are being refused already.
 fn refuse(mut stream: TcpStream, refusing: &Arc<Semaphore>) {
-    tracing::warn!("connection refused: the connection cap is reached");
     let Ok(permit) = refusing.clone().try_acquire_owned() else {
         return;
     };

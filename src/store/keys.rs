@@ -11,7 +11,7 @@
 //! the crash, or a failed directory sync, came before or after the rename.
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -268,6 +268,15 @@ impl Keys {
         let mut state = self.locked();
         let oldest = now().saturating_sub(self.window.as_secs());
         state.entries.retain(|_, e| e.at >= oldest);
+        if state.entries.is_empty() {
+            // Nothing to remember: no file (a data directory that never
+            // saw a key keeps none).
+            state.lines = 0;
+            return match fs::remove_file(&self.path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
+                _ => Ok(()),
+            };
+        }
         let mut text = String::new();
         for (key, entry) in &state.entries {
             let line = Line {
@@ -312,7 +321,6 @@ pub fn fingerprint(parts: &[&[u8]]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::fs;
 
     fn key(k: &str, fingerprint: u64) -> Key {
         Key {
