@@ -102,6 +102,9 @@ async fn a_key_is_remembered_across_a_restart() {
     )
     .await;
     assert_eq!(first.0, 201);
+    // Later writes replace the file the key's write made.
+    let later = json!({"data": [{"name": "after"}]});
+    assert_eq!(server.post(&rows_path("People"), later).await.0, 201);
     // A new server on the same directory reads the keys from disk.
     let restarted = Server::start_sharing(server.data_dir()).await;
     let again = send(&restarted, Method::POST, &rows_path("People"), "k", insert).await;

@@ -16,6 +16,7 @@ use axum::extract::{Request, State};
 use axum::http::{Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use http_body::Body as _;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::error::ApiError;
@@ -66,7 +67,8 @@ pub async fn admit(State(admission): State<Admission>, req: Request, next: Next)
         return ApiError::Unavailable("too many requests are being handled; retry shortly")
             .into_response();
     };
-    if !may_have_body(&req) {
+    // No body at all (no length, not chunked: hyper knows it is empty).
+    if !may_have_body(&req) || req.body().size_hint().exact() == Some(0) {
         return next.run(req).await;
     }
     let declared = req

@@ -151,6 +151,9 @@ impl From<StoreError> for ApiError {
             StoreError::Busy => ApiError::Unavailable(
                 "too many writes wait for this spreadsheet, or its turn did not come in time",
             ),
+            StoreError::TooManyParses => ApiError::Unavailable(
+                "too many workbooks are being read from their files; retry shortly",
+            ),
             StoreError::KeyInUse => ApiError::Unavailable(
                 "a request with this Idempotency-Key is being handled; retry once it is answered",
             ),

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 
 use super::error::{ApiError, Result};
-use crate::store::{Claim, Key, Store, StoreError, fingerprint};
+use crate::store::{Claim, Claimed, Key, Store, StoreError, fingerprint};
 
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
 const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
@@ -64,41 +64,29 @@ impl IdempotencyKey {
 }
 
 /// Runs `write` once per key: a request whose key was answered gets that
-/// answer's value (and `true`) without running it.
+/// answer's value (and `true`) without running it. `write` gets the claim
+/// of the key, and holds it until its edit is answered.
 pub async fn once<T, F, Fut>(store: &Store, key: Option<Key>, write: F) -> Result<(T, bool)>
 where
     T: DeserializeOwned,
-    F: FnOnce(Option<Key>) -> Fut,
+    F: FnOnce(Option<Claimed>) -> Fut,
     Fut: Future<Output = Result<T>>,
 {
     let Some(key) = key else {
         return Ok((write(None).await?, false));
     };
-    match store.claim(&key) {
-        Claim::First => {}
+    match store.claim(key) {
+        Claim::First(claimed) => Ok((write(Some(claimed)).await?, false)),
         Claim::Answered(answer) => {
             let value = serde_json::from_value(answer.value)
                 .map_err(|e| ApiError::internal(format!("a remembered answer: {e}")))?;
-            return Ok((value, true));
+            Ok((value, true))
         }
-        Claim::InProgress => return Err(StoreError::KeyInUse.into()),
-        Claim::Mismatch => {
-            return Err(ApiError::invalid(
-                "Idempotency-Key",
-                "was sent before with another request; use a new key for a new request",
-            ));
-        }
-    }
-    // Released however the write ends; an answered key stays remembered.
-    let _claim = Claimed(store, &key);
-    Ok((write(Some(key.clone())).await?, false))
-}
-
-struct Claimed<'a>(&'a Store, &'a Key);
-
-impl Drop for Claimed<'_> {
-    fn drop(&mut self) {
-        self.0.release(self.1);
+        Claim::InProgress => Err(StoreError::KeyInUse.into()),
+        Claim::Mismatch => Err(ApiError::invalid(
+            "Idempotency-Key",
+            "was sent before with another request; use a new key for a new request",
+        )),
     }
 }
 

@@ -77,7 +77,12 @@ pub struct KeyParams {
     /// a UUID will do), the write gets its first answer with
     /// `Idempotent-Replayed: true` and is not applied again; remembered for
     /// `--idempotency-window-secs` (a day by default), also across restarts.
-    #[param(rename = "Idempotency-Key")]
+    #[param(
+        rename = "Idempotency-Key",
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[!-~]+$"
+    )]
     idempotency_key: Option<String>,
 }
 

@@ -33,8 +33,9 @@ use crate::config::Config;
 pub const MAX_HEADERS: usize = 100;
 
 /// Open files kept free of connections, for workbooks, temp files, locks
-/// and the writer's sheet files.
-const RESERVED_FILES: u64 = 256;
+/// and the writer's sheet files: this many, and two for each request
+/// handled at once.
+const RESERVED_FILES: u64 = 1024;
 
 /// Connections refused at once with a 503 while others are being refused;
 /// past it a connection over the cap is closed without an answer, so a
@@ -45,6 +46,8 @@ const MAX_REFUSING: usize = 64;
 #[derive(Debug, Clone, Copy)]
 pub struct ConnectionLimits {
     pub max_connections: usize,
+    /// Open files kept free of connections.
+    pub reserved_files: u64,
     pub header_timeout: Duration,
     pub send_timeout: Duration,
     pub shutdown_timeout: Duration,
@@ -54,6 +57,7 @@ impl ConnectionLimits {
     pub fn of(config: &Config) -> ConnectionLimits {
         ConnectionLimits {
             max_connections: config.max_connections.max(1),
+            reserved_files: RESERVED_FILES + 2 * config.max_requests as u64,
             header_timeout: Duration::from_secs(config.header_timeout_secs.max(1)),
             send_timeout: Duration::from_secs(config.send_timeout_secs.max(1)),
             shutdown_timeout: Duration::from_secs(config.shutdown_timeout_secs),

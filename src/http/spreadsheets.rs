@@ -16,8 +16,9 @@ use super::idempotency::{IdempotencyKey, marked, once};
 use super::openapi::{
     Errors, KeyParams, SheetList, SheetSummary, SpreadsheetCreated, SpreadsheetParams, XlsxFile,
 };
+use crate::model::SpreadsheetId;
 use crate::model::header::Header;
-use crate::store::StoreError;
+use crate::store::{Claimed, StoreError};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -65,25 +66,34 @@ async fn spreadsheets_upload(
     key: IdempotencyKey,
     XlsxBody(bytes): XlsxBody,
 ) -> Result<Response> {
-    let (spreadsheet_id, replayed) = once(&state.store, key.with_body(&bytes), |key| async {
-        let id = state
-            .store
-            .create(bytes.to_vec(), key)
-            .await
-            .map_err(|e| match e {
-                StoreError::Unreadable(why) => {
-                    ApiError::invalid("body", format!("is not a readable xlsx workbook ({why})"))
-                }
-                other => other.into(),
-            })?;
-        Ok(id.to_string())
-    })
-    .await?;
+    let key = key.with_body(&bytes);
+    let upload = |claimed| store_upload(&state, bytes.to_vec(), claimed);
+    let (mut spreadsheet_id, mut replayed) = once(&state.store, key.clone(), upload).await?;
+    // A workbook removed since its upload is not answered for: a retry
+    // then stores it again, under a new id.
+    if let Some(key) = key.as_ref().filter(|_| replayed)
+        && !SpreadsheetId::parse(&spreadsheet_id).is_ok_and(|id| state.store.exists(id))
+    {
+        state.store.forget_key(key);
+        let upload = |claimed| store_upload(&state, bytes.to_vec(), claimed);
+        (spreadsheet_id, replayed) = once(&state.store, Some(key.clone()), upload).await?;
+    }
     let created = (
         StatusCode::CREATED,
         Json(SpreadsheetCreated { spreadsheet_id }),
     );
     Ok(marked(created, replayed))
+}
+
+/// Stores an uploaded workbook; an unreadable one is the request's fault.
+async fn store_upload(state: &AppState, bytes: Vec<u8>, key: Option<Claimed>) -> Result<String> {
+    let id = state.store.create(bytes, key).await.map_err(|e| match e {
+        StoreError::Unreadable(why) => {
+            ApiError::invalid("body", format!("is not a readable xlsx workbook ({why})"))
+        }
+        other => other.into(),
+    })?;
+    Ok(id.to_string())
 }
 
 /// `GET /v1/spreadsheets/{id}`: the workbook as it is on disk.

@@ -18,9 +18,10 @@ use std::time::Instant;
 
 use tokio::sync::oneshot;
 
-use super::atomic::{Prepared, sync_dir};
+use super::atomic::Prepared;
 use super::cache::{FileIdentity, Kept};
-use super::keys::{Answer, Key};
+use super::keys::{Answer, Claimed, Key};
+use super::lock::remove_lock_file;
 use super::{Edit, Store, StoreError};
 use crate::calc::{self, Calculator};
 use crate::model::{SpreadsheetId, Workbook};
@@ -50,7 +51,8 @@ pub struct EditRequest<F, T, E> {
     pub f: F,
     pub reply: oneshot::Sender<Result<T, E>>,
     pub applied: Option<Result<T, E>>,
-    pub key: Option<Key>,
+    /// The request's idempotency key, held until the edit is answered.
+    pub key: Option<Claimed>,
 }
 
 impl<F, T, E> PendingEdit for EditRequest<F, T, E>
@@ -60,7 +62,7 @@ where
     E: From<StoreError> + Send + 'static,
 {
     fn record(&self, spreadsheet: SpreadsheetId) -> Option<(Key, Answer)> {
-        let key = self.key.clone()?;
+        let key = self.key.as_ref()?.key().clone();
         let Some(Ok(value)) = &self.applied else {
             return None;
         };
@@ -105,6 +107,7 @@ impl StoreError {
             StoreError::Busy => StoreError::Busy,
             StoreError::Moved => StoreError::Moved,
             StoreError::KeyInUse => StoreError::KeyInUse,
+            StoreError::TooManyParses => StoreError::TooManyParses,
         }
     }
 }
@@ -117,8 +120,12 @@ enum Attempt {
     Each(Vec<Result<(), StoreError>>),
     /// The file changed on disk since it was read; nothing was written.
     Moved,
-    /// The writer refused the workbook that `changed` edits made.
-    Refused { error: StoreError, changed: usize },
+    /// The writer refused the workbook the edits made; `changed` says
+    /// which of them changed it.
+    Refused {
+        error: StoreError,
+        changed: Vec<bool>,
+    },
 }
 
 impl Store {
@@ -131,7 +138,16 @@ impl Store {
         mut batch: Vec<Box<dyn PendingEdit>>,
     ) {
         let results = match self.lock_across_processes(id, deadline) {
-            Ok(_across_processes) => self.commit_locked(id, &mut batch),
+            Ok(_across_processes) => {
+                let results = self.commit_locked(id, &mut batch);
+                // Removed meanwhile, or never a workbook: no lock file stays.
+                if !self.exists(id)
+                    && let Err(error) = remove_lock_file(&self.inner.dir, id)
+                {
+                    tracing::warn!(spreadsheet = %id, %error, "lock file not removed");
+                }
+                results
+            }
             Err(error) => batch.iter().map(|_| Err(error.duplicate())).collect(),
         };
         for (edit, result) in batch.into_iter().zip(results) {
@@ -154,7 +170,9 @@ impl Store {
                 Attempt::Moved => {
                     tracing::info!(spreadsheet = %id, "the file was saved by another program during the write: applying the batch to the saved file");
                 }
-                Attempt::Refused { error, changed } if changed > 1 => {
+                Attempt::Refused { error, changed }
+                    if changed.iter().filter(|&&c| c).count() > 1 =>
+                {
                     tracing::warn!(spreadsheet = %id, %error, "the writer refused a batch: committing its edits one by one");
                     return batch
                         .iter_mut()
@@ -166,7 +184,13 @@ impl Store {
                         })
                         .collect();
                 }
-                Attempt::Refused { error, .. } => return all(Err(error)),
+                // One edit changed the workbook: it alone is refused.
+                Attempt::Refused { error, changed } => {
+                    return changed
+                        .into_iter()
+                        .map(|c| if c { Err(error.duplicate()) } else { Ok(()) })
+                        .collect();
+                }
             }
         }
         all(Err(StoreError::Busy))
@@ -205,14 +229,14 @@ impl Store {
             kept => kept,
         };
         tracing::debug!(spreadsheet = %id, edits = batch.len(), "committing a batch");
-        let changed = batch
+        let changes: Vec<bool> = batch
             .iter_mut()
             .map(|edit| edit.apply(&mut workbook))
-            .filter(|&changed| changed)
-            .count();
+            .collect();
+        let changed = changes.iter().filter(|&&c| c).count();
         let records: Vec<_> = batch.iter().filter_map(|edit| edit.record(id)).collect();
         if changed == 0 {
-            if let Err(error) = self.inner.keys.record(records, None) {
+            if let Err(error) = self.inner.keys.record(&records, None) {
                 tracing::error!(spreadsheet = %id, %error, "idempotency keys not recorded");
             }
             workbook.take_edits();
@@ -261,7 +285,10 @@ impl Store {
                 Attempt::Done(Ok(()))
             }
             Err(StoreError::Moved) => Attempt::Moved,
-            Err(error @ StoreError::Conflict(_)) => Attempt::Refused { error, changed },
+            Err(error @ StoreError::Conflict(_)) => Attempt::Refused {
+                error,
+                changed: changes,
+            },
             Err(error) => Attempt::Done(Err(error)),
         }
     }
@@ -300,20 +327,7 @@ impl Store {
         let prepared = Prepared::write(&path, &id.to_string(), |out| {
             Ok(unpanicked(|| rewrite.save(workbook, out))??)
         })?;
-        let keys: Vec<Key> = records.iter().map(|(key, _)| key.clone()).collect();
-        self.inner.keys.record(records, Some(prepared.identity()))?;
-        let renamed = prepared.check(read).and_then(|()| prepared.rename());
-        let written = match renamed {
-            Ok(written) => written,
-            Err(error) => {
-                self.inner.keys.unrecord(&keys);
-                return Err(error);
-            }
-        };
-        // Past the rename the write has landed: if the directory cannot be
-        // synced the requests hear 500, and a retry with the same key gets
-        // the answer recorded above instead of a second write.
-        sync_dir(&self.inner.dir)?;
+        let written = self.land(prepared, Some(read), &records)?;
         Ok((FileIdentity::of(&written), rewrite))
     }
 }

@@ -4,17 +4,22 @@
 //! The answers are kept in memory and in a journal file in the data
 //! directory (`.sheetd-keys`, one JSON object per line), so they survive a
 //! restart. A write's record is written, and made durable, *before* the
-//! rename that commits the write, marked "pending" with the identity of the
-//! new file; once the rename is done it is marked done. After a crash
-//! between the two, the record counts only if the workbook on disk is the
-//! file it names: so a retry neither loses nor repeats the write, whether
-//! the crash, or a failed directory sync, came before or after the rename.
+//! rename that commits the write, marked pending with the identity of the
+//! new file; once the rename is done a "done" line follows. While pending,
+//! a request with the key hears "in progress"; if the rename does not
+//! happen the record is dropped. After a crash between the two lines, the
+//! record counts only if the workbook on disk is the file it names: so a
+//! retry neither loses nor repeats the write, whether the crash, or a
+//! failed directory sync, came before or after the rename.
+//!
+//! The keys are those of this process: two processes sharing a data
+//! directory each answer only the keys they recorded or read at start-up.
 
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::fs::{self, OpenOptions};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -47,11 +52,10 @@ pub struct Answer {
 }
 
 /// What to do with a request that carries a key.
-#[derive(Debug)]
 pub enum Claim {
-    /// The first request with this key: go on; the claim is released when
-    /// the request ends, answered or not.
-    First,
+    /// The first request with this key: go on, holding the claim until the
+    /// write is answered or dropped.
+    First(Claimed),
     /// A request with this key was answered: answer the same.
     Answered(Answer),
     /// A request with this key is being handled now.
@@ -60,31 +64,58 @@ pub enum Claim {
     Mismatch,
 }
 
-/// One line of the journal.
+/// A key claimed by its first request. The write that carries it holds it
+/// until it is answered, or dropped unanswered: then the key is free again.
+pub struct Claimed {
+    keys: Arc<Keys>,
+    key: Key,
+}
+
+impl Claimed {
+    pub fn key(&self) -> &Key {
+        &self.key
+    }
+}
+
+impl Drop for Claimed {
+    fn drop(&mut self) {
+        self.keys.release(&self.key);
+    }
+}
+
+/// A line of the journal: an answer recorded.
 #[derive(Serialize, Deserialize)]
-struct Line {
+struct Record {
     key: String,
     /// Fingerprint, as hex (JSON numbers lose 64-bit integers).
     fingerprint: String,
     /// Seconds since 1970 when the answer was given.
     at: u64,
     answer: Answer,
-    /// The new file's identity, for a record written before its rename;
-    /// `None` once done.
+    /// The new file's identity, until its rename is done.
     pending: Option<FileIdentity>,
+}
+
+/// A line of the journal: the rename of a recorded key's write is done.
+/// (Two types rather than an untagged enum: serde's untagged enums cannot
+/// read the identity's 128-bit integer.)
+#[derive(Serialize, Deserialize)]
+struct Done {
+    done: String,
 }
 
 struct Entry {
     fingerprint: u64,
     at: u64,
     answer: Answer,
+    /// The identity of the file whose rename is awaited.
     pending: Option<FileIdentity>,
 }
 
 #[derive(Default)]
 struct State {
     entries: HashMap<String, Entry>,
-    /// Keys whose first request is being handled.
+    /// Keys whose first request is being handled, with its fingerprint.
     claimed: HashMap<String, u64>,
     /// Lines in the journal file, to compact it when it has grown.
     lines: usize,
@@ -95,6 +126,8 @@ pub struct Keys {
     path: PathBuf,
     window: Duration,
     state: Mutex<State>,
+    /// Held while the journal file is appended to or replaced.
+    file: Mutex<()>,
 }
 
 fn now() -> u64 {
@@ -103,10 +136,15 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl Keys {
     /// Loads the journal of `dir`, keeping the records still in the window
-    /// and, of the pending ones, those whose write is on disk
-    /// (`identity_of` gives a spreadsheet's file identity now).
+    /// and, of those whose rename was not marked done, the ones whose file
+    /// is in place (`identity_of` gives a spreadsheet's file identity now).
+    /// A line torn by a crash, or otherwise unreadable, is skipped.
     pub fn open(
         dir: &Path,
         window: Duration,
@@ -116,60 +154,56 @@ impl Keys {
             path: dir.join(JOURNAL),
             window,
             state: Mutex::new(State::default()),
+            file: Mutex::new(()),
         };
-        let oldest = now().saturating_sub(window.as_secs());
-        let mut state = State::default();
-        match File::open(&keys.path) {
-            Ok(file) => {
-                for line in BufReader::new(file).lines() {
-                    // A line torn by a crash ends the journal's useful part.
-                    let Ok(line) = serde_json::from_str::<Line>(&line?) else {
-                        break;
-                    };
-                    let Ok(fingerprint) = u64::from_str_radix(&line.fingerprint, 16) else {
-                        continue;
-                    };
-                    state.entries.insert(
-                        line.key,
-                        Entry {
-                            fingerprint,
-                            at: line.at,
-                            answer: line.answer,
-                            pending: line.pending,
-                        },
-                    );
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        let text = match fs::read(&keys.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(e.into()),
+        };
+        let mut entries = HashMap::new();
+        for line in text.split(|&b| b == b'\n') {
+            if let Ok(record) = serde_json::from_slice::<Record>(line) {
+                let Ok(fingerprint) = u64::from_str_radix(&record.fingerprint, 16) else {
+                    continue;
+                };
+                let entry = Entry {
+                    fingerprint,
+                    at: record.at,
+                    answer: record.answer,
+                    pending: record.pending,
+                };
+                entries.insert(record.key, entry);
+            } else if let Ok(Done { done }) = serde_json::from_slice::<Done>(line)
+                && let Some(entry) = entries.get_mut(&done)
+            {
+                entry.pending = None;
+            }
         }
-        state.entries.retain(|_, entry| {
-            entry.at >= oldest
-                && entry
-                    .pending
-                    .is_none_or(|written| identity_of(&entry.answer.spreadsheet) == Some(written))
-        });
-        for entry in state.entries.values_mut() {
+        let oldest = now().saturating_sub(window.as_secs());
+        entries.retain(|_, entry: &mut Entry| {
+            let landed = entry
+                .pending
+                .is_none_or(|written| identity_of(&entry.answer.spreadsheet) == Some(written));
             entry.pending = None;
-        }
-        *keys.locked() = state;
+            entry.at >= oldest && landed
+        });
+        lock(&keys.state).entries = entries;
         keys.compact()?;
         Ok(keys)
     }
 
-    fn locked(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// What to do with a request carrying `key`.
-    pub fn claim(&self, key: &Key) -> Claim {
-        let mut state = self.locked();
+    pub fn claim(self: &Arc<Self>, key: Key) -> Claim {
+        let mut state = lock(&self.state);
         let oldest = now().saturating_sub(self.window.as_secs());
         if let Some(entry) = state.entries.get(&key.key)
             && entry.at >= oldest
         {
             return if entry.fingerprint != key.fingerprint {
                 Claim::Mismatch
+            } else if entry.pending.is_some() {
+                Claim::InProgress
             } else {
                 Claim::Answered(entry.answer.clone())
             };
@@ -179,115 +213,163 @@ impl Keys {
             Some(_) => Claim::Mismatch,
             None => {
                 state.claimed.insert(key.key.clone(), key.fingerprint);
-                Claim::First
+                Claim::First(Claimed {
+                    keys: self.clone(),
+                    key,
+                })
             }
         }
     }
 
-    /// Ends a claim without an answer to remember (the request failed).
-    pub fn release(&self, key: &Key) {
-        self.locked().claimed.remove(&key.key);
+    /// Ends a claim: its write was answered (and recorded, if it landed)
+    /// or dropped.
+    fn release(&self, key: &Key) {
+        lock(&self.state).claimed.remove(&key.key);
     }
 
-    /// Records the answers of a write, before the rename that commits it,
+    /// Forgets an answered key, so that its request runs again (an upload
+    /// whose workbook was removed since).
+    pub fn forget(&self, key: &Key) {
+        lock(&self.state).entries.remove(&key.key);
+    }
+
+    /// Records the answers of a write before the rename that commits it,
     /// durably: `written` is the new file's identity, or `None` when the
-    /// write changed nothing and there is no rename to wait for.
+    /// write changed nothing and there is no rename to wait for. Until
+    /// [`Keys::landed`] (or [`Keys::unrecord`]), the keys are in progress.
     pub fn record(
         &self,
-        answers: Vec<(Key, Answer)>,
+        answers: &[(Key, Answer)],
         written: Option<FileIdentity>,
     ) -> Result<(), StoreError> {
         if answers.is_empty() {
             return Ok(());
         }
         let at = now();
-        let mut text = String::new();
-        for (key, answer) in &answers {
-            let line = Line {
-                key: key.key.clone(),
-                fingerprint: format!("{:x}", key.fingerprint),
+        let lines = answers.iter().map(|(key, answer)| Record {
+            key: key.key.clone(),
+            fingerprint: format!("{:x}", key.fingerprint),
+            at,
+            answer: answer.clone(),
+            pending: written,
+        });
+        self.append(lines)?;
+        let mut state = lock(&self.state);
+        for (key, answer) in answers {
+            let entry = Entry {
+                fingerprint: key.fingerprint,
                 at,
                 answer: answer.clone(),
                 pending: written,
             };
+            state.entries.insert(key.key.clone(), entry);
+        }
+        self.forget_oldest(&mut state);
+        Ok(())
+    }
+
+    /// Marks the keys of a write whose rename is done; their answers count
+    /// from now on, also after a restart.
+    pub fn landed(&self, keys: &[Key]) -> Result<(), StoreError> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        {
+            let mut state = lock(&self.state);
+            for key in keys {
+                if let Some(entry) = state.entries.get_mut(&key.key) {
+                    entry.pending = None;
+                }
+            }
+        }
+        self.append(keys.iter().map(|key| Done {
+            done: key.key.clone(),
+        }))?;
+        let compact = {
+            let state = lock(&self.state);
+            state.lines > 2 * state.entries.len() + 1000
+        };
+        if compact { self.compact() } else { Ok(()) }
+    }
+
+    /// Forgets the records of a write whose rename did not happen; the
+    /// requests keep their claims (the commit may try again).
+    pub fn unrecord(&self, keys: &[Key]) {
+        let mut state = lock(&self.state);
+        for key in keys {
+            state.entries.remove(&key.key);
+        }
+    }
+
+    /// Appends `lines` to the journal and syncs it.
+    fn append<L: Serialize>(&self, lines: impl Iterator<Item = L>) -> Result<(), StoreError> {
+        let mut text = String::new();
+        let mut count = 0;
+        for line in lines {
             text.push_str(&serde_json::to_string(&line).map_err(std::io::Error::other)?);
             text.push('\n');
+            count += 1;
         }
+        let _file = lock(&self.file);
         let mut file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(&self.path)?;
         file.write_all(text.as_bytes())?;
         file.sync_data()?;
-        let mut state = self.locked();
-        state.lines += answers.len();
-        for (key, answer) in answers {
-            state.claimed.remove(&key.key);
-            state.entries.insert(
-                key.key,
-                Entry {
-                    fingerprint: key.fingerprint,
-                    at,
-                    answer,
-                    pending: None,
-                },
-            );
-        }
-        let over = state.entries.len().saturating_sub(MAX_KEYS);
-        if over > 0 {
-            let mut oldest: Vec<_> = state
-                .entries
-                .iter()
-                .map(|(k, e)| (e.at, k.clone()))
-                .collect();
-            oldest.sort_unstable();
-            for (_, key) in oldest.into_iter().take(over) {
-                state.entries.remove(&key);
-            }
-        }
-        let compact = state.lines > 2 * state.entries.len() + 1000;
-        drop(state);
-        if compact {
-            self.compact()?;
-        }
+        lock(&self.state).lines += count;
         Ok(())
     }
 
-    /// Forgets the answers recorded for a write whose rename failed.
-    pub fn unrecord(&self, keys: &[Key]) {
-        let mut state = self.locked();
-        for key in keys {
-            state.entries.remove(&key.key);
-            state.claimed.remove(&key.key);
+    /// Forgets the oldest answered keys past [`MAX_KEYS`].
+    fn forget_oldest(&self, state: &mut State) {
+        let over = state.entries.len().saturating_sub(MAX_KEYS);
+        if over == 0 {
+            return;
+        }
+        let mut oldest: Vec<_> = state
+            .entries
+            .iter()
+            .filter(|(_, e)| e.pending.is_none())
+            .map(|(k, e)| (e.at, k.clone()))
+            .collect();
+        oldest.sort_unstable();
+        for (_, key) in oldest.into_iter().take(over) {
+            state.entries.remove(&key);
         }
     }
 
-    /// Rewrites the journal with the records in memory, all done, and
-    /// replaces the old one atomically.
+    /// Rewrites the journal with the answers in memory and replaces the old
+    /// one atomically; with none, removes it (a data directory that never
+    /// saw a key keeps no file).
     fn compact(&self) -> Result<(), StoreError> {
-        let mut state = self.locked();
-        let oldest = now().saturating_sub(self.window.as_secs());
-        state.entries.retain(|_, e| e.at >= oldest);
-        if state.entries.is_empty() {
-            // Nothing to remember: no file (a data directory that never
-            // saw a key keeps none).
-            state.lines = 0;
+        let _file = lock(&self.file);
+        let text = {
+            let mut state = lock(&self.state);
+            let oldest = now().saturating_sub(self.window.as_secs());
+            state
+                .entries
+                .retain(|_, e| e.at >= oldest || e.pending.is_some());
+            state.lines = state.entries.len();
+            let mut text = String::new();
+            for (key, entry) in &state.entries {
+                let line = Record {
+                    key: key.clone(),
+                    fingerprint: format!("{:x}", entry.fingerprint),
+                    at: entry.at,
+                    answer: entry.answer.clone(),
+                    pending: entry.pending,
+                };
+                text.push_str(&serde_json::to_string(&line).map_err(std::io::Error::other)?);
+                text.push('\n');
+            }
+            text
+        };
+        if text.is_empty() {
             return match fs::remove_file(&self.path) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
                 _ => Ok(()),
             };
-        }
-        let mut text = String::new();
-        for (key, entry) in &state.entries {
-            let line = Line {
-                key: key.clone(),
-                fingerprint: format!("{:x}", entry.fingerprint),
-                at: entry.at,
-                answer: entry.answer.clone(),
-                pending: None,
-            };
-            text.push_str(&serde_json::to_string(&line).map_err(std::io::Error::other)?);
-            text.push('\n');
         }
         let dir = self.path.parent().unwrap_or(Path::new("."));
         let mut temp = tempfile::Builder::new()
@@ -297,7 +379,6 @@ impl Keys {
         temp.as_file().sync_all()?;
         temp.persist(&self.path)
             .map_err(|e| StoreError::Io(e.error))?;
-        state.lines = state.entries.len();
         Ok(())
     }
 }
@@ -338,20 +419,50 @@ mod tests {
 
     const DAY: Duration = Duration::from_secs(86_400);
 
+    fn open(dir: &Path, identity_of: impl Fn(&str) -> Option<FileIdentity>) -> Arc<Keys> {
+        Arc::new(Keys::open(dir, DAY, identity_of).unwrap())
+    }
+
     #[test]
     fn a_key_is_claimed_once_then_answered_with_its_first_answer() {
         let dir = tempfile::tempdir().unwrap();
-        let keys = Keys::open(dir.path(), DAY, |_| None).unwrap();
-        assert!(matches!(keys.claim(&key("k", 1)), Claim::First));
-        assert!(matches!(keys.claim(&key("k", 1)), Claim::InProgress));
-        assert!(matches!(keys.claim(&key("k", 2)), Claim::Mismatch));
-        keys.record(vec![(key("k", 1), answer(3))], None).unwrap();
-        assert!(matches!(keys.claim(&key("k", 1)), Claim::Answered(a) if a == answer(3)));
-        assert!(matches!(keys.claim(&key("k", 2)), Claim::Mismatch));
-        // A released claim (a failed request) can be claimed again.
-        assert!(matches!(keys.claim(&key("j", 1)), Claim::First));
-        keys.release(&key("j", 1));
-        assert!(matches!(keys.claim(&key("j", 1)), Claim::First));
+        let keys = open(dir.path(), |_| None);
+        let claimed = keys.claim(key("k", 1));
+        assert!(matches!(claimed, Claim::First(_)));
+        assert!(matches!(keys.claim(key("k", 1)), Claim::InProgress));
+        assert!(matches!(keys.claim(key("k", 2)), Claim::Mismatch));
+        keys.record(&[(key("k", 1), answer(3))], None).unwrap();
+        drop(claimed);
+        assert!(matches!(keys.claim(key("k", 1)), Claim::Answered(a) if a == answer(3)));
+        assert!(matches!(keys.claim(key("k", 2)), Claim::Mismatch));
+        // A claim dropped unanswered (a failed request) can be claimed again.
+        drop(keys.claim(key("j", 1)));
+        assert!(matches!(keys.claim(key("j", 1)), Claim::First(_)));
+    }
+
+    #[test]
+    fn a_pending_answer_is_in_progress_until_its_rename_is_done() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = open(dir.path(), |_| None);
+        let written = FileIdentity::of(&fs::metadata(dir.path()).unwrap());
+        let claimed = keys.claim(key("k", 1));
+        keys.record(&[(key("k", 1), answer(1))], Some(written))
+            .unwrap();
+        drop(claimed);
+        assert!(matches!(keys.claim(key("k", 1)), Claim::InProgress));
+        keys.landed(&[key("k", 1)]).unwrap();
+        assert!(matches!(keys.claim(key("k", 1)), Claim::Answered(_)));
+        // A rename that did not happen: the record goes, the key runs again.
+        let claimed = keys.claim(key("j", 1));
+        keys.record(&[(key("j", 1), answer(2))], Some(written))
+            .unwrap();
+        keys.unrecord(&[key("j", 1)]);
+        assert!(
+            matches!(keys.claim(key("j", 1)), Claim::InProgress),
+            "still claimed"
+        );
+        drop(claimed);
+        assert!(matches!(keys.claim(key("j", 1)), Claim::First(_)));
     }
 
     #[test]
@@ -359,24 +470,39 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("book");
         fs::write(&file, b"new").unwrap();
-        let written = FileIdentity::of(&fs::metadata(&file).unwrap());
+        let in_place = FileIdentity::of(&fs::metadata(&file).unwrap());
+        let elsewhere = FileIdentity::of(&fs::metadata(dir.path()).unwrap());
         {
-            let keys = Keys::open(dir.path(), DAY, |_| None).unwrap();
-            keys.claim(&key("done", 1));
-            keys.record(vec![(key("done", 1), answer(1))], None)
+            let keys = open(dir.path(), |_| None);
+            for (k, written) in [("no rename", None), ("done", Some(elsewhere))] {
+                keys.record(&[(key(k, 1), answer(1))], written).unwrap();
+                keys.landed(&[key(k, 1)]).unwrap();
+            }
+            // A crash before the "done" line of these two.
+            keys.record(&[(key("landed", 1), answer(2))], Some(in_place))
                 .unwrap();
-            keys.claim(&key("landed", 1));
-            keys.record(vec![(key("landed", 1), answer(2))], Some(written))
-                .unwrap();
-            keys.claim(&key("lost", 1));
-            let other = FileIdentity::of(&fs::metadata(dir.path()).unwrap());
-            keys.record(vec![(key("lost", 1), answer(3))], Some(other))
+            keys.record(&[(key("lost", 1), answer(3))], Some(elsewhere))
                 .unwrap();
         }
-        let keys = Keys::open(dir.path(), DAY, |_| Some(written)).unwrap();
-        assert!(matches!(keys.claim(&key("done", 1)), Claim::Answered(a) if a == answer(1)));
-        assert!(matches!(keys.claim(&key("landed", 1)), Claim::Answered(a) if a == answer(2)));
-        assert!(matches!(keys.claim(&key("lost", 1)), Claim::First));
+        let keys = open(dir.path(), |_| Some(in_place));
+        for k in ["no rename", "done"] {
+            assert!(matches!(keys.claim(key(k, 1)), Claim::Answered(a) if a == answer(1)));
+        }
+        assert!(matches!(keys.claim(key("landed", 1)), Claim::Answered(a) if a == answer(2)));
+        assert!(matches!(keys.claim(key("lost", 1)), Claim::First(_)));
+    }
+
+    #[test]
+    fn a_torn_line_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        open(dir.path(), |_| None)
+            .record(&[(key("a", 1), answer(1))], None)
+            .unwrap();
+        let mut journal = fs::read(dir.path().join(JOURNAL)).unwrap();
+        journal.extend_from_slice(b"{\"key\": \"b\", \xff\n");
+        fs::write(dir.path().join(JOURNAL), journal).unwrap();
+        let keys = open(dir.path(), |_| None);
+        assert!(matches!(keys.claim(key("a", 1)), Claim::Answered(_)));
     }
 
     #[test]
@@ -390,9 +516,9 @@ mod tests {
         };
         let text = format!("{}\n{}\n", line("old", 1_000), line("new", now() - 60));
         fs::write(dir.path().join(JOURNAL), text).unwrap();
-        let keys = Keys::open(dir.path(), Duration::from_secs(3_600), |_| None).unwrap();
-        assert!(matches!(keys.claim(&key("old", 1)), Claim::First));
-        assert!(matches!(keys.claim(&key("new", 1)), Claim::Answered(_)));
+        let keys = Arc::new(Keys::open(dir.path(), Duration::from_secs(3_600), |_| None).unwrap());
+        assert!(matches!(keys.claim(key("old", 1)), Claim::First(_)));
+        assert!(matches!(keys.claim(key("new", 1)), Claim::Answered(_)));
     }
 
     #[test]

@@ -30,7 +30,7 @@ use crate::xlsx;
 use atomic::{TEMP_PREFIX, replace_atomically, sync_dir};
 use cache::{Cache, FileIdentity, Kept};
 use commit::EditRequest;
-pub use keys::{Answer, Claim, Key, fingerprint};
+pub use keys::{Answer, Claim, Claimed, Key, fingerprint};
 use lock::{LOCK_DIR, lock_exclusive_until, remove_lock_file, try_lock_exclusive};
 use queue::Queues;
 use tokio::sync::oneshot;
@@ -72,6 +72,9 @@ pub enum StoreError {
     /// written (the commit then reads it again).
     #[error("the file was changed by another program during the write")]
     Moved,
+    /// The wait for a turn to parse a workbook ran out.
+    #[error("too many workbooks are being parsed")]
+    TooManyParses,
     /// A request with the same idempotency key is being handled.
     #[error("a request with this idempotency key is in progress")]
     KeyInUse,
@@ -129,7 +132,7 @@ struct Inner {
     queues: Queues,
     cache: Mutex<Cache>,
     parses: Turns,
-    keys: keys::Keys,
+    keys: Arc<keys::Keys>,
 }
 
 impl Store {
@@ -140,10 +143,14 @@ impl Store {
         fs::create_dir_all(dir.join(LOCK_DIR))?;
         remove_leftover_temp_files(&dir)?;
         remove_orphan_lock_files(&dir)?;
-        let keys = keys::Keys::open(&dir, limits.idempotency_window, |spreadsheet| {
-            let meta = fs::symlink_metadata(dir.join(format!("{spreadsheet}.xlsx"))).ok()?;
-            Some(FileIdentity::of(&meta))
-        })?;
+        let keys = Arc::new(keys::Keys::open(
+            &dir,
+            limits.idempotency_window,
+            |spreadsheet| {
+                let meta = fs::symlink_metadata(dir.join(format!("{spreadsheet}.xlsx"))).ok()?;
+                Some(FileIdentity::of(&meta))
+            },
+        )?);
         Ok(Store {
             inner: Arc::new(Inner {
                 dir,
@@ -226,9 +233,10 @@ impl Store {
     ///
     /// `f` must leave the workbook untouched when it returns an error.
     ///
-    /// With an idempotency `key` (claimed first, see [`Store::claim`]), the
-    /// edit's answer is remembered with the write that commits it.
-    pub async fn edit<T, E, F>(&self, id: SpreadsheetId, key: Option<Key>, f: F) -> Result<T, E>
+    /// With a claimed idempotency key ([`Store::claim`]), the edit's answer
+    /// is remembered with the write that commits it; the edit holds the
+    /// claim until it is answered, also when the request is dropped.
+    pub async fn edit<T, E, F>(&self, id: SpreadsheetId, key: Option<Claimed>, f: F) -> Result<T, E>
     where
         F: FnMut(&mut Workbook) -> Result<Edit<T>, E> + Send + 'static,
         T: serde::Serialize + Send + 'static,
@@ -245,6 +253,9 @@ impl Store {
             applied: None,
             key,
         }));
+        // A request dropped while its edit waits (the client went away)
+        // takes the edit back; once a committer has it, it is committed.
+        let _withdraw_if_dropped = Withdraw(&place, ticket);
         let committer = place.committer();
         let lost = || StoreError::Job("the commit ended without an answer".into());
         // Either an earlier committer takes this edit along and answers it,
@@ -291,14 +302,42 @@ impl Store {
     }
 
     /// What to do with a request that carries an idempotency key: go on
-    /// (then [`Store::release`] it if it fails), or answer as before.
-    pub fn claim(&self, key: &Key) -> Claim {
+    /// with the claim, or answer as before.
+    pub fn claim(&self, key: Key) -> Claim {
         self.inner.keys.claim(key)
     }
 
-    /// Ends the claim of a request that failed, so that a retry may run.
-    pub fn release(&self, key: &Key) {
-        self.inner.keys.release(key);
+    /// Forgets an answered key, so that its request runs again.
+    pub fn forget_key(&self, key: &Key) {
+        self.inner.keys.forget(key);
+    }
+
+    /// Renames `prepared` over its file, if the file in place still has the
+    /// identity `expected` (when given), once the answers of the write's
+    /// idempotency keys are durable; see `keys` for why in this order.
+    fn land(
+        &self,
+        prepared: atomic::Prepared<'_>,
+        expected: Option<FileIdentity>,
+        records: &[(Key, Answer)],
+    ) -> Result<std::fs::Metadata, StoreError> {
+        let keys: Vec<Key> = records.iter().map(|(key, _)| key.clone()).collect();
+        self.inner.keys.record(records, Some(prepared.identity()))?;
+        let checked = expected.map_or(Ok(()), |expected| prepared.check(expected));
+        let written = match checked.and_then(|()| prepared.rename()) {
+            Ok(written) => written,
+            Err(error) => {
+                self.inner.keys.unrecord(&keys);
+                return Err(error);
+            }
+        };
+        // Past the rename the write has landed: if the directory cannot be
+        // synced the requests hear 500, and a retry with the same key gets
+        // the answer recorded above instead of a second write.
+        let synced = sync_dir(&self.inner.dir);
+        self.inner.keys.landed(&keys)?;
+        synced?;
+        Ok(written)
     }
 
     /// A place in the spreadsheet's write queue (503 when it is full), and
@@ -354,7 +393,10 @@ impl Store {
     /// request waits for one no longer than the queue timeout (503 then).
     fn parse_turn(&self) -> Result<Turn<'_>, StoreError> {
         let deadline = Instant::now() + self.inner.limits.queue_timeout;
-        self.inner.parses.take(deadline).ok_or(StoreError::Busy)
+        self.inner
+            .parses
+            .take(deadline)
+            .ok_or(StoreError::TooManyParses)
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
@@ -372,12 +414,13 @@ impl Store {
         self.cache().remove(id);
     }
 
-    /// Stores a new workbook under a new id; `bytes` must parse. With an
-    /// idempotency `key`, the new id is remembered before the file lands.
+    /// Stores a new workbook under a new id; `bytes` must parse. With a
+    /// claimed idempotency key, the new id is remembered before the file
+    /// lands.
     pub async fn create(
         &self,
         bytes: Vec<u8>,
-        key: Option<Key>,
+        key: Option<Claimed>,
     ) -> Result<SpreadsheetId, StoreError> {
         let store = self.clone();
         blocking(move || {
@@ -392,23 +435,15 @@ impl Store {
             })?;
             let records: Vec<_> = key
                 .iter()
-                .map(|key| {
+                .map(|claimed| {
                     let answer = Answer {
                         spreadsheet: id.to_string(),
                         value: serde_json::Value::String(id.to_string()),
                     };
-                    (key.clone(), answer)
+                    (claimed.key().clone(), answer)
                 })
                 .collect();
-            store
-                .inner
-                .keys
-                .record(records, Some(prepared.identity()))?;
-            if let Err(error) = prepared.rename() {
-                store.inner.keys.unrecord(key.as_slice());
-                return Err(error);
-            }
-            sync_dir(&store.inner.dir)?;
+            store.land(prepared, None, &records)?;
             Ok(id)
         })
         .await
@@ -542,6 +577,15 @@ fn remove_orphan_lock_files(dir: &Path) -> Result<(), StoreError> {
         }
     }
     Ok(())
+}
+
+/// Takes a queued edit back when dropped, unless a committer took it.
+struct Withdraw<'a>(&'a queue::Place, u64);
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        self.0.withdraw(self.1);
+    }
 }
 
 /// Runs blocking file work off the async runtime.
