@@ -120,6 +120,26 @@ pub struct ReadParams {
     /// Skip this many matching rows.
     #[param(minimum = 0, default = 0)]
     offset: Option<u64>,
+    /// Sort keys, most significant first: `column.asc` or `column.desc`,
+    /// separated by commas (`age.desc,name.asc`); typed like filters, empty
+    /// cells last, ties in sheet order.
+    #[param(pattern = "^[^,]+\\.(asc|desc)(,[^,]+\\.(asc|desc))*$")]
+    order: Option<String>,
+    /// Only these columns in each row, separated by commas (`_row` always).
+    #[param(pattern = "^[^,]+(,[^,]+)*$")]
+    columns: Option<String>,
+    /// `json` (the default) or `csv`; `Accept: text/csv` asks for CSV too.
+    #[param(inline)]
+    format: Option<ReadFormat>,
+}
+
+/// The format of a read's answer.
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)] // describes the query
+pub enum ReadFormat {
+    Json,
+    Csv,
 }
 
 /// An .xlsx file, as the raw bytes of a body.

@@ -1,5 +1,5 @@
-//! Answers made as they are sent: a page of rows becomes JSON a chunk at a
-//! time, when the connection asks for more. hyper asks only once the socket
+//! Answers made as they are sent: a page of rows becomes JSON or CSV a
+//! chunk at a time, when the connection asks for more. hyper asks only once the socket
 //! has taken what it was given, so a client that reads slowly (or not at
 //! all) holds one chunk, not the whole answer; every reader of a workbook
 //! version shares that version.
@@ -13,61 +13,116 @@ use axum::body::{Body, Bytes};
 use http_body::{Frame, SizeHint};
 
 use crate::model::Workbook;
+use crate::model::request::Format;
 use crate::model::sheet::RowsPage;
 
 /// A chunk is sent once it holds about this many bytes.
 const CHUNK_BYTES: usize = 64 * 1024;
 
-/// `{"data": [rows…], "total": T}`, made row by row.
-struct RowsJson {
+/// `{"data": [rows…], "total": T}`, or CSV: a line of column names, then a
+/// line per row (RFC 4180), made row by row.
+struct Rows {
     workbook: Arc<Workbook>,
     sheet: usize,
     page: RowsPage,
+    format: Format,
     /// The next row of the page to write.
     next: usize,
+    started: bool,
     done: bool,
 }
 
 /// The body of a rows answer for `page` of the workbook's sheet at `sheet`.
-pub fn rows_json(workbook: Arc<Workbook>, sheet: usize, page: RowsPage) -> Body {
-    Body::new(RowsJson {
+pub fn rows(workbook: Arc<Workbook>, sheet: usize, page: RowsPage, format: Format) -> Body {
+    Body::new(Rows {
         workbook,
         sheet,
         page,
+        format,
         next: 0,
+        started: false,
         done: false,
     })
 }
 
-impl RowsJson {
+impl Rows {
     /// The next chunk: the opening, rows up to about [`CHUNK_BYTES`], and
     /// the closing once every row is written.
     fn chunk(&mut self) -> Vec<u8> {
         let mut out = Vec::with_capacity(CHUNK_BYTES + 1024);
-        if self.next == 0 {
-            out.extend_from_slice(b"{\"data\":[");
+        if !self.started {
+            self.started = true;
+            match self.format {
+                Format::Json => out.extend_from_slice(b"{\"data\":["),
+                Format::Csv => {
+                    let names = self.page.columns.iter().map(|c| c.name.as_str());
+                    csv_line(&mut out, names);
+                }
+            }
         }
         let sheet = &self.workbook.sheets[self.sheet];
         while out.len() < CHUNK_BYTES
             && let Some(&index) = self.page.rows.get(self.next)
         {
-            if self.next > 0 {
-                out.push(b',');
-            }
             let row = sheet.row_json(index, &self.page.columns);
-            // Writing a JSON value into a Vec cannot fail.
-            let _ = serde_json::to_writer(&mut out, &row);
+            match self.format {
+                Format::Json => {
+                    if self.next > 0 {
+                        out.push(b',');
+                    }
+                    // Writing a JSON value into a Vec cannot fail.
+                    let _ = serde_json::to_writer(&mut out, &row);
+                }
+                Format::Csv => {
+                    let values: Vec<String> = self
+                        .page
+                        .columns
+                        .iter()
+                        .map(|c| csv_value(&row[c.name.as_str()]))
+                        .collect();
+                    csv_line(&mut out, values.iter().map(String::as_str));
+                }
+            }
             self.next += 1;
         }
         if self.next == self.page.rows.len() {
-            out.extend_from_slice(format!("],\"total\":{}}}", self.page.total).as_bytes());
+            if self.format == Format::Json {
+                out.extend_from_slice(format!("],\"total\":{}}}", self.page.total).as_bytes());
+            }
             self.done = true;
         }
         out
     }
 }
 
-impl http_body::Body for RowsJson {
+/// A value as CSV shows it: as in JSON, text without quotes, empty for null.
+fn csv_value(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// One CSV line (RFC 4180): fields separated by commas, quoted (quotes
+/// doubled) when they hold a comma, a quote or a line break, ended by CRLF.
+fn csv_line<'a>(out: &mut Vec<u8>, fields: impl Iterator<Item = &'a str>) {
+    for (i, field) in fields.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        if field.contains([',', '"', '\r', '\n']) {
+            out.push(b'"');
+            out.extend_from_slice(field.replace('"', "\"\"").as_bytes());
+            out.push(b'"');
+        } else {
+            out.extend_from_slice(field.as_bytes());
+        }
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+impl http_body::Body for Rows {
     type Data = Bytes;
     type Error = Infallible;
 
@@ -110,11 +165,11 @@ mod tests {
         })
     }
 
-    async fn answer(rows: usize, limit: usize) -> (serde_json::Value, usize) {
-        let workbook = workbook(rows);
+    async fn answer(data_rows: usize, limit: usize) -> (serde_json::Value, usize) {
+        let workbook = workbook(data_rows);
         let query = ReadQuery::from_pairs(&[("limit".into(), limit.to_string())]).unwrap();
         let page = workbook.sheets[0].read(&query).unwrap();
-        let mut body = rows_json(workbook, 0, page);
+        let mut body = rows(workbook, 0, page, Format::Json);
         let mut bytes = Vec::new();
         let mut chunks = 0;
         while let Some(frame) = body.frame().await {
@@ -134,6 +189,19 @@ mod tests {
         assert_eq!(data[3_999]["n"], 3_999);
         // About 90 bytes a row: 360 KB in chunks of about 64 KiB.
         assert!(chunks >= 5, "{chunks} chunks");
+    }
+
+    #[test]
+    fn csv_fields_are_quoted_only_when_they_must_be() {
+        let mut out = Vec::new();
+        csv_line(
+            &mut out,
+            ["plain", "a,b", "say \"hi\"", "two\nlines", ""].into_iter(),
+        );
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",\r\n"
+        );
     }
 
     #[tokio::test]

@@ -203,6 +203,57 @@ pub struct ReadQuery {
     pub filters: Vec<FilterExpr>,
     pub limit: usize,
     pub offset: usize,
+    /// Sort keys, most significant first (§10.1 `order`).
+    pub order: Vec<Order>,
+    /// The columns each row shows, when given (§10.1 `columns`).
+    pub columns: Option<Vec<String>>,
+    /// The answer's format, when the query names one (§10.1 `format`).
+    pub format: Option<Format>,
+}
+
+/// One sort key of a read: `column.asc` or `column.desc`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Order {
+    pub column: String,
+    pub descending: bool,
+}
+
+/// The format of a read's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Csv,
+}
+
+/// What `order` must look like.
+const ORDER_RULE: &str = "must be column.asc or column.desc (several: separated by commas)";
+
+/// `order`'s value as sort keys; a key splits at its last dot, so a column
+/// name may hold dots (`v1.2.asc`).
+fn parse_order(value: &str) -> Result<Vec<Order>, &'static str> {
+    value
+        .split(',')
+        .map(|key| match key.rsplit_once('.') {
+            Some((column, "asc")) if !column.is_empty() => Ok(Order {
+                column: column.to_owned(),
+                descending: false,
+            }),
+            Some((column, "desc")) if !column.is_empty() => Ok(Order {
+                column: column.to_owned(),
+                descending: true,
+            }),
+            _ => Err(ORDER_RULE),
+        })
+        .collect()
+}
+
+/// `columns`' value as column names.
+fn parse_columns(value: &str) -> Result<Vec<String>, &'static str> {
+    let names: Vec<String> = value.split(',').map(str::to_owned).collect();
+    if names.iter().any(String::is_empty) {
+        return Err("must name one or more columns separated by commas");
+    }
+    Ok(names)
 }
 
 /// Reads a body (JSON text) into its `*Body` type; only a body that is no
@@ -328,6 +379,9 @@ impl ReadQuery {
             filters: Vec::new(),
             limit: DEFAULT_LIMIT,
             offset: 0,
+            order: Vec::new(),
+            columns: None,
+            format: None,
         };
         // Over the budget, no expression is parsed: one problem says so.
         let filters = pairs.iter().filter(|(name, _)| name == "filter").count();
@@ -350,10 +404,23 @@ impl ReadQuery {
                     Err(rule) => problems.push("filter", rule),
                 },
                 // Reported once, at the second occurrence.
-                "limit" | "offset" if earlier == 1 => {
+                "limit" | "offset" | "order" | "columns" | "format" if earlier == 1 => {
                     problems.push(name.as_str(), "must be given at most once");
                 }
-                "limit" | "offset" if earlier > 1 => {}
+                "limit" | "offset" | "order" | "columns" | "format" if earlier > 1 => {}
+                "order" => match parse_order(value) {
+                    Ok(order) => query.order = order,
+                    Err(rule) => problems.push("order", rule),
+                },
+                "columns" => match parse_columns(value) {
+                    Ok(columns) => query.columns = Some(columns),
+                    Err(rule) => problems.push("columns", rule),
+                },
+                "format" => match value.as_str() {
+                    "json" => query.format = Some(Format::Json),
+                    "csv" => query.format = Some(Format::Csv),
+                    _ => problems.push("format", "must be json or csv"),
+                },
                 "limit" => match value.parse::<usize>() {
                     Ok(limit) if limit <= MAX_LIMIT => query.limit = limit,
                     _ => {

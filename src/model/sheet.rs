@@ -5,6 +5,8 @@
 //! request first and changes nothing when it finds a problem, so a failed
 //! request never leaves a half-applied edit behind.
 
+use std::cmp::Ordering;
+
 use serde_json::{Map, Value};
 
 use super::filter::FilterExpr;
@@ -514,12 +516,17 @@ impl Sheet {
         filter_problems(Header::of(self).as_ref(), &request.selector)
     }
 
-    /// The columns of a read's filters that the sheet lacks.
+    /// The columns of a read's filters, order and columns that the sheet
+    /// lacks.
     pub fn read_problems(&self, query: &ReadQuery) -> Problems {
-        bind_problems(Header::of(self).as_ref(), &query.filters)
+        let header = Header::of(self);
+        let mut problems = bind_problems(header.as_ref(), &query.filters);
+        problems.extend(read_column_problems(header.as_ref(), query));
+        problems
     }
 
-    /// The rows matching the query, as JSON objects with `_row` (contract §4.3).
+    /// The rows matching the query, in its order, and the columns to show
+    /// (contract §4.3, §10.1).
     pub fn read(&self, query: &ReadQuery) -> Result<RowsPage, Error> {
         let header = Header::of(self);
         let mut problems = Problems::new();
@@ -532,6 +539,7 @@ impl Sheet {
                     .ok()
             })
             .collect();
+        problems.extend(read_column_problems(header.as_ref(), query));
         if !problems.is_empty() {
             return Err(problems.into());
         }
@@ -542,22 +550,52 @@ impl Sheet {
                 total: 0,
             });
         };
-        let mut total = 0;
-        let mut rows = Vec::new();
-        for index in self.data_rows(&header) {
-            if !filters.iter().all(|f| f.matches(self.row(index))) {
-                continue;
-            }
-            if total >= query.offset && rows.len() < query.limit {
-                rows.push(index);
-            }
-            total += 1;
+        let readable: Vec<&Column> = header.readable().collect();
+        let by_name = |name: &str| readable.iter().find(|c| c.name == name).copied();
+        let mut rows: Vec<usize> = self
+            .data_rows(&header)
+            .filter(|&index| filters.iter().all(|f| f.matches(self.row(index))))
+            .collect();
+        let total = rows.len();
+        let keys: Vec<(usize, bool)> = query
+            .order
+            .iter()
+            .filter_map(|o| Some((by_name(&o.column)?.index, o.descending)))
+            .collect();
+        if !keys.is_empty() {
+            // A stable sort: ties keep sheet order.
+            rows.sort_by(|&a, &b| {
+                keys.iter()
+                    .map(|&(column, descending)| {
+                        sort_order(
+                            self.cell_value(a, column),
+                            self.cell_value(b, column),
+                            descending,
+                        )
+                    })
+                    .find(|o| o.is_ne())
+                    .unwrap_or(Ordering::Equal)
+            });
         }
+        let rows = rows
+            .into_iter()
+            .skip(query.offset)
+            .take(query.limit)
+            .collect();
+        let columns = match &query.columns {
+            Some(names) => names.iter().filter_map(|n| by_name(n)).cloned().collect(),
+            None => readable.into_iter().cloned().collect(),
+        };
         Ok(RowsPage {
             rows,
-            columns: header.readable().cloned().collect(),
+            columns,
             total,
         })
+    }
+
+    /// The value of a cell (a formula's cached one), empty past the row's end.
+    fn cell_value(&self, row: usize, column: usize) -> &Cell {
+        self.row(row).get(column).map_or(&Cell::Empty, Cell::value)
     }
 
     /// The row at 0-based `index` as a JSON object: `_row` (its number),
@@ -694,6 +732,63 @@ fn bind_problems(header: Option<&Header>, filters: &[FilterExpr]) -> Problems {
         }
     }
     problems
+}
+
+/// The names a read's `order` and `columns` give that the header lacks.
+/// A sheet without a header has no rows to order or show: nothing to say.
+fn read_column_problems(header: Option<&Header>, query: &ReadQuery) -> Problems {
+    let mut problems = Problems::new();
+    let Some(header) = header else {
+        return problems;
+    };
+    let known = |name: &str| header.readable().any(|c| c.name == name);
+    let ordered = query.order.iter().map(|o| ("order", o.column.as_str()));
+    let shown = query
+        .columns
+        .iter()
+        .flatten()
+        .map(|n| ("columns", n.as_str()));
+    for (field, name) in ordered.chain(shown) {
+        if !known(name) {
+            problems.push(field, format!("{name:?} is not a column of the sheet"));
+        }
+    }
+    problems
+}
+
+/// How two cells sort: typed as filters compare (numbers numerically,
+/// dates chronologically, booleans, text by code point), kinds in that
+/// order, and empty cells last in both directions.
+fn sort_order(a: &Cell, b: &Cell, descending: bool) -> Ordering {
+    match (a.is_blank(), b.is_blank()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) if descending => typed_order(b, a),
+        (false, false) => typed_order(a, b),
+    }
+}
+
+fn typed_order(a: &Cell, b: &Cell) -> Ordering {
+    fn rank(cell: &Cell) -> u8 {
+        match cell {
+            Cell::Number(_) => 0,
+            Cell::DateTime(_) | Cell::Timestamp(_) => 1,
+            Cell::Bool(_) => 2,
+            Cell::Error(_) => 4,
+            _ => 3,
+        }
+    }
+    match (a, b) {
+        // Cells hold no NaN; -0 and 0 are equal, as for filters.
+        (Cell::Number(x), Cell::Number(y)) => x.partial_cmp(y).unwrap_or(Ordering::Equal),
+        (Cell::DateTime(x) | Cell::Timestamp(x), Cell::DateTime(y) | Cell::Timestamp(y)) => {
+            x.partial_cmp(y).unwrap_or(Ordering::Equal)
+        }
+        (Cell::Bool(x), Cell::Bool(y)) => x.cmp(y),
+        _ if rank(a) != rank(b) => rank(a).cmp(&rank(b)),
+        _ => a.text_form().cmp(&b.text_form()),
+    }
 }
 
 /// The keys of all rows in first-seen order: the header a blank sheet gets.
