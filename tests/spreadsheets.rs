@@ -819,3 +819,61 @@ async fn types_fixture_reads_every_value_kind() {
         assert!(failures.is_empty(), "{producer}:\n{}", failures.join("\n"));
     }
 }
+
+/// §10.3 `GET /v1/spreadsheets`: every workbook, newest first, with its
+/// sheets, size and time, paged; what is not a workbook of the directory is
+/// left out.
+#[tokio::test]
+async fn the_workbooks_are_listed_newest_first() {
+    let server = Server::start().await;
+    let older = "0b1e3a5c-0000-4000-8000-000000000001";
+    let newer = "0b1e3a5c-0000-4000-8000-000000000002";
+    server.add_fixture("openpyxl/people.xlsx", older);
+    server.add_fixture("openpyxl/people.xlsx", newer);
+    let set_time = |id: &str, secs: u64| {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(server.file(id))
+            .unwrap();
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+        file.set_modified(at).unwrap();
+    };
+    set_time(older, 1_700_000_000);
+    set_time(newer, 1_795_502_130);
+    // Not workbooks of the directory: another name, a link, a directory.
+    std::fs::write(server.data_dir().join("notes.xlsx"), b"x").unwrap();
+    std::os::unix::fs::symlink(
+        server.file(older),
+        server.file("0b1e3a5c-0000-4000-8000-000000000003"),
+    )
+    .unwrap();
+    std::fs::create_dir(server.file("0b1e3a5c-0000-4000-8000-000000000004")).unwrap();
+
+    let (status, body) = server.get("/v1/spreadsheets").await;
+    assert_eq!(status, 200, "{body}");
+    let bytes = std::fs::metadata(server.file(newer)).unwrap().len();
+    assert_eq!(body["total"], 2);
+    assert_eq!(
+        body["spreadsheets"][0],
+        json!({
+            "spreadsheet_id": newer,
+            "sheets": sheet_names(&server.file(newer)),
+            "bytes": bytes,
+            "modified": "2026-11-24T06:35:30Z",
+        })
+    );
+    assert_eq!(body["spreadsheets"][1]["spreadsheet_id"], older);
+    assert_eq!(body["spreadsheets"][1]["modified"], "2023-11-14T22:13:20Z");
+
+    let (_, page) = server.get("/v1/spreadsheets?limit=1&offset=1").await;
+    assert_eq!(page["total"], 2);
+    assert_eq!(page["spreadsheets"].as_array().unwrap().len(), 1);
+    assert_eq!(page["spreadsheets"][0]["spreadsheet_id"], older);
+
+    let (status, body) = server.get("/v1/spreadsheets?limit=x&sort=name").await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        body["error"],
+        "limit: must be an integer from 0 to 100000, sort: is not a known query parameter"
+    );
+}

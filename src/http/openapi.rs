@@ -194,6 +194,40 @@ pub struct SpreadsheetCreated {
     pub spreadsheet_id: String,
 }
 
+/// `GET /v1/spreadsheets`: a page of the workbooks, newest first.
+#[derive(Serialize, ToSchema)]
+pub struct SpreadsheetList {
+    pub spreadsheets: Vec<SpreadsheetSummary>,
+    /// How many workbooks there are, before `limit` and `offset`.
+    pub total: usize,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct SpreadsheetSummary {
+    #[schema(format = Uuid)]
+    pub spreadsheet_id: String,
+    /// The workbook's sheet names (its tabs), in order; none if unreadable.
+    pub sheets: Vec<String>,
+    /// The file's size.
+    pub bytes: u64,
+    /// When the file last changed, RFC 3339 in UTC (`2026-11-24T06:50:00Z`).
+    #[schema(format = DateTime)]
+    pub modified: String,
+}
+
+/// The query of `GET /v1/spreadsheets`; any other parameter is a 400.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // describes the query; `model::request::ListQuery` reads it
+pub struct ListParams {
+    /// At most this many workbooks.
+    #[param(minimum = 0, maximum = 100_000, default = 1000)]
+    limit: Option<u32>,
+    /// Skip this many workbooks.
+    #[param(minimum = 0, default = 0)]
+    offset: Option<u64>,
+}
+
 #[derive(Serialize, ToSchema)]
 pub struct Health {
     /// Always `ok`.

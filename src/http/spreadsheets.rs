@@ -10,20 +10,22 @@ use utoipa_axum::routes;
 
 use super::AppState;
 use super::error::{ApiError, Result};
-use super::extract::NoQuery;
+use super::extract::{NoQuery, QueryPairs};
 use super::extract::{SpreadsheetPath, XLSX_MIME, XlsxBody};
 use super::idempotency::{IdempotencyKey, marked, once};
 use super::openapi::{
-    Errors, KeyParams, SheetList, SheetSummary, SpreadsheetCreated, SpreadsheetParams, XlsxFile,
+    Errors, KeyParams, ListParams, SheetList, SheetSummary, SpreadsheetCreated, SpreadsheetList,
+    SpreadsheetParams, SpreadsheetSummary, XlsxFile,
 };
 use crate::model::SpreadsheetId;
 use crate::model::header::Header;
+use crate::model::request::ListQuery;
 use crate::store::{Claimed, StoreError};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(sheets_list))
-        .routes(routes!(spreadsheets_upload))
+        .routes(routes!(spreadsheets_list, spreadsheets_upload))
         .routes(routes!(spreadsheets_download, spreadsheets_remove))
 }
 
@@ -52,6 +54,60 @@ async fn sheets_list(
         })
         .await?;
     Ok(Json(SheetList { sheets }))
+}
+
+/// `GET /v1/spreadsheets` (§10.3): the workbooks, newest first.
+#[utoipa::path(get, path = "/v1/spreadsheets", tag = "spreadsheets", params(ListParams),
+    responses((status = 200, description = "A page of the workbooks, newest first", body = SpreadsheetList), Errors))]
+async fn spreadsheets_list(
+    State(state): State<AppState>,
+    QueryPairs(pairs): QueryPairs,
+) -> Result<Json<SpreadsheetList>> {
+    let query = ListQuery::from_pairs(&pairs)?;
+    let (page, total) = state.store.list(query.offset, query.limit).await?;
+    let spreadsheets = page
+        .into_iter()
+        .map(|listed| SpreadsheetSummary {
+            spreadsheet_id: listed.id.to_string(),
+            sheets: listed.sheets,
+            bytes: listed.bytes,
+            modified: rfc3339(listed.modified),
+        })
+        .collect();
+    Ok(Json(SpreadsheetList {
+        spreadsheets,
+        total,
+    }))
+}
+
+/// A time as RFC 3339 in UTC, to the second: `2026-11-24T06:50:00Z`.
+fn rfc3339(time: std::time::SystemTime) -> String {
+    let seconds = time
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rest) = (seconds / 86_400, seconds % 86_400);
+    let (year, month, day) = civil_date(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`, for days on or after the epoch).
+fn civil_date(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    (year, month, day)
 }
 
 /// `POST /v1/spreadsheets`: stores an uploaded workbook under a new id.
@@ -130,4 +186,20 @@ async fn spreadsheets_remove(
 ) -> Result<StatusCode> {
     state.store.remove(path.id()?).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rfc3339;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn times_are_rfc_3339_in_utc() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        // 2000-02-29 (a leap day of a century leap year), 12:34:56.
+        let leap = UNIX_EPOCH + Duration::from_secs(951_827_696);
+        assert_eq!(rfc3339(leap), "2000-02-29T12:34:56Z");
+        let later = UNIX_EPOCH + Duration::from_secs(1_795_502_130);
+        assert_eq!(rfc3339(later), "2026-11-24T06:35:30Z");
+    }
 }

@@ -421,15 +421,13 @@ impl ReadQuery {
                     "csv" => query.format = Some(Format::Csv),
                     _ => problems.push("format", "must be json or csv"),
                 },
-                "limit" => match value.parse::<usize>() {
-                    Ok(limit) if limit <= MAX_LIMIT => query.limit = limit,
-                    _ => {
-                        problems.push("limit", format!("must be an integer from 0 to {MAX_LIMIT}"))
-                    }
+                "limit" => match parse_limit(value) {
+                    Ok(limit) => query.limit = limit,
+                    Err(rule) => problems.push("limit", rule),
                 },
-                "offset" => match value.parse::<usize>() {
+                "offset" => match parse_offset(value) {
                     Ok(offset) => query.offset = offset,
-                    Err(_) => problems.push("offset", "must be an integer of 0 or more"),
+                    Err(rule) => problems.push("offset", rule),
                 },
                 // Reported once, at its first occurrence.
                 other if earlier == 0 => problems.push(other, "is not a known query parameter"),
@@ -437,6 +435,62 @@ impl ReadQuery {
             }
         }
         checked(query, problems)
+    }
+}
+
+/// `limit`'s value: 0 to [`MAX_LIMIT`].
+fn parse_limit(value: &str) -> Result<usize, String> {
+    match value.parse::<usize>() {
+        Ok(limit) if limit <= MAX_LIMIT => Ok(limit),
+        _ => Err(format!("must be an integer from 0 to {MAX_LIMIT}")),
+    }
+}
+
+/// `offset`'s value: 0 or more.
+fn parse_offset(value: &str) -> Result<usize, &'static str> {
+    value
+        .parse::<usize>()
+        .map_err(|_| "must be an integer of 0 or more")
+}
+
+/// `GET /v1/spreadsheets` (§10.3): a page of the workbooks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ListQuery {
+    pub limit: usize,
+    pub offset: usize,
+}
+
+impl ListQuery {
+    /// `limit` and `offset`, each at most once, as for rows; nothing else.
+    pub fn from_pairs(pairs: &[(String, String)]) -> Result<ListQuery, Problems> {
+        let mut query = ListQuery {
+            limit: DEFAULT_LIMIT,
+            offset: 0,
+        };
+        let mut problems = Problems::new();
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for (name, value) in pairs {
+            let earlier = seen.entry(name.as_str()).or_default();
+            *earlier += 1;
+            match (name.as_str(), *earlier) {
+                ("limit" | "offset", 2) => {
+                    problems.push(name.as_str(), "must be given at most once")
+                }
+                ("limit", 1) => match parse_limit(value) {
+                    Ok(limit) => query.limit = limit,
+                    Err(rule) => problems.push("limit", rule),
+                },
+                ("offset", 1) => match parse_offset(value) {
+                    Ok(offset) => query.offset = offset,
+                    Err(rule) => problems.push("offset", rule),
+                },
+                (other, 1) if other != "limit" && other != "offset" => {
+                    problems.push(other, "is not a known query parameter");
+                }
+                _ => {}
+            }
+        }
+        problems.into_result(query)
     }
 }
 

@@ -120,6 +120,16 @@ pub struct Edit<T> {
     pub changed: bool,
 }
 
+/// A workbook of the data directory, as a listing shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listed {
+    pub id: SpreadsheetId,
+    /// Its sheets' names, as the workbook lists them (none if unreadable).
+    pub sheets: Vec<String>,
+    pub bytes: u64,
+    pub modified: std::time::SystemTime,
+}
+
 /// Handle to the data directory; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
@@ -213,6 +223,64 @@ impl Store {
                 let id = name.to_str()?.strip_suffix(".xlsx")?;
                 SpreadsheetId::parse(id).ok()
             })
+    }
+
+    /// The workbooks of the directory, newest first (ties by id), `limit`
+    /// of them from `offset`, and how many there are. Only regular files
+    /// named `<uuid>.xlsx` count; only the page's files are opened.
+    pub async fn list(
+        &self,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<Listed>, usize), StoreError> {
+        let store = self.clone();
+        blocking(move || {
+            let mut found = Vec::new();
+            for entry in fs::read_dir(&store.inner.dir)? {
+                let entry = entry?;
+                let name = entry.file_name();
+                let Some(id) = name
+                    .to_str()
+                    .and_then(|n| n.strip_suffix(".xlsx"))
+                    .and_then(|n| SpreadsheetId::parse(n).ok())
+                else {
+                    continue;
+                };
+                // `DirEntry::metadata` does not follow links.
+                let Ok(meta) = entry.metadata() else { continue };
+                // Only the name `path(id)` serves (lower case).
+                if !meta.file_type().is_file() || name.to_str() != Some(id.file_name().as_str()) {
+                    continue;
+                }
+                let modified = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+                found.push((modified, id, meta.len()));
+            }
+            let total = found.len();
+            found
+                .sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.to_string().cmp(&b.1.to_string())));
+            let page = found
+                .into_iter()
+                .skip(offset)
+                .take(limit)
+                .map(|(modified, id, bytes)| Listed {
+                    id,
+                    sheets: store.sheet_names(id),
+                    bytes,
+                    modified,
+                })
+                .collect();
+            Ok((page, total))
+        })
+        .await
+    }
+
+    /// The names of a workbook's sheets (its tabs, chart sheets too), from
+    /// the file's `xl/workbook.xml`; none when it cannot be read.
+    fn sheet_names(&self, id: SpreadsheetId) -> Vec<String> {
+        let Ok(file) = self.open_file(id) else {
+            return Vec::new();
+        };
+        xlsx::sheet_names(std::io::BufReader::new(file)).unwrap_or_default()
     }
 
     /// Runs `f` on the current workbook, without taking any lock. `f` may

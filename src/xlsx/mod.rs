@@ -15,7 +15,7 @@ mod rich;
 mod styles;
 mod write;
 
-pub use package::MAX_UNPACKED_BYTES;
+pub use package::{MAX_UNPACKED_BYTES, sheet_names};
 
 /// Days between the 1900 and the 1904 date systems' day zero.
 const DAYS_1900_TO_1904: f64 = 1462.0;
