@@ -118,7 +118,7 @@ pub struct ReadParams {
     #[param(minimum = 0, maximum = 100_000, default = 1000)]
     limit: Option<u32>,
     /// Skip this many matching rows.
-    #[param(minimum = 0, default = 0)]
+    #[param(minimum = 0, maximum = 9_223_372_036_854_775_807_i64, default = 0)]
     offset: Option<u64>,
     /// Sort keys, most significant first: `column.asc` or `column.desc`,
     /// separated by commas (`age.desc,name.asc`); typed like filters, empty
@@ -224,7 +224,7 @@ pub struct ListParams {
     #[param(minimum = 0, maximum = 100_000, default = 1000)]
     limit: Option<u32>,
     /// Skip this many workbooks.
-    #[param(minimum = 0, default = 0)]
+    #[param(minimum = 0, maximum = 9_223_372_036_854_775_807_i64, default = 0)]
     offset: Option<u64>,
 }
 

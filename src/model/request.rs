@@ -446,11 +446,16 @@ fn parse_limit(value: &str) -> Result<usize, String> {
     }
 }
 
-/// `offset`'s value: 0 or more.
-fn parse_offset(value: &str) -> Result<usize, &'static str> {
-    value
-        .parse::<usize>()
-        .map_err(|_| "must be an integer of 0 or more")
+/// The largest `offset`: the largest signed 64-bit integer, what the
+/// OpenAPI document's `int64` allows.
+pub const MAX_OFFSET: u64 = i64::MAX as u64;
+
+/// `offset`'s value: 0 to [`MAX_OFFSET`].
+fn parse_offset(value: &str) -> Result<usize, String> {
+    match value.parse::<u64>() {
+        Ok(offset) if offset <= MAX_OFFSET => Ok(usize::try_from(offset).unwrap_or(usize::MAX)),
+        _ => Err(format!("must be an integer from 0 to {MAX_OFFSET}")),
+    }
 }
 
 /// `GET /v1/spreadsheets` (§10.3): a page of the workbooks.
