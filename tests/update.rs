@@ -282,3 +282,58 @@ async fn update_a_formula_cell_replaces_the_formula_and_keeps_others() {
     let formulas = calamine::Reader::worksheet_formula(&mut book, "Other").unwrap();
     assert_eq!(formulas.get_value((2, 1)).map(String::as_str), Some("1+2"));
 }
+
+/// §10.2: `type: rows` sets each row's own values, all or nothing.
+#[tokio::test]
+async fn rows_updated_each_with_its_own_values() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let body = json!({"type": "rows", "data": [
+        {"_row": 4, "age": 42, "city": "Oslo"},
+        {"_row": 2, "age": 31},
+    ]});
+    let (status, answer) = server.patch(&rows_path("People"), body).await;
+    assert_eq!((status.as_u16(), answer), (200, json!({"updated": 2})));
+    let grid = read_sheet(&server.file(ID), "People");
+    assert_eq!(grid[1][..3], [s("Alice"), Data::Float(31.0), s("Berlin")]);
+    assert_eq!(grid[2][..3], [s("Bob"), Data::Float(25.0), s("Paris")]);
+    assert_eq!(grid[3][..3], [s("Carol"), Data::Float(42.0), s("Oslo")]);
+}
+
+#[tokio::test]
+async fn a_rows_update_with_any_bad_row_changes_nothing() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let before = std::fs::read(server.file(ID)).unwrap();
+    let patch = |data: serde_json::Value| json!({"type": "rows", "data": data});
+    for (body, status, expected) in [
+        (
+            patch(json!([{"_row": 2, "age": 1}, {"_row": 9, "age": 2}])),
+            404,
+            json!({"success": false, "error": "Not Found",
+                "detail": "row 9 is below the last data row of sheet \"People\""}),
+        ),
+        (
+            patch(json!([{"_row": 1, "age": 1}, {"_row": 3, "colour": "red"}])),
+            400,
+            json!({"success": false, "error":
+                "data[0]._row: row 1 is the header row or above it; data starts at row 2, data[1].colour: is not a column of the sheet"}),
+        ),
+        (
+            patch(json!([{"_row": 2, "age": 1}, {"_row": 2, "age": 2}, {"age": 3}, {"_row": 3}])),
+            400,
+            json!({"success": false, "error":
+                "data[1]._row: row 2 is given twice (also in data[0]), data[2]._row: is required, data[3]: must set at least one column"}),
+        ),
+        (
+            json!({"type": "rows", "row": 2, "data": {"age": 1}}),
+            400,
+            json!({"success": false, "error":
+                "row: is not allowed when type is rows, data: must be a non-empty array of rows when type is rows: objects with _row and the values to set"}),
+        ),
+    ] {
+        let (got, answer) = server.patch(&rows_path("People"), body.clone()).await;
+        assert_eq!((got.as_u16(), answer), (status, expected), "{body}");
+    }
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
+}

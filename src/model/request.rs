@@ -43,10 +43,10 @@ pub struct InsertBody {
     unknown: Map<String, Value>,
 }
 
-/// `PATCH /v1/data/{id}/{sheet}` (contract §4.2).
+/// `PATCH /v1/data/{id}/{sheet}` (contract §4.2, and §10.2 `type: rows`).
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct UpdateBody {
-    #[schema(value_type = SelectorType, required = true)]
+    #[schema(value_type = UpdateType, required = true)]
     r#type: Option<Value>,
     /// With `type: filter`: `column:operator:value`, or a non-empty array of
     /// them that must all hold.
@@ -56,11 +56,25 @@ pub struct UpdateBody {
     #[schema(value_type = Option<u64>, minimum = 1)]
     row: Option<Value>,
     /// Column name → new value; only these cells change, `null` clears one.
-    #[schema(schema_with = values_schema, required = true)]
+    /// With `type: rows`, an array of such objects, each with `_row`, the
+    /// number of the row it sets.
+    #[schema(schema_with = update_data_schema, required = true)]
     data: Option<Value>,
     #[serde(flatten)]
     #[schema(ignore)]
     unknown: Map<String, Value>,
+}
+
+/// How an update picks its rows.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum UpdateType {
+    /// The rows matching `filter`, all set to `data`.
+    Filter,
+    /// The one row numbered `row`, set to `data`.
+    Row,
+    /// Each row of `data` by its `_row`, with its own values (v1.1).
+    Rows,
 }
 
 /// `DELETE /v1/data/{id}/{sheet}` (contract §4.4).
@@ -115,6 +129,26 @@ fn values_schema() -> Schema {
         .schema_type(Type::Object)
         .additional_properties(Some(cell_value_schema()))
         .min_properties(Some(1))
+        .into()
+}
+
+/// `data` of an update: the values, or with `type: rows` an array of rows
+/// each with `_row`.
+fn update_data_schema() -> Schema {
+    let row = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property(
+            "_row",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1)),
+        )
+        .required("_row")
+        .additional_properties(Some(cell_value_schema()))
+        .min_properties(Some(2));
+    OneOfBuilder::new()
+        .item(values_schema())
+        .item(ArrayBuilder::new().items(row).min_items(Some(1)))
         .into()
 }
 
@@ -182,6 +216,9 @@ pub enum Selector {
     Filter(Vec<FilterExpr>),
     /// One row, by the number the sheet shows for it.
     Row(u64),
+    /// Rows by number, each with its own values (`PATCH` with `type:
+    /// rows`, §10.2); the values are in [`UpdateRows::rows`].
+    Rows,
 }
 
 /// `PATCH` rows.
@@ -189,6 +226,17 @@ pub enum Selector {
 pub struct UpdateRows {
     pub selector: Selector,
     pub data: Vec<(String, Cell)>,
+    /// With [`Selector::Rows`]: each row's number and values.
+    pub rows: Vec<RowValues>,
+}
+
+/// One row of a `type: rows` update: its number and what to set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowValues {
+    /// Where it came from in the request (`data[2]`).
+    pub field: String,
+    pub row: u64,
+    pub cells: Vec<(String, Cell)>,
 }
 
 /// `DELETE` rows.
@@ -321,11 +369,15 @@ impl UpdateRows {
             partial: UpdateRows {
                 selector: Selector::Filter(Vec::new()),
                 data: Vec::new(),
+                rows: Vec::new(),
             },
             problems,
         })?;
         let mut problems = Problems::new();
         report_unknown(&body.unknown, &mut problems);
+        if body.r#type.as_ref().and_then(Value::as_str) == Some("rows") {
+            return rows_update(&body, problems);
+        }
         let selector = selector_from_json(
             body.r#type.as_ref(),
             body.filter.as_ref(),
@@ -347,8 +399,78 @@ impl UpdateRows {
                 Vec::new()
             }
         };
-        checked(UpdateRows { selector, data }, problems)
+        checked(
+            UpdateRows {
+                selector,
+                data,
+                rows: Vec::new(),
+            },
+            problems,
+        )
     }
+}
+
+/// `{"type": "rows", "data": [{"_row": 5, "age": 30}, …]}` (§10.2): each
+/// row by number with its own values; a row given twice is a problem.
+fn rows_update(
+    body: &UpdateBody,
+    mut problems: Problems,
+) -> Result<UpdateRows, Rejected<UpdateRows>> {
+    for (field, given) in [("filter", &body.filter), ("row", &body.row)] {
+        if given.is_some() {
+            problems.push(field, "is not allowed when type is rows");
+        }
+    }
+    let mut rows = Vec::new();
+    match &body.data {
+        Some(Value::Array(items)) if !items.is_empty() => {
+            let mut seen = HashMap::new();
+            for (i, item) in items.iter().enumerate() {
+                let field = format!("data[{i}]");
+                let Value::Object(map) = item else {
+                    problems.push(field, "must be an object with _row and the values to set");
+                    continue;
+                };
+                let row = match map.get("_row").map(Value::as_u64) {
+                    None => {
+                        problems.push(format!("{field}._row"), "is required");
+                        None
+                    }
+                    Some(Some(n)) if n >= 1 => Some(n),
+                    Some(_) => {
+                        let rule = "must be a row number (an integer of 1 or more)";
+                        problems.push(format!("{field}._row"), rule);
+                        None
+                    }
+                };
+                let mut values = map.clone();
+                values.remove("_row");
+                if values.is_empty() {
+                    problems.push(field.clone(), "must set at least one column");
+                }
+                let cells = cells_from_json(&values, &field, &mut problems);
+                let Some(row) = row else { continue };
+                if let Some(first) = seen.insert(row, i) {
+                    let rule = format!("row {row} is given twice (also in data[{first}])");
+                    problems.push(format!("{field}._row"), rule);
+                }
+                rows.push(RowValues { field, row, cells });
+            }
+        }
+        None | Some(Value::Null) => problems.push("data", "is required"),
+        Some(_) => problems.push(
+            "data",
+            "must be a non-empty array of rows when type is rows: objects with _row and the values to set",
+        ),
+    }
+    checked(
+        UpdateRows {
+            selector: Selector::Rows,
+            data: Vec::new(),
+            rows,
+        },
+        problems,
+    )
 }
 
 impl DeleteRows {

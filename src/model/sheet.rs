@@ -15,7 +15,7 @@ use super::formula::{Unadjustable, cell_name, rows_deleted, shifted};
 use super::header::{Column, Header};
 use super::layout::{Layout, LinkTarget};
 use super::problems::Problems;
-use super::request::{DeleteRows, InsertRows, ReadQuery, Selector, UpdateRows};
+use super::request::{DeleteRows, InsertRows, ReadQuery, RowValues, Selector, UpdateRows};
 use super::value::{Cell, DateKind, Formula, date_kind};
 use super::workbook::{Edited, MAX_COLUMNS, MAX_ROWS, Sheet, Visibility, Workbook};
 
@@ -453,8 +453,11 @@ impl Sheet {
 
     /// Sets the given cells of every selected row (contract §4.2).
     pub fn update(&mut self, request: UpdateRows) -> Result<usize, Error> {
+        if request.selector == Selector::Rows {
+            return self.update_rows(request.rows);
+        }
         let header = Header::of(self);
-        let problems = data_problems(header.as_ref(), &request.data);
+        let problems = data_problems(header.as_ref(), &request.data, "data");
         let cells: Vec<_> = request
             .data
             .into_iter()
@@ -467,6 +470,57 @@ impl Sheet {
             }
         }
         Ok(rows.len())
+    }
+
+    /// Sets each row's own values (§10.2 `type: rows`), all or nothing: a
+    /// column the sheet lacks or a row at or above the header is a 400, a
+    /// row below the last data row a 404, and then nothing changes.
+    fn update_rows(&mut self, rows: Vec<RowValues>) -> Result<usize, Error> {
+        let header = Header::of(self);
+        let mut problems = Problems::new();
+        let last = self.last_non_blank_row();
+        let mut missing = None;
+        // In the request's order: each row's number, then its columns.
+        for row in &rows {
+            let index = usize::try_from(row.row - 1).unwrap_or(usize::MAX);
+            match &header {
+                Some(header) if index <= header.row => problems.push(
+                    format!("{}._row", row.field),
+                    format!(
+                        "row {} is the header row or above it; data starts at row {}",
+                        row.row,
+                        header.row + 2
+                    ),
+                ),
+                Some(_) if last.is_some_and(|last| index <= last) => {}
+                _ => {
+                    missing.get_or_insert(row.row);
+                }
+            }
+            problems.extend(data_problems(header.as_ref(), &row.cells, &row.field));
+        }
+        if !problems.is_empty() {
+            return Err(problems.into());
+        }
+        if let Some(number) = missing {
+            return Err(Error::NotFound(format!(
+                "row {number} is below the last data row of sheet {:?}",
+                self.name
+            )));
+        }
+        let Some(header) = header else {
+            return Ok(0);
+        };
+        let count = rows.len();
+        for row in rows {
+            let index = usize::try_from(row.row - 1).unwrap_or(usize::MAX);
+            for (name, cell) in row.cells {
+                if let Ok(column) = header.resolve(&name) {
+                    self.set(index, column, cell);
+                }
+            }
+        }
+        Ok(count)
     }
 
     /// Makes timestamps of the dates whose cell format is the contract's
@@ -506,7 +560,8 @@ impl Sheet {
     /// The columns of an update, and of its filters, that the sheet lacks.
     pub fn update_problems(&self, request: &UpdateRows) -> Problems {
         let header = Header::of(self);
-        let mut problems = data_problems(header.as_ref(), &request.data);
+        let mut problems = data_problems(header.as_ref(), &request.data, "data");
+        problems.extend(rows_problems(header.as_ref(), &request.rows));
         problems.extend(filter_problems(header.as_ref(), &request.selector));
         problems
     }
@@ -670,6 +725,9 @@ impl Sheet {
                     ))),
                 }
             }
+            // Only updates take rows with values, and they set them
+            // themselves (`update_rows`); nothing else selects by them.
+            Selector::Rows => problems.into_result(Vec::new()).map_err(Error::from),
         }
     }
 
@@ -701,7 +759,7 @@ fn insert_problems(header: &Header, request: &InsertRows) -> Problems {
 }
 
 /// The columns of `data` that `header` does not name, or names twice.
-fn data_problems(header: Option<&Header>, data: &[(String, Cell)]) -> Problems {
+fn data_problems(header: Option<&Header>, data: &[(String, Cell)], field: &str) -> Problems {
     let mut problems = Problems::new();
     for (name, _) in data {
         let column = match header {
@@ -709,8 +767,17 @@ fn data_problems(header: Option<&Header>, data: &[(String, Cell)]) -> Problems {
             None => Err("is not a column of the sheet"),
         };
         if let Err(rule) = column {
-            problems.push(format!("data.{name}"), rule);
+            problems.push(format!("{field}.{name}"), rule);
         }
+    }
+    problems
+}
+
+/// The columns each row of a `type: rows` update sets that the sheet lacks.
+fn rows_problems(header: Option<&Header>, rows: &[RowValues]) -> Problems {
+    let mut problems = Problems::new();
+    for row in rows {
+        problems.extend(data_problems(header, &row.cells, &row.field));
     }
     problems
 }
@@ -719,7 +786,7 @@ fn data_problems(header: Option<&Header>, data: &[(String, Cell)]) -> Problems {
 fn filter_problems(header: Option<&Header>, selector: &Selector) -> Problems {
     match selector {
         Selector::Filter(filters) => bind_problems(header, filters),
-        Selector::Row(_) => Problems::new(),
+        Selector::Row(_) | Selector::Rows => Problems::new(),
     }
 }
 
