@@ -354,3 +354,79 @@ async fn insert_past_the_last_row_of_the_format_is_rejected() {
         "data: 1 rows would pass the sheet's last row (1048576)"
     );
 }
+
+/// §10.2 upsert: `on_conflict=<column>` updates the row holding the value
+/// (only the keys given) and inserts the rest, in one write.
+#[tokio::test]
+async fn on_conflict_updates_matching_rows_and_inserts_the_rest() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let path = format!("{}?on_conflict=name", rows_path("People"));
+    let body = json!({"data": [
+        {"name": "Bob", "age": 26},
+        {"name": "Dora", "age": 50, "city": "Rome"},
+        {"name": "Dora", "city": "Milan"},
+    ]});
+    let (status, answer) = server.post(&path, body).await;
+    assert_eq!(
+        (status.as_u16(), answer),
+        (200, json!({"inserted": 1, "updated": 1}))
+    );
+    let grid = read_sheet(&server.file(ID), "People");
+    assert_eq!(grid.len(), 5, "one row added: {grid:?}");
+    // Bob's age set, his city kept.
+    assert_eq!(grid[2][..3], [s("Bob"), Data::Float(26.0), s("Paris")]);
+    // The second Dora row added to the first.
+    assert_eq!(grid[4][..3], [s("Dora"), Data::Float(50.0), s("Milan")]);
+    // Numbers match by value: 26.0 is 26.
+    let path = format!("{}?on_conflict=age", rows_path("People"));
+    let (status, answer) = server
+        .post(&path, json!({"data": [{"age": 26.0, "city": "Lyon"}]}))
+        .await;
+    assert_eq!(
+        (status.as_u16(), answer),
+        (200, json!({"inserted": 0, "updated": 1}))
+    );
+    assert_eq!(read_sheet(&server.file(ID), "People")[2][2], s("Lyon"));
+}
+
+#[tokio::test]
+async fn on_conflict_refuses_a_value_held_by_two_rows_and_an_unknown_column() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    // Two rows with active = true.
+    let before = std::fs::read(server.file(ID)).unwrap();
+    let path = format!("{}?on_conflict=active", rows_path("People"));
+    let body = json!({"data": [{"name": "New", "active": false}, {"name": "Eve", "active": true}]});
+    let (status, answer) = server.post(&path, body).await;
+    assert_eq!(status.as_u16(), 409, "{answer}");
+    let detail = answer["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("data[1].active is in rows 2 and 4"),
+        "{detail}"
+    );
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
+
+    let path = format!("{}?on_conflict=colour", rows_path("People"));
+    let (status, answer) = server.post(&path, json!({"data": [{"name": "x"}]})).await;
+    assert_eq!(
+        (status.as_u16(), answer),
+        (
+            400,
+            json!({"success": false, "error": "on_conflict: is not a column of the sheet"})
+        )
+    );
+    let path = format!(
+        "{}?on_conflict=name&on_conflict=age&x=1",
+        rows_path("People")
+    );
+    let (status, answer) = server.post(&path, json!({"data": [{"name": "x"}]})).await;
+    assert_eq!(
+        (status.as_u16(), answer),
+        (
+            400,
+            json!({"success": false, "error": "on_conflict: must be given at most once, x: is not a known query parameter"})
+        )
+    );
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
+}

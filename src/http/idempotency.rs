@@ -20,7 +20,8 @@ const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 /// The longest key taken.
 const MAX_KEY_BYTES: usize = 255;
 
-/// The request's `Idempotency-Key`, if it has one, with its method and path.
+/// The request's `Idempotency-Key`, if it has one, with its method, path
+/// and query.
 pub struct IdempotencyKey {
     key: Option<String>,
     request: String,
@@ -30,7 +31,9 @@ impl<S: Send + Sync> FromRequestParts<S> for IdempotencyKey {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self> {
-        let request = format!("{} {}", parts.method, parts.uri.path());
+        // The query too: `on_conflict` makes another request of a POST.
+        let target = parts.uri.path_and_query().map_or("", |p| p.as_str());
+        let request = format!("{} {target}", parts.method);
         let Some(value) = parts.headers.get(IDEMPOTENCY_KEY) else {
             return Ok(IdempotencyKey { key: None, request });
         };

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use axum::Json;
 use axum::response::IntoResponse;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::openapi::schema::AdditionalProperties;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityRequirement, SecurityScheme};
@@ -151,6 +151,26 @@ pub struct XlsxFile(Vec<u8>);
 #[derive(Serialize, ToSchema)]
 pub struct Inserted {
     pub inserted: usize,
+}
+
+/// The answer of an upsert (`on_conflict`, v1.1).
+#[derive(Serialize, Deserialize, ToSchema)]
+pub struct Upserted {
+    pub inserted: usize,
+    pub updated: usize,
+}
+
+/// The query of `POST` rows.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // describes the query; `model::request` reads it
+pub struct InsertParams {
+    /// Upsert (v1.1): a row whose value in this column equals a data row's
+    /// value sets the keys it gives in that row (200 with `inserted` and
+    /// `updated`); the others are inserted. A value in more than one data
+    /// row is a 409.
+    #[param(min_length = 1)]
+    on_conflict: Option<String>,
 }
 
 #[derive(Serialize, ToSchema)]

@@ -15,12 +15,13 @@ use super::error::{ApiError, Result};
 use super::extract::{JsonBody, NoQuery, QueryPairs, SheetPath};
 use super::idempotency::{IdempotencyKey, marked, once};
 use super::openapi::{
-    Deleted, Errors, Inserted, KeyParams, ReadParams, RowsPage, SheetParams, Updated,
+    Deleted, Errors, InsertParams, Inserted, KeyParams, ReadParams, RowsPage, SheetParams, Updated,
+    Upserted,
 };
 use super::stream;
 use crate::model::request::{
     DeleteBody, DeleteRows, Format, InsertBody, InsertRows, ReadQuery, Rejected, UpdateBody,
-    UpdateRows,
+    UpdateRows, on_conflict_from_pairs,
 };
 use crate::model::{Problems, Sheet, SpreadsheetId};
 use crate::store::Edit;
@@ -31,22 +32,47 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 const PATH: &str = "/v1/data/{spreadsheet_id}/{sheet_name}";
 
-/// §4.1 Insert rows: 201 `{"inserted": N}`.
-#[utoipa::path(post, path = PATH, tag = "rows", params(SheetParams, KeyParams),
+/// §4.1 Insert rows: 201 `{"inserted": N}`; with `on_conflict` (§10.2),
+/// upsert: 200 `{"inserted": a, "updated": b}`.
+#[utoipa::path(post, path = PATH, tag = "rows", params(SheetParams, InsertParams, KeyParams),
     request_body = InsertBody,
-    responses((status = 201, description = "Rows appended", body = Inserted), Errors))]
+    responses((status = 201, description = "Rows appended", body = Inserted),
+        (status = 200, description = "With on_conflict: rows inserted and updated", body = Upserted), Errors))]
 #[tracing::instrument(skip_all, fields(sheet = %path.sheet))]
 async fn rows_insert(
     State(state): State<AppState>,
     path: SheetPath,
-    _: NoQuery,
+    QueryPairs(pairs): QueryPairs,
     key: IdempotencyKey,
     JsonBody(body): JsonBody,
 ) -> Result<Response> {
     let request = InsertRows::from_json(&body, state.config.max_rows_per_request);
+    let on_conflict = match on_conflict_from_pairs(&pairs) {
+        Ok(column) => column,
+        Err(mut problems) => {
+            problems.extend(request.err().map(|r| r.problems).unwrap_or_default());
+            return Err(problems.into());
+        }
+    };
     let (id, request) = valid_request(&state, &path, request, Sheet::insert_problems).await?;
     let sheet = path.sheet;
-    let (inserted, replayed) = once(&state.store, key.with_body(&body), |key| {
+    let key = key.with_body(&body);
+    if let Some(column) = on_conflict {
+        let (upserted, replayed) = once(&state.store, key, |key| {
+            state.store.edit(id, key, move |workbook| {
+                let (inserted, updated) = workbook
+                    .sheet_mut(&sheet)?
+                    .upsert(request.clone(), &column)?;
+                Ok::<_, ApiError>(Edit {
+                    value: Upserted { inserted, updated },
+                    changed: inserted + updated > 0,
+                })
+            })
+        })
+        .await?;
+        return Ok(marked(Json(upserted), replayed));
+    }
+    let (inserted, replayed) = once(&state.store, key, |key| {
         state.store.edit(id, key, move |workbook| {
             // Cloned: an edit may be applied again (see `store::commit`).
             let n = workbook.sheet_mut(&sheet)?.insert(request.clone())?;

@@ -621,6 +621,32 @@ impl ListQuery {
     }
 }
 
+/// The query of `POST` rows: `on_conflict=<column>` (§10.2), at most once;
+/// nothing else.
+pub fn on_conflict_from_pairs(pairs: &[(String, String)]) -> Result<Option<String>, Problems> {
+    let mut problems = Problems::new();
+    let mut column = None;
+    let mut seen = HashSet::new();
+    for (name, value) in pairs {
+        let first = seen.insert(name.as_str());
+        match name.as_str() {
+            "on_conflict" if !first => {
+                if column.is_some() {
+                    problems.push("on_conflict", "must be given at most once");
+                }
+                column = None;
+            }
+            "on_conflict" if value.is_empty() => {
+                problems.push("on_conflict", "must name a column");
+            }
+            "on_conflict" => column = Some(value.clone()),
+            other if first => problems.push(other, "is not a known query parameter"),
+            _ => {}
+        }
+    }
+    problems.into_result(column)
+}
+
 /// Refuses every query parameter: for the routes that take none (§9).
 pub fn no_query_parameters(pairs: &[(String, String)]) -> Result<(), Problems> {
     let mut problems = Problems::new();

@@ -6,6 +6,7 @@
 //! request never leaves a half-applied edit behind.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
@@ -15,7 +16,7 @@ use super::formula::{Unadjustable, cell_name, rows_deleted, shifted};
 use super::header::{Column, Header};
 use super::layout::{Layout, LinkTarget};
 use super::problems::Problems;
-use super::request::{DeleteRows, InsertRows, ReadQuery, RowValues, Selector, UpdateRows};
+use super::request::{DeleteRows, InsertRows, NewRow, ReadQuery, RowValues, Selector, UpdateRows};
 use super::value::{Cell, DateKind, Formula, date_kind};
 use super::workbook::{Edited, MAX_COLUMNS, MAX_ROWS, Sheet, Visibility, Workbook};
 
@@ -472,6 +473,56 @@ impl Sheet {
         Ok(rows.len())
     }
 
+    /// Upsert (§10.2 `on_conflict`): each row whose value in `column`
+    /// equals a data row's value sets the keys it gives in that row; the
+    /// others are inserted, as [`Sheet::insert`] inserts them. Rows of the
+    /// request count in order: a later row with an earlier one's value adds
+    /// to it. A value that more than one data row holds is a conflict; all
+    /// or nothing. Returns how many rows were inserted and updated.
+    pub fn upsert(&mut self, request: InsertRows, column: &str) -> Result<(usize, usize), Error> {
+        let Some(header) = Header::of(self) else {
+            // A blank sheet: nothing to update, the rows make the header.
+            let new = merged_by_key(request.rows, column, &HashMap::new(), &mut Vec::new())?;
+            return self.insert(InsertRows { rows: new }).map(|n| (n, 0));
+        };
+        let mut problems = insert_problems(&header, &request);
+        let key_column = header
+            .resolve(column)
+            .map_err(|rule| problems.push("on_conflict", rule))
+            .ok();
+        if !problems.is_empty() {
+            return Err(problems.into());
+        }
+        let Some(key_column) = key_column else {
+            return Err(problems.into());
+        };
+        let mut existing: HashMap<String, Vec<usize>> = HashMap::new();
+        for index in self.data_rows(&header) {
+            if let Some(key) = match_key(self.cell_value(index, key_column)) {
+                existing.entry(key).or_default().push(index);
+            }
+        }
+        let mut updates = Vec::new();
+        let new = merged_by_key(request.rows, column, &existing, &mut updates)?;
+        // Inserted first: it is the step that can still fail, before any
+        // row is set.
+        let inserted = if new.is_empty() {
+            0
+        } else {
+            self.insert(InsertRows { rows: new })?
+        };
+        let mut updated = std::collections::BTreeSet::new();
+        for (index, cells) in updates {
+            updated.insert(index);
+            for (name, cell) in cells {
+                if let Ok(column) = header.resolve(&name) {
+                    self.set(index, column, cell);
+                }
+            }
+        }
+        Ok((inserted, updated.len()))
+    }
+
     /// Sets each row's own values (§10.2 `type: rows`), all or nothing: a
     /// column the sheet lacks or a row at or above the header is a 400, a
     /// row below the last data row a 404, and then nothing changes.
@@ -771,6 +822,69 @@ fn data_problems(header: Option<&Header>, data: &[(String, Cell)], field: &str) 
         }
     }
     problems
+}
+
+/// The rows of an upsert to insert, each row whose `column` value is a key
+/// of `existing` added to `updates` (row index and cells) instead, and the
+/// rows that repeat an earlier new row's value merged into it. A value in
+/// more than one existing row is a conflict.
+fn merged_by_key(
+    rows: Vec<NewRow>,
+    column: &str,
+    existing: &HashMap<String, Vec<usize>>,
+    updates: &mut Vec<(usize, Vec<(String, Cell)>)>,
+) -> Result<Vec<NewRow>, Error> {
+    let mut new: Vec<NewRow> = Vec::new();
+    let mut planned: HashMap<String, usize> = HashMap::new();
+    for row in rows {
+        let key = row
+            .cells
+            .iter()
+            .find(|(name, _)| name == column)
+            .and_then(|(_, cell)| match_key(cell));
+        let Some(key) = key else {
+            new.push(row);
+            continue;
+        };
+        match (existing.get(&key).map(Vec::as_slice), planned.get(&key)) {
+            (Some([index]), _) => updates.push((*index, row.cells)),
+            (Some(indexes), _) => {
+                let numbers: Vec<String> = indexes.iter().map(|i| (i + 1).to_string()).collect();
+                return Err(Error::Conflict(format!(
+                    "the value of data[{}].{column} is in rows {} of the sheet; on_conflict needs each value in one row at most",
+                    row.index,
+                    numbers.join(" and ")
+                )));
+            }
+            (None, Some(&at)) => {
+                let earlier = &mut new[at].cells;
+                for (name, cell) in row.cells {
+                    match earlier.iter_mut().find(|(n, _)| *n == name) {
+                        Some(slot) => slot.1 = cell,
+                        None => earlier.push((name, cell)),
+                    }
+                }
+            }
+            (None, None) => {
+                planned.insert(key, new.len());
+                new.push(row);
+            }
+        }
+    }
+    Ok(new)
+}
+
+/// What an upsert matches a cell by: numbers by value (-0 is 0), dates to
+/// the second, booleans, text exactly; an empty cell matches nothing.
+fn match_key(cell: &Cell) -> Option<String> {
+    match cell.value() {
+        cell if cell.is_blank() => None,
+        Cell::Number(n) => Some(format!("n{:?}", n + 0.0)),
+        Cell::DateTime(d) | Cell::Timestamp(d) => Some(format!("d{}", (d * 86_400.0).round())),
+        Cell::Bool(b) => Some(format!("b{b}")),
+        Cell::Error(e) => Some(format!("e{e}")),
+        other => Some(format!("t{}", other.text_form())),
+    }
 }
 
 /// The columns each row of a `type: rows` update sets that the sheet lacks.
