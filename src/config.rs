@@ -112,6 +112,12 @@ pub struct Config {
     #[arg(long, env = "SHEETD_TEMP_DIR")]
     pub temp_dir: Option<PathBuf>,
 
+    /// Origin whose browser pages may call the API (repeatable; the variable
+    /// takes a comma-separated list): `https://app.example.com`, or `*` for
+    /// any. None by default: browsers may not call sheetd from other sites.
+    #[arg(long = "cors-origin", env = "SHEETD_CORS_ORIGINS", value_delimiter = ',', value_parser = parse_origin)]
+    pub cors_origins: Vec<String>,
+
     /// Seconds a write's `Idempotency-Key` is remembered: a request with the
     /// same key within that time gets the first answer again.
     #[arg(long, env = "SHEETD_IDEMPOTENCY_WINDOW_SECS", default_value_t = 86_400)]
@@ -161,6 +167,27 @@ fn parse_token(value: &str) -> Result<String, String> {
     Ok(token.to_owned())
 }
 
+/// An origin as browsers send it, `scheme://host[:port]` with nothing
+/// after, or `*`: anything else would never match and is a start-up error.
+fn parse_origin(value: &str) -> Result<String, String> {
+    let origin = value.trim();
+    if origin == "*" {
+        return Ok(origin.to_owned());
+    }
+    let rest = origin
+        .strip_prefix("https://")
+        .or_else(|| origin.strip_prefix("http://"));
+    match rest {
+        Some(host) if !host.is_empty() && !host.contains(['/', '?', '#', ' ']) => {
+            Ok(origin.to_owned())
+        }
+        _ => Err(format!(
+            "{origin:?} is not an origin: write scheme://host[:port] with nothing after \
+             (https://app.example.com), or * for any"
+        )),
+    }
+}
+
 /// Tokens are secrets: never print them.
 impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -188,6 +215,7 @@ impl fmt::Debug for Config {
             .field("shutdown_timeout_secs", &self.shutdown_timeout_secs)
             .field("max_parses", &self.max_parses)
             .field("temp_dir", &self.temp_dir)
+            .field("cors_origins", &self.cors_origins)
             .field("idempotency_window_secs", &self.idempotency_window_secs)
             .finish()
     }
@@ -203,6 +231,27 @@ mod tests {
             Config::try_parse_from(["sheetd", "--token", " a ", "--read-token", "b "]).unwrap();
         assert_eq!(config.tokens, ["a"]);
         assert_eq!(config.read_tokens, ["b"]);
+    }
+
+    #[test]
+    fn cors_origins_are_origins_or_a_star() {
+        let config = Config::try_parse_from([
+            "sheetd",
+            "--cors-origin",
+            "https://app.example.com, http://localhost:3000",
+        ])
+        .unwrap();
+        assert_eq!(
+            config.cors_origins,
+            ["https://app.example.com", "http://localhost:3000"]
+        );
+        assert!(Config::try_parse_from(["sheetd", "--cors-origin", "*"]).is_ok());
+        for bad in ["app.example.com", "https://app.example.com/", "ftp://x", ""] {
+            assert!(
+                Config::try_parse_from(["sheetd", "--cors-origin", bad]).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

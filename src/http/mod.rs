@@ -18,12 +18,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{DefaultBodyLimit, Request};
-use axum::http::HeaderName;
 use axum::http::Response;
+use axum::http::{HeaderName, HeaderValue, Method, header as http_header};
 use axum::{Json, Router, middleware};
 use tokio::net::TcpListener;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 use utoipa_axum::router::OpenApiRouter;
@@ -62,6 +63,9 @@ pub fn app(state: AppState) -> Router {
         // gives method, path and request id; this adds status and time.
         .on_response(LogAnswer))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        // Outside authentication: a browser's preflight carries no token.
+        .layer(middleware::from_fn(preflight_no_content))
+        .option_layer(cors(&state.config.cors_origins))
         .layer(CatchPanicLayer::custom(|_| {
             axum::response::IntoResponse::into_response(ApiError::internal("a handler panicked"))
         }))
@@ -77,6 +81,59 @@ pub fn app(state: AppState) -> Router {
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .with_state(state)
         .layer(layers)
+}
+
+/// §10.4: browsers on `origins` may call the API (`*`: any); with none
+/// configured CORS is off, and a preflight gets 405 like any `OPTIONS`.
+fn cors(origins: &[String]) -> Option<CorsLayer> {
+    if origins.is_empty() {
+        return None;
+    }
+    let allow = if origins.iter().any(|o| o == "*") {
+        AllowOrigin::any()
+    } else {
+        // Checked at start-up (`config::parse_origin`).
+        AllowOrigin::list(origins.iter().filter_map(|o| HeaderValue::from_str(o).ok()))
+    };
+    let header = HeaderName::from_static;
+    Some(
+        CorsLayer::new()
+            .allow_origin(allow)
+            .allow_methods([
+                Method::GET,
+                Method::POST,
+                Method::PATCH,
+                Method::PUT,
+                Method::DELETE,
+            ])
+            .allow_headers([
+                http_header::AUTHORIZATION,
+                http_header::CONTENT_TYPE,
+                http_header::ACCEPT,
+                header("idempotency-key"),
+                REQUEST_ID,
+            ])
+            .expose_headers([
+                REQUEST_ID,
+                http_header::RETRY_AFTER,
+                http_header::LINK,
+                http_header::CONTENT_DISPOSITION,
+                header("x-total-count"),
+                header("idempotent-replayed"),
+            ])
+            .max_age(Duration::from_secs(600)),
+    )
+}
+
+/// A preflight answers 204 No Content (§10.4), where the CORS layer says
+/// 200 with an empty body.
+async fn preflight_no_content(req: Request, next: middleware::Next) -> axum::response::Response {
+    let preflight = req.method() == Method::OPTIONS;
+    let mut response = next.run(req).await;
+    if preflight && response.status() == axum::http::StatusCode::OK {
+        *response.status_mut() = axum::http::StatusCode::NO_CONTENT;
+    }
+    response
 }
 
 /// Logs the status and time of each answer, at the default level.
