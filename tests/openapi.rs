@@ -67,6 +67,7 @@ async fn openapi_is_valid_and_names_every_route() {
             "patch /v1/data/{spreadsheet_id}/{sheet_name}",
             "post /v1/data/{spreadsheet_id}/{sheet_name}",
             "post /v1/spreadsheets",
+            "put /v1/spreadsheets/{spreadsheet_id}",
         ]
     );
 }

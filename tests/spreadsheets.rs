@@ -877,3 +877,60 @@ async fn the_workbooks_are_listed_newest_first() {
         "limit: must be an integer from 0 to 100000, sort: is not a known query parameter"
     );
 }
+
+/// §10.3 `PUT /v1/spreadsheets/{id}`: stores a workbook under the id the
+/// client chose (201), replaces it whole (200), refuses what is no workbook.
+#[tokio::test]
+async fn a_workbook_is_stored_and_replaced_under_a_chosen_id() {
+    let server = Server::start().await;
+    let id = "0b1e3a5c-0000-4000-8000-00000000beef";
+    let put = |name: &str| {
+        let bytes = std::fs::read(fixture_path(name)).unwrap();
+        server
+            .client
+            .put(format!("{}/v1/spreadsheets/{id}", server.base))
+            .header("content-type", "application/octet-stream")
+            .body(bytes)
+            .send()
+    };
+    let (status, body) = json_of(put("openpyxl/people.xlsx").await.unwrap()).await;
+    assert_eq!(
+        (status.as_u16(), body),
+        (201, json!({"spreadsheet_id": id}))
+    );
+    assert_eq!(
+        std::fs::read(server.file(id)).unwrap(),
+        std::fs::read(fixture_path("openpyxl/people.xlsx")).unwrap()
+    );
+    let (status, _) = server.get(&format!("/v1/data/{id}/People")).await;
+    assert_eq!(status, 200);
+
+    let other = "libreoffice/people.xlsx";
+    let (status, body) = json_of(put(other).await.unwrap()).await;
+    assert_eq!(
+        (status.as_u16(), body),
+        (200, json!({"spreadsheet_id": id}))
+    );
+    assert_eq!(
+        std::fs::read(server.file(id)).unwrap(),
+        std::fs::read(fixture_path(other)).unwrap(),
+        "replaced whole, and served from the new file"
+    );
+    assert_eq!(
+        sheet_names(&server.file(id)),
+        sheet_names(&fixture_path(other))
+    );
+
+    let before = std::fs::read(server.file(id)).unwrap();
+    let response = server
+        .client
+        .put(format!("{}/v1/spreadsheets/{id}", server.base))
+        .header("content-type", "application/octet-stream")
+        .body(b"not a workbook".to_vec())
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json_of(response).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(std::fs::read(server.file(id)).unwrap(), before);
+}

@@ -26,7 +26,11 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(sheets_list))
         .routes(routes!(spreadsheets_list, spreadsheets_upload))
-        .routes(routes!(spreadsheets_download, spreadsheets_remove))
+        .routes(routes!(
+            spreadsheets_download,
+            spreadsheets_put,
+            spreadsheets_remove
+        ))
 }
 
 /// `GET /v1/data/{id}`: each sheet with its columns and data-row count.
@@ -141,15 +145,20 @@ async fn spreadsheets_upload(
     Ok(marked(created, replayed))
 }
 
-/// Stores an uploaded workbook; an unreadable one is the request's fault.
+/// Stores an uploaded workbook under a new id.
 async fn store_upload(state: &AppState, bytes: Vec<u8>, key: Option<Claimed>) -> Result<String> {
-    let id = state.store.create(bytes, key).await.map_err(|e| match e {
+    let id = state.store.create(bytes, key).await.map_err(upload_error)?;
+    Ok(id.to_string())
+}
+
+/// An upload that is no readable workbook is the request's fault (400).
+fn upload_error(error: StoreError) -> ApiError {
+    match error {
         StoreError::Unreadable(why) => {
             ApiError::invalid("body", format!("is not a readable xlsx workbook ({why})"))
         }
         other => other.into(),
-    })?;
-    Ok(id.to_string())
+    }
 }
 
 /// `GET /v1/spreadsheets/{id}`: the workbook as it is on disk.
@@ -174,6 +183,42 @@ async fn spreadsheets_download(
         )
         .body(Body::from(bytes))
         .map_err(|e| ApiError::internal(e.to_string()))
+}
+
+/// `PUT /v1/spreadsheets/{id}` (§10.3): stores the uploaded workbook under
+/// this id: 201 when new, 200 when it replaced one.
+#[utoipa::path(put, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets",
+    params(SpreadsheetParams, KeyParams),
+    request_body(description = "The .xlsx file's bytes", content(
+        (XlsxFile = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+        (XlsxFile = "application/octet-stream"))),
+    responses((status = 201, description = "Stored under this new id", body = SpreadsheetCreated),
+        (status = 200, description = "Replaced the workbook of this id", body = SpreadsheetCreated), Errors))]
+async fn spreadsheets_put(
+    State(state): State<AppState>,
+    path: SpreadsheetPath,
+    _: NoQuery,
+    key: IdempotencyKey,
+    XlsxBody(bytes): XlsxBody,
+) -> Result<Response> {
+    let id = path.id()?;
+    let store_it = |claimed| async {
+        state
+            .store
+            .put(id, bytes.to_vec(), claimed)
+            .await
+            .map_err(upload_error)
+    };
+    let (replaced, replayed) = once(&state.store, key.with_body(&bytes), store_it).await?;
+    let status = if replaced {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    };
+    let stored = SpreadsheetCreated {
+        spreadsheet_id: id.to_string(),
+    };
+    Ok(marked((status, Json(stored)), replayed))
 }
 
 /// `DELETE /v1/spreadsheets/{id}`: removes the workbook (204).

@@ -544,6 +544,58 @@ impl Store {
         .await
     }
 
+    /// Stores `bytes` (which must parse) as the workbook `id`, new or
+    /// replacing the one there, after any write in flight has finished; the
+    /// file is replaced whole. Returns whether a workbook was replaced. A
+    /// name that is no regular file is refused, never replaced.
+    pub async fn put(
+        &self,
+        id: SpreadsheetId,
+        bytes: Vec<u8>,
+        key: Option<Claimed>,
+    ) -> Result<bool, StoreError> {
+        let store = self.clone();
+        let parsed = bytes;
+        let bytes = blocking(move || {
+            let _turn = store.parse_turn()?;
+            xlsx::read_workbook(&parsed, store.inner.limits.max_cells)?;
+            Ok(parsed)
+        })
+        .await?;
+        let (place, deadline) = self.join_queue(id)?;
+        let turn = tokio::time::timeout_at(deadline.into(), place.committer().lock_owned())
+            .await
+            .map_err(|_| StoreError::Busy)?;
+        let store = self.clone();
+        blocking(move || {
+            let _turn = turn;
+            let _across_processes = store.lock_across_processes(id, deadline)?;
+            let replaced = match fs::symlink_metadata(store.path(id)) {
+                Ok(meta) if meta.file_type().is_file() => true,
+                Ok(_) => return Err(not_regular(id)),
+                Err(_) => false,
+            };
+            let path = store.path(id);
+            let prepared = atomic::Prepared::write(&path, &id.to_string(), |out| {
+                std::io::Write::write_all(out, &bytes).map_err(StoreError::from)
+            })?;
+            let records: Vec<_> = key
+                .iter()
+                .map(|claimed| {
+                    let answer = Answer {
+                        spreadsheet: id.to_string(),
+                        value: serde_json::Value::Bool(replaced),
+                    };
+                    (claimed.key().clone(), answer)
+                })
+                .collect();
+            store.land(prepared, None, &records)?;
+            store.forget(id);
+            Ok(replaced)
+        })
+        .await
+    }
+
     /// Removes the workbook, after any write in flight has finished; writes
     /// queued behind it then find no spreadsheet (404).
     pub async fn remove(&self, id: SpreadsheetId) -> Result<(), StoreError> {
