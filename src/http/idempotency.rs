@@ -86,10 +86,6 @@ where
             Ok((value, true))
         }
         Claim::InProgress => Err(StoreError::KeyInUse.into()),
-        Claim::Mismatch => Err(ApiError::invalid(
-            "Idempotency-Key",
-            "was sent before with another request; use a new key for a new request",
-        )),
     }
 }
 

@@ -38,9 +38,21 @@ const MAX_KEYS: usize = 100_000;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Key {
     pub key: String,
-    /// A hash of the request's method, path and body: the same key with
-    /// another request is a client error, not a retry.
+    /// A hash of the request's method, path, query and body: a retry is
+    /// the same key with the same request; the same key with another
+    /// request is another request (it is run, not answered as the first).
     pub fingerprint: u64,
+}
+
+impl Key {
+    /// What the key is remembered by: the key and its request.
+    fn id(&self) -> String {
+        id_of(&self.key, self.fingerprint)
+    }
+}
+
+fn id_of(key: &str, fingerprint: u64) -> String {
+    format!("{key}\u{1f}{fingerprint:x}")
 }
 
 /// What a key's first request was answered.
@@ -60,8 +72,6 @@ pub enum Claim {
     Answered(Answer),
     /// A request with this key is being handled now.
     InProgress,
-    /// The key was used for another request.
-    Mismatch,
 }
 
 /// A key claimed by its first request. The write that carries it holds it
@@ -105,6 +115,8 @@ struct Done {
 }
 
 struct Entry {
+    /// The key as the request gave it.
+    key: String,
     fingerprint: u64,
     at: u64,
     answer: Answer,
@@ -115,8 +127,8 @@ struct Entry {
 #[derive(Default)]
 struct State {
     entries: HashMap<String, Entry>,
-    /// Keys whose first request is being handled, with its fingerprint.
-    claimed: HashMap<String, u64>,
+    /// Keys whose first request is being handled.
+    claimed: std::collections::HashSet<String>,
     /// Lines in the journal file, to compact it when it has grown.
     lines: usize,
 }
@@ -168,12 +180,13 @@ impl Keys {
                     continue;
                 };
                 let entry = Entry {
+                    key: record.key.clone(),
                     fingerprint,
                     at: record.at,
                     answer: record.answer,
                     pending: record.pending,
                 };
-                entries.insert(record.key, entry);
+                entries.insert(id_of(&record.key, fingerprint), entry);
             } else if let Ok(Done { done }) = serde_json::from_slice::<Done>(line)
                 && let Some(entry) = entries.get_mut(&done)
             {
@@ -197,40 +210,35 @@ impl Keys {
     pub fn claim(self: &Arc<Self>, key: Key) -> Claim {
         let mut state = lock(&self.state);
         let oldest = now().saturating_sub(self.window.as_secs());
-        if let Some(entry) = state.entries.get(&key.key)
+        let id = key.id();
+        if let Some(entry) = state.entries.get(&id)
             && entry.at >= oldest
         {
-            return if entry.fingerprint != key.fingerprint {
-                Claim::Mismatch
-            } else if entry.pending.is_some() {
+            return if entry.pending.is_some() {
                 Claim::InProgress
             } else {
                 Claim::Answered(entry.answer.clone())
             };
         }
-        match state.claimed.get(&key.key) {
-            Some(&fingerprint) if fingerprint == key.fingerprint => Claim::InProgress,
-            Some(_) => Claim::Mismatch,
-            None => {
-                state.claimed.insert(key.key.clone(), key.fingerprint);
-                Claim::First(Claimed {
-                    keys: self.clone(),
-                    key,
-                })
-            }
+        if !state.claimed.insert(id) {
+            return Claim::InProgress;
         }
+        Claim::First(Claimed {
+            keys: self.clone(),
+            key,
+        })
     }
 
     /// Ends a claim: its write was answered (and recorded, if it landed)
     /// or dropped.
     fn release(&self, key: &Key) {
-        lock(&self.state).claimed.remove(&key.key);
+        lock(&self.state).claimed.remove(&key.id());
     }
 
     /// Forgets an answered key, so that its request runs again (an upload
     /// whose workbook was removed since).
     pub fn forget(&self, key: &Key) {
-        lock(&self.state).entries.remove(&key.key);
+        lock(&self.state).entries.remove(&key.id());
     }
 
     /// Records the answers of a write before the rename that commits it,
@@ -257,12 +265,13 @@ impl Keys {
         let mut state = lock(&self.state);
         for (key, answer) in answers {
             let entry = Entry {
+                key: key.key.clone(),
                 fingerprint: key.fingerprint,
                 at,
                 answer: answer.clone(),
                 pending: written,
             };
-            state.entries.insert(key.key.clone(), entry);
+            state.entries.insert(key.id(), entry);
         }
         self.forget_oldest(&mut state);
         Ok(())
@@ -277,14 +286,12 @@ impl Keys {
         {
             let mut state = lock(&self.state);
             for key in keys {
-                if let Some(entry) = state.entries.get_mut(&key.key) {
+                if let Some(entry) = state.entries.get_mut(&key.id()) {
                     entry.pending = None;
                 }
             }
         }
-        self.append(keys.iter().map(|key| Done {
-            done: key.key.clone(),
-        }))?;
+        self.append(keys.iter().map(|key| Done { done: key.id() }))?;
         let compact = {
             let state = lock(&self.state);
             state.lines > 2 * state.entries.len() + 1000
@@ -297,7 +304,7 @@ impl Keys {
     pub fn unrecord(&self, keys: &[Key]) {
         let mut state = lock(&self.state);
         for key in keys {
-            state.entries.remove(&key.key);
+            state.entries.remove(&key.id());
         }
     }
 
@@ -352,9 +359,9 @@ impl Keys {
                 .retain(|_, e| e.at >= oldest || e.pending.is_some());
             state.lines = state.entries.len();
             let mut text = String::new();
-            for (key, entry) in &state.entries {
+            for entry in state.entries.values() {
                 let line = Record {
-                    key: key.clone(),
+                    key: entry.key.clone(),
                     fingerprint: format!("{:x}", entry.fingerprint),
                     at: entry.at,
                     answer: entry.answer.clone(),
@@ -430,11 +437,11 @@ mod tests {
         let claimed = keys.claim(key("k", 1));
         assert!(matches!(claimed, Claim::First(_)));
         assert!(matches!(keys.claim(key("k", 1)), Claim::InProgress));
-        assert!(matches!(keys.claim(key("k", 2)), Claim::Mismatch));
         keys.record(&[(key("k", 1), answer(3))], None).unwrap();
         drop(claimed);
         assert!(matches!(keys.claim(key("k", 1)), Claim::Answered(a) if a == answer(3)));
-        assert!(matches!(keys.claim(key("k", 2)), Claim::Mismatch));
+        // The same key with another request is another request.
+        assert!(matches!(keys.claim(key("k", 2)), Claim::First(_)));
         // A claim dropped unanswered (a failed request) can be claimed again.
         drop(keys.claim(key("j", 1)));
         assert!(matches!(keys.claim(key("j", 1)), Claim::First(_)));
