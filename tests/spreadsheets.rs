@@ -5,6 +5,7 @@
 
 mod common;
 
+use calamine::Data;
 use common::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -302,8 +303,11 @@ async fn upload_with_another_content_type_is_unsupported() {
     let server = Server::start().await;
     let bytes = std::fs::read(fixture_path("openpyxl/people.xlsx")).unwrap();
 
+    // (application/json describes a new workbook since v1.1: those bytes
+    // are then a 400, as any body that is not JSON.)
+    let (status, _) = upload(&server, bytes.clone(), Some("application/json")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
     for content_type in [
-        Some("application/json"),
         Some("multipart/form-data; boundary=x"),
         Some("application/zip"),
         None,
@@ -933,4 +937,67 @@ async fn a_workbook_is_stored_and_replaced_under_a_chosen_id() {
     let (status, body) = json_of(response).await;
     assert_eq!(status, 400, "{body}");
     assert_eq!(std::fs::read(server.file(id)).unwrap(), before);
+}
+
+/// §10.3 `POST /v1/spreadsheets` with JSON: a new workbook with these
+/// sheets and header rows, ready for rows.
+#[tokio::test]
+async fn a_workbook_is_created_from_sheet_and_column_names() {
+    let server = Server::start().await;
+    let body = json!({"sheets": [
+        {"name": "People", "columns": ["name", "age"]},
+        {"name": "Q3", "columns": ["item", "price", "sold"]},
+    ]});
+    let (status, answer) = server.post("/v1/spreadsheets", body).await;
+    assert_eq!(status, 201, "{answer}");
+    let id = answer["spreadsheet_id"].as_str().unwrap().to_owned();
+    let file = server.file(&id);
+    assert_eq!(sheet_names(&file), ["People", "Q3"]);
+    assert_eq!(
+        read_sheet(&file, "Q3"),
+        [vec![s("item"), s("price"), s("sold")]]
+    );
+
+    let rows = json!({"data": [{"item": "pen", "price": 1.5}]});
+    let (status, _) = server.post(&format!("/v1/data/{id}/Q3"), rows).await;
+    assert_eq!(status, 201);
+    assert_eq!(
+        read_sheet(&file, "Q3")[1][..2],
+        [s("pen"), Data::Float(1.5)]
+    );
+}
+
+#[tokio::test]
+async fn a_workbook_description_with_problems_is_400_naming_each() {
+    let server = Server::start().await;
+    let body = json!({"sheets": [
+        {"name": "People", "columns": ["name", "name"]},
+        {"name": "people", "columns": []},
+        {"name": "a/b", "columns": ["x"], "colour": "red"},
+    ], "extra": 1});
+    let (status, answer) = server.post("/v1/spreadsheets", body).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        answer["error"],
+        "extra: is not a known field, sheets[0].columns[1]: \"name\" is given twice, \
+         sheets[1].columns: must be a non-empty array of column names, \
+         sheets[2].colour: is not a known field, sheets[2].name: must not hold any of [ ] : * ? / \\"
+    );
+    let (status, answer) = server.post("/v1/spreadsheets", json!({"sheets": []})).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        answer["error"],
+        "sheets: must be a non-empty array of {name and columns}"
+    );
+    let stored = std::fs::read_dir(server.data_dir())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".xlsx")
+        })
+        .count();
+    assert_eq!(stored, 0);
 }

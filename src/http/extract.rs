@@ -193,6 +193,26 @@ impl<S: Send + Sync> FromRequest<S> for XlsxBody {
     }
 }
 
+/// The body of `POST /v1/spreadsheets`: an .xlsx file, or (§10.3) JSON
+/// describing a new workbook.
+pub enum UploadBody {
+    Xlsx(Bytes),
+    Json(Bytes),
+}
+
+impl<S: Send + Sync> FromRequest<S> for UploadBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        if media_type(&req).as_deref() == Some("application/json") {
+            let JsonBody(bytes) = JsonBody::from_request(req, state).await?;
+            return Ok(UploadBody::Json(bytes));
+        }
+        let XlsxBody(bytes) = XlsxBody::from_request(req, state).await?;
+        Ok(UploadBody::Xlsx(bytes))
+    }
+}
+
 /// The query string's pairs, decoded, in the order given.
 pub struct QueryPairs(pub Vec<(String, String)>);
 

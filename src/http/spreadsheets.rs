@@ -10,7 +10,7 @@ use utoipa_axum::routes;
 
 use super::AppState;
 use super::error::{ApiError, Result};
-use super::extract::{NoQuery, QueryPairs};
+use super::extract::{NoQuery, QueryPairs, UploadBody};
 use super::extract::{SpreadsheetPath, XLSX_MIME, XlsxBody};
 use super::idempotency::{IdempotencyKey, marked, once};
 use super::openapi::{
@@ -19,7 +19,7 @@ use super::openapi::{
 };
 use crate::model::SpreadsheetId;
 use crate::model::header::Header;
-use crate::model::request::ListQuery;
+use crate::model::request::{CreateBody, ListQuery, NewWorkbook};
 use crate::store::{Claimed, StoreError};
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -114,20 +114,29 @@ fn civil_date(days: u64) -> (u64, u64, u64) {
     (year, month, day)
 }
 
-/// `POST /v1/spreadsheets`: stores an uploaded workbook under a new id.
+/// `POST /v1/spreadsheets`: stores an uploaded workbook, or (§10.3) a new
+/// one a JSON body describes, under a new id.
 #[utoipa::path(post, path = "/v1/spreadsheets", tag = "spreadsheets", params(KeyParams),
-    request_body(description = "The .xlsx file's bytes", content(
+    request_body(description = "The .xlsx file's bytes, or (v1.1) JSON naming the sheets and columns of a new workbook", content(
         (XlsxFile = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
-        (XlsxFile = "application/octet-stream"))),
+        (XlsxFile = "application/octet-stream"),
+        (CreateBody = "application/json"))),
     responses((status = 201, description = "Stored under a new id", body = SpreadsheetCreated), Errors))]
 async fn spreadsheets_upload(
     State(state): State<AppState>,
     _: NoQuery,
     key: IdempotencyKey,
-    XlsxBody(bytes): XlsxBody,
+    body: UploadBody,
 ) -> Result<Response> {
+    let (bytes, new) = match body {
+        UploadBody::Xlsx(bytes) => (bytes, None),
+        UploadBody::Json(bytes) => {
+            let new = NewWorkbook::from_json(&bytes)?;
+            (bytes, Some(new))
+        }
+    };
     let key = key.with_body(&bytes);
-    let upload = |claimed| store_upload(&state, bytes.to_vec(), claimed);
+    let upload = |claimed| store_upload(&state, bytes.to_vec(), new.clone(), claimed);
     let (mut spreadsheet_id, mut replayed) = once(&state.store, key.clone(), upload).await?;
     // A workbook removed since its upload is not answered for: a retry
     // then stores it again, under a new id.
@@ -135,7 +144,7 @@ async fn spreadsheets_upload(
         && !SpreadsheetId::parse(&spreadsheet_id).is_ok_and(|id| state.store.exists(id))
     {
         state.store.forget_key(key);
-        let upload = |claimed| store_upload(&state, bytes.to_vec(), claimed);
+        let upload = |claimed| store_upload(&state, bytes.to_vec(), new.clone(), claimed);
         (spreadsheet_id, replayed) = once(&state.store, Some(key.clone()), upload).await?;
     }
     let created = (
@@ -145,9 +154,17 @@ async fn spreadsheets_upload(
     Ok(marked(created, replayed))
 }
 
-/// Stores an uploaded workbook under a new id.
-async fn store_upload(state: &AppState, bytes: Vec<u8>, key: Option<Claimed>) -> Result<String> {
-    let id = state.store.create(bytes, key).await.map_err(upload_error)?;
+/// Stores an uploaded workbook, or the one `new` describes, under a new id.
+async fn store_upload(
+    state: &AppState,
+    bytes: Vec<u8>,
+    new: Option<NewWorkbook>,
+    key: Option<Claimed>,
+) -> Result<String> {
+    let id = match new {
+        Some(new) => state.store.create_workbook(new.workbook(), key).await?,
+        None => state.store.create(bytes, key).await.map_err(upload_error)?,
+    };
     Ok(id.to_string())
 }
 

@@ -31,6 +31,185 @@ pub const MAX_LIMIT: usize = 100_000;
 /// The number of rows a read returns when no `limit` is given.
 pub const DEFAULT_LIMIT: usize = 1000;
 
+/// `POST /v1/spreadsheets` with a JSON body (§10.3): a new workbook with
+/// these sheets, each with its header row.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CreateBody {
+    /// The sheets, in order, each `{"name": …, "columns": [names]}`.
+    #[schema(schema_with = sheets_schema, required = true)]
+    sheets: Option<Value>,
+    #[serde(flatten)]
+    #[schema(ignore)]
+    unknown: Map<String, Value>,
+}
+
+fn sheets_schema() -> Schema {
+    let text = |min| {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(min))
+    };
+    let sheet = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property("name", text(1).max_length(Some(MAX_SHEET_NAME)))
+        .property(
+            "columns",
+            ArrayBuilder::new().items(text(1)).min_items(Some(1)),
+        )
+        .required("name")
+        .required("columns")
+        .additional_properties(Some(
+            utoipa::openapi::schema::AdditionalProperties::FreeForm(false),
+        ));
+    ArrayBuilder::new().items(sheet).min_items(Some(1)).into()
+}
+
+/// The longest sheet name the xlsx format takes.
+pub const MAX_SHEET_NAME: usize = 31;
+
+/// The characters a sheet name may not hold.
+const SHEET_NAME_FORBIDDEN: [char; 7] = ['[', ']', ':', '*', '?', '/', '\\'];
+
+/// A new workbook's sheets, from a `CreateBody`: names and header rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewWorkbook {
+    pub sheets: Vec<(String, Vec<String>)>,
+}
+
+impl NewWorkbook {
+    pub fn from_json(json: &[u8]) -> Result<NewWorkbook, Problems> {
+        let body: CreateBody = body_of(json)?;
+        let mut problems = Problems::new();
+        report_unknown(&body.unknown, &mut problems);
+        let mut sheets = Vec::new();
+        match &body.sheets {
+            Some(Value::Array(items)) if !items.is_empty() => {
+                let mut names = HashMap::new();
+                for (i, item) in items.iter().enumerate() {
+                    let field = format!("sheets[{i}]");
+                    if let Some(sheet) = new_sheet(item, &field, &mut problems) {
+                        if let Some(first) = names.insert(sheet.0.to_lowercase(), i) {
+                            problems.push(
+                                format!("{field}.name"),
+                                format!("is the name of sheets[{first}] too (names are compared ignoring case)"),
+                            );
+                        }
+                        sheets.push(sheet);
+                    }
+                }
+            }
+            None | Some(Value::Null) => problems.push("sheets", "is required"),
+            Some(_) => problems.push("sheets", "must be a non-empty array of {name and columns}"),
+        }
+        problems.into_result(NewWorkbook { sheets })
+    }
+}
+
+impl NewWorkbook {
+    /// The workbook: each sheet with its header row, in order.
+    pub fn workbook(&self) -> super::Workbook {
+        let sheets = self
+            .sheets
+            .iter()
+            .map(|(name, columns)| {
+                let header = columns.iter().map(|c| Cell::Text(c.clone())).collect();
+                super::Sheet::new(name, vec![header])
+            })
+            .collect();
+        super::Workbook {
+            sheets,
+            ..super::Workbook::default()
+        }
+    }
+}
+
+/// One sheet of a `CreateBody`, if it is valid; its problems otherwise.
+fn new_sheet(item: &Value, field: &str, problems: &mut Problems) -> Option<(String, Vec<String>)> {
+    let Value::Object(map) = item else {
+        problems.push(field, "must be an object with name and columns");
+        return None;
+    };
+    for key in map
+        .keys()
+        .filter(|k| !matches!(k.as_str(), "name" | "columns"))
+    {
+        problems.push(format!("{field}.{key}"), "is not a known field");
+    }
+    let name = match map.get("name") {
+        Some(Value::String(name)) => match sheet_name_problem(name) {
+            None => Some(name.clone()),
+            Some(rule) => {
+                problems.push(format!("{field}.name"), rule);
+                None
+            }
+        },
+        None | Some(Value::Null) => {
+            problems.push(format!("{field}.name"), "is required");
+            None
+        }
+        Some(_) => {
+            problems.push(format!("{field}.name"), "must be a string");
+            None
+        }
+    };
+    let columns = match map.get("columns") {
+        Some(Value::Array(columns)) if !columns.is_empty() => {
+            let mut names = Vec::new();
+            for (j, column) in columns.iter().enumerate() {
+                let at = format!("{field}.columns[{j}]");
+                match column {
+                    Value::String(c) if c.is_empty() => problems.push(at, "must not be empty"),
+                    Value::String(c) if !fits_in_a_cell(c) => problems.push(
+                        at,
+                        format!("must be at most {MAX_TEXT_CHARS} UTF-16 code units"),
+                    ),
+                    Value::String(c) if names.contains(c) => {
+                        problems.push(at, format!("{c:?} is given twice"));
+                    }
+                    Value::String(c) => names.push(c.clone()),
+                    _ => problems.push(at, "must be a string"),
+                }
+            }
+            if columns.len() > super::workbook::MAX_COLUMNS {
+                problems.push(
+                    format!("{field}.columns"),
+                    format!(
+                        "a sheet has at most {} columns",
+                        super::workbook::MAX_COLUMNS
+                    ),
+                );
+            }
+            Some(names)
+        }
+        None | Some(Value::Null) => {
+            problems.push(format!("{field}.columns"), "is required");
+            None
+        }
+        Some(_) => {
+            problems.push(
+                format!("{field}.columns"),
+                "must be a non-empty array of column names",
+            );
+            None
+        }
+    };
+    Some((name?, columns?))
+}
+
+/// Why `name` cannot name a sheet of an xlsx file, if it cannot.
+pub fn sheet_name_problem(name: &str) -> Option<String> {
+    if name.is_empty() || name.encode_utf16().count() > MAX_SHEET_NAME {
+        return Some(format!("must be 1 to {MAX_SHEET_NAME} characters long"));
+    }
+    if name.contains(SHEET_NAME_FORBIDDEN) {
+        return Some("must not hold any of [ ] : * ? / \\".into());
+    }
+    if name.starts_with('\'') || name.ends_with('\'') {
+        return Some("must not begin or end with an apostrophe".into());
+    }
+    None
+}
+
 /// `POST /v1/data/{id}/{sheet}` (contract §4.1).
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct InsertBody {
@@ -105,7 +284,7 @@ pub enum SelectorType {
 }
 
 /// The names of the body schemas, whose objects allow no other fields.
-pub const BODY_SCHEMAS: [&str; 3] = ["InsertBody", "UpdateBody", "DeleteBody"];
+pub const BODY_SCHEMAS: [&str; 4] = ["InsertBody", "UpdateBody", "DeleteBody", "CreateBody"];
 
 /// A cell value: text (`YYYY/MM/DD`, `YYYY/MM/DD HH:MM[:SS]` make dates),
 /// a number, a boolean, or null for an empty cell.

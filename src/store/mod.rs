@@ -496,25 +496,46 @@ impl Store {
                 let _turn = store.parse_turn()?;
                 xlsx::read_workbook(&bytes, store.inner.limits.max_cells)?;
             }
-            let id = SpreadsheetId::new_random();
-            let path = store.path(id);
-            let prepared = atomic::Prepared::write(&path, &id.to_string(), |out| {
+            store.create_file(key, |out| {
                 std::io::Write::write_all(out, &bytes).map_err(StoreError::from)
-            })?;
-            let records: Vec<_> = key
-                .iter()
-                .map(|claimed| {
-                    let answer = Answer {
-                        spreadsheet: id.to_string(),
-                        value: serde_json::Value::String(id.to_string()),
-                    };
-                    (claimed.key().clone(), answer)
-                })
-                .collect();
-            store.land(prepared, None, &records)?;
-            Ok(id)
+            })
         })
         .await
+    }
+
+    /// Writes `workbook` as a new workbook under a new id (§10.3).
+    pub async fn create_workbook(
+        &self,
+        workbook: Workbook,
+        key: Option<Claimed>,
+    ) -> Result<SpreadsheetId, StoreError> {
+        let store = self.clone();
+        blocking(move || store.create_file(key, |out| Ok(xlsx::write_workbook(&workbook, out)?)))
+            .await
+    }
+
+    /// A new file under a new id, written by `write`; with a claimed key,
+    /// the id is its answer.
+    fn create_file(
+        &self,
+        key: Option<Claimed>,
+        write: impl FnOnce(&mut std::io::BufWriter<&File>) -> Result<(), StoreError>,
+    ) -> Result<SpreadsheetId, StoreError> {
+        let id = SpreadsheetId::new_random();
+        let path = self.path(id);
+        let prepared = atomic::Prepared::write(&path, &id.to_string(), write)?;
+        let records: Vec<_> = key
+            .iter()
+            .map(|claimed| {
+                let answer = Answer {
+                    spreadsheet: id.to_string(),
+                    value: serde_json::Value::String(id.to_string()),
+                };
+                (claimed.key().clone(), answer)
+            })
+            .collect();
+        self.land(prepared, None, &records)?;
+        Ok(id)
     }
 
     /// Writes `workbook` under `id` unless a file with that id exists.
