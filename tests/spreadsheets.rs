@@ -983,6 +983,18 @@ async fn a_workbook_description_with_problems_is_400_naming_each() {
          sheets[1].columns: must be a non-empty array of column names, \
          sheets[2].colour: is not a known field, sheets[2].name: must not hold any of [ ] : * ? / \\"
     );
+    // A name given twice (ignoring case) cannot be: a conflict, as when
+    // adding a sheet whose name is taken.
+    let twice = json!({"sheets": [
+        {"name": "Data", "columns": ["a"]},
+        {"name": "data", "columns": ["b"]},
+    ]});
+    let (status, answer) = server.post("/v1/spreadsheets", twice).await;
+    assert_eq!(status, 409, "{answer}");
+    assert_eq!(
+        answer["detail"],
+        "the sheet name \"data\" is given twice (names are compared ignoring case)"
+    );
     let (status, answer) = server.post("/v1/spreadsheets", json!({"sheets": []})).await;
     assert_eq!(status, 400);
     assert_eq!(

@@ -49,12 +49,22 @@ fn sheets_schema() -> Schema {
             .schema_type(Type::String)
             .min_length(Some(min))
     };
+    // None of [ ] : * ? / \ and no apostrophe at either end.
+    let name = text(1)
+        .max_length(Some(MAX_SHEET_NAME))
+        .pattern(Some(r"^[^\[\]:*?/\\']([^\[\]:*?/\\]*[^\[\]:*?/\\'])?$"));
     let sheet = ObjectBuilder::new()
         .schema_type(Type::Object)
-        .property("name", text(1).max_length(Some(MAX_SHEET_NAME)))
+        .property("name", name)
         .property(
             "columns",
-            ArrayBuilder::new().items(text(1)).min_items(Some(1)),
+            // The column limits (16,384 names of at most 32,767 UTF-16
+            // code units) are checked, and told, but not declared: a
+            // generator would build bodies over the size limit to break them.
+            ArrayBuilder::new()
+                .items(text(1))
+                .min_items(Some(1))
+                .unique_items(true),
         )
         .required("name")
         .required("columns")
@@ -84,18 +94,9 @@ impl NewWorkbook {
         let mut sheets = Vec::new();
         match &body.sheets {
             Some(Value::Array(items)) if !items.is_empty() => {
-                let mut names = HashMap::new();
                 for (i, item) in items.iter().enumerate() {
                     let field = format!("sheets[{i}]");
-                    if let Some(sheet) = new_sheet(item, &field, &mut problems) {
-                        if let Some(first) = names.insert(sheet.0.to_lowercase(), i) {
-                            problems.push(
-                                format!("{field}.name"),
-                                format!("is the name of sheets[{first}] too (names are compared ignoring case)"),
-                            );
-                        }
-                        sheets.push(sheet);
-                    }
+                    sheets.extend(new_sheet(item, &field, &mut problems));
                 }
             }
             None | Some(Value::Null) => problems.push("sheets", "is required"),
@@ -106,6 +107,29 @@ impl NewWorkbook {
 }
 
 impl NewWorkbook {
+    /// Why the sheets cannot be written as named, though each name is
+    /// well formed: one given twice (ignoring case, as spreadsheet apps
+    /// compare them), a conflict like adding a sheet whose name is taken;
+    /// or one whose characters take more than 31 UTF-16 code units (an
+    /// emoji takes two), which the xlsx format counts.
+    pub fn name_conflict(&self) -> Option<String> {
+        let mut seen = HashSet::new();
+        self.sheets.iter().find_map(|(name, _)| {
+            if !seen.insert(name.to_lowercase()) {
+                Some(format!(
+                    "the sheet name {name:?} is given twice (names are compared ignoring case)"
+                ))
+            } else if name.encode_utf16().count() > MAX_SHEET_NAME {
+                Some(format!(
+                    "the sheet name {name:?} takes more than {MAX_SHEET_NAME} UTF-16 code units, \
+                     the most an xlsx sheet name may (an emoji takes two)"
+                ))
+            } else {
+                None
+            }
+        })
+    }
+
     /// The workbook: each sheet with its header row, in order.
     pub fn workbook(&self) -> super::Workbook {
         let sheets = self
@@ -198,7 +222,7 @@ fn new_sheet(item: &Value, field: &str, problems: &mut Problems) -> Option<(Stri
 
 /// Why `name` cannot name a sheet of an xlsx file, if it cannot.
 pub fn sheet_name_problem(name: &str) -> Option<String> {
-    if name.is_empty() || name.encode_utf16().count() > MAX_SHEET_NAME {
+    if name.is_empty() || name.chars().count() > MAX_SHEET_NAME {
         return Some(format!("must be 1 to {MAX_SHEET_NAME} characters long"));
     }
     if name.contains(SHEET_NAME_FORBIDDEN) {
