@@ -524,16 +524,7 @@ impl Store {
         let id = SpreadsheetId::new_random();
         let path = self.path(id);
         let prepared = atomic::Prepared::write(&path, &id.to_string(), write)?;
-        let records: Vec<_> = key
-            .iter()
-            .map(|claimed| {
-                let answer = Answer {
-                    spreadsheet: id.to_string(),
-                    value: serde_json::Value::String(id.to_string()),
-                };
-                (claimed.key().clone(), answer)
-            })
-            .collect();
+        let records = answers(key.as_ref(), id, serde_json::Value::String(id.to_string()));
         self.land(prepared, None, &records)?;
         Ok(id)
     }
@@ -583,14 +574,7 @@ impl Store {
             Ok(parsed)
         })
         .await?;
-        let (place, deadline) = self.join_queue(id)?;
-        let turn = tokio::time::timeout_at(deadline.into(), place.committer().lock_owned())
-            .await
-            .map_err(|_| StoreError::Busy)?;
-        let store = self.clone();
-        blocking(move || {
-            let _turn = turn;
-            let _across_processes = store.lock_across_processes(id, deadline)?;
+        self.with_whole_turn(id, move |store| {
             let replaced = match fs::symlink_metadata(store.path(id)) {
                 Ok(meta) if meta.file_type().is_file() => true,
                 Ok(_) => return Err(not_regular(id)),
@@ -600,16 +584,7 @@ impl Store {
             let prepared = atomic::Prepared::write(&path, &id.to_string(), |out| {
                 std::io::Write::write_all(out, &bytes).map_err(StoreError::from)
             })?;
-            let records: Vec<_> = key
-                .iter()
-                .map(|claimed| {
-                    let answer = Answer {
-                        spreadsheet: id.to_string(),
-                        value: serde_json::Value::Bool(replaced),
-                    };
-                    (claimed.key().clone(), answer)
-                })
-                .collect();
+            let records = answers(key.as_ref(), id, serde_json::Value::Bool(replaced));
             store.land(prepared, None, &records)?;
             store.forget(id);
             Ok(replaced)
@@ -623,14 +598,7 @@ impl Store {
         if !self.named(id) {
             return Err(StoreError::NotFound);
         }
-        let (place, deadline) = self.join_queue(id)?;
-        let turn = tokio::time::timeout_at(deadline.into(), place.committer().lock_owned())
-            .await
-            .map_err(|_| StoreError::Busy)?;
-        let store = self.clone();
-        blocking(move || {
-            let _turn = turn;
-            let _across_processes = store.lock_across_processes(id, deadline)?;
+        self.with_whole_turn(id, move |store| {
             match fs::remove_file(store.path(id)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -646,6 +614,42 @@ impl Store {
         })
         .await
     }
+
+    /// Runs `job` on its own once the writes in flight for `id` have
+    /// finished, holding the spreadsheet's turn and its cross-process lock;
+    /// writes queued meanwhile run after it.
+    async fn with_whole_turn<T: Send + 'static>(
+        &self,
+        id: SpreadsheetId,
+        job: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let (place, deadline) = self.join_queue(id)?;
+        let turn = tokio::time::timeout_at(deadline.into(), place.committer().lock_owned())
+            .await
+            .map_err(|_| StoreError::Busy)?;
+        let store = self.clone();
+        blocking(move || {
+            let _turn = turn;
+            let _across_processes = store.lock_across_processes(id, deadline)?;
+            job(&store)
+        })
+        .await
+    }
+}
+
+/// The answer to remember under a claimed key, if any, for a write of `id`.
+fn answers(
+    key: Option<&Claimed>,
+    id: SpreadsheetId,
+    value: serde_json::Value,
+) -> Vec<(Key, Answer)> {
+    let answer = |value| Answer {
+        spreadsheet: id.to_string(),
+        value,
+    };
+    key.map(|claimed| (claimed.key().clone(), answer(value)))
+        .into_iter()
+        .collect()
 }
 
 fn not_regular(id: SpreadsheetId) -> StoreError {
