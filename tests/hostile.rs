@@ -75,11 +75,7 @@ async fn hostile_workbooks_are_refused_and_others_keep_working() {
         let (status, _) = server.get(&rows_path("People")).await;
         assert_eq!(status, 200, "{name}: the other spreadsheet still works");
     }
-    let stored: Vec<_> = std::fs::read_dir(server.data_dir())
-        .unwrap()
-        .filter_map(|e| e.unwrap().file_name().into_string().ok())
-        .filter(|n| n.ends_with(".xlsx"))
-        .collect();
+    let stored = server.stored_files();
     assert_eq!(stored.len(), 2, "no upload was stored: {stored:?}");
 }
 

@@ -205,15 +205,5 @@ async fn an_upload_sent_again_with_its_key_stores_one_workbook() {
     }
     assert_eq!(answers[0].0, 201);
     assert_eq!(answers[1], (201, true, answers[0].2.clone()));
-    let workbooks = std::fs::read_dir(server.data_dir())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .ends_with(".xlsx")
-        })
-        .count();
-    assert_eq!(workbooks, 1);
+    assert_eq!(server.stored_files().len(), 1);
 }

@@ -18,22 +18,6 @@ const ID2: &str = "0b1e3a5c-0000-4000-8000-00000000000b";
 /// Both producers of the third-party fixtures.
 const PRODUCERS: [&str; 2] = ["openpyxl", "libreoffice"];
 
-/// The `.xlsx` files in the server's data directory.
-fn stored_files(server: &Server) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(server.dir.path())
-        .expect("data dir")
-        .map(|e| {
-            e.expect("entry")
-                .file_name()
-                .into_string()
-                .expect("utf-8 name")
-        })
-        .filter(|n| n.ends_with(".xlsx"))
-        .collect();
-    names.sort();
-    names
-}
-
 /// Uploads `bytes` with the given content type (none when `None`).
 async fn upload(
     server: &Server,
@@ -244,7 +228,7 @@ async fn upload_stores_the_exact_bytes_under_a_new_id() {
     assert!(is_lower_hyphenated_uuid(id), "{id}");
     let stored = std::fs::read(server.file(id)).expect("stored under <id>.xlsx");
     assert!(stored == bytes, "the stored file differs from the upload");
-    assert_eq!(stored_files(&server), [format!("{id}.xlsx")]);
+    assert_eq!(server.stored_files(), [format!("{id}.xlsx")]);
 
     let read = read_rows(&server, id, "People").await;
     assert_eq!(read["total"], 4);
@@ -262,7 +246,7 @@ async fn upload_accepts_content_type_parameters_and_gives_each_upload_its_own_id
     assert_eq!(first_status, StatusCode::CREATED, "{first}");
     assert_eq!(second_status, StatusCode::CREATED, "{second}");
     assert_ne!(first["spreadsheet_id"], second["spreadsheet_id"]);
-    assert_eq!(stored_files(&server).len(), 2);
+    assert_eq!(server.stored_files().len(), 2);
 }
 
 #[tokio::test]
@@ -292,7 +276,7 @@ async fn upload_of_a_file_that_is_no_workbook_is_rejected() {
         assert!(body["error"].is_string(), "{what}: {body}");
     }
     assert_eq!(
-        stored_files(&server),
+        server.stored_files(),
         Vec::<String>::new(),
         "nothing stored"
     );
@@ -326,7 +310,7 @@ async fn upload_with_another_content_type_is_unsupported() {
         );
     }
     assert_eq!(
-        stored_files(&server),
+        server.stored_files(),
         Vec::<String>::new(),
         "nothing stored"
     );
@@ -423,7 +407,7 @@ async fn removing_a_spreadsheet_answers_204_and_later_reads_are_not_found() {
         "204 has no body"
     );
     assert!(!server.file(ID).exists(), "the file is gone");
-    assert_eq!(stored_files(&server), Vec::<String>::new());
+    assert_eq!(server.stored_files(), Vec::<String>::new());
 
     let (status, body) = server.get(&format!("/v1/data/{ID}")).await;
     assert_not_found("listing", status, &body);
@@ -502,7 +486,7 @@ async fn unknown_spreadsheet_is_not_found_on_every_route() {
         );
     }
     assert_eq!(
-        stored_files(&server),
+        server.stored_files(),
         [format!("{ID}.xlsx")],
         "no file was created"
     );
@@ -1001,15 +985,5 @@ async fn a_workbook_description_with_problems_is_400_naming_each() {
         answer["error"],
         "sheets: must be a non-empty array of {name and columns}"
     );
-    let stored = std::fs::read_dir(server.data_dir())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .ends_with(".xlsx")
-        })
-        .count();
-    assert_eq!(stored, 0);
+    assert_eq!(server.stored_files(), Vec::<String>::new());
 }

@@ -94,6 +94,22 @@ impl Server {
         &self.data_dir
     }
 
+    /// The names of the `.xlsx` files in the data directory, sorted.
+    pub fn stored_files(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.data_dir())
+            .expect("data dir")
+            .map(|e| {
+                e.expect("entry")
+                    .file_name()
+                    .into_string()
+                    .expect("utf-8 name")
+            })
+            .filter(|n| n.ends_with(".xlsx"))
+            .collect();
+        names.sort();
+        names
+    }
+
     /// The path of a spreadsheet's file.
     pub fn file(&self, id: &str) -> PathBuf {
         self.data_dir.join(format!("{id}.xlsx"))
