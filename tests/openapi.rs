@@ -65,6 +65,7 @@ async fn openapi_is_valid_and_names_every_route() {
             "get /v1/spreadsheets",
             "get /v1/spreadsheets/{spreadsheet_id}",
             "patch /v1/data/{spreadsheet_id}/{sheet_name}",
+            "post /v1/data/{spreadsheet_id}",
             "post /v1/data/{spreadsheet_id}/{sheet_name}",
             "post /v1/spreadsheets",
             "put /v1/spreadsheets/{spreadsheet_id}",

@@ -126,7 +126,7 @@ async fn update_validation_errors_name_every_problem() {
         (json!({}), "type: is required, data: is required"),
         (
             json!({"type": "all", "data": {"age": 1}}),
-            "type: must be one of filter or row",
+            "type: must be one of filter or row or rows",
         ),
         (
             json!({"type": "filter", "fliter": "age:eq:1", "data": {"age": 1}}),

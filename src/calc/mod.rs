@@ -88,6 +88,8 @@ pub struct Calculator {
     reads: reads::Reads,
     /// The row the engine's references stop at (see [`row_bound`]).
     last_row: u32,
+    /// How many sheets the engine has: a sheet added means loading again.
+    sheets: usize,
     /// The cells the engine was given, for the cache's memory bound.
     cells: usize,
 }
@@ -162,6 +164,7 @@ impl Calculator {
             engine,
             reads,
             last_row,
+            sheets: workbook.sheets.len(),
             cells: workbook.cell_slots(),
         };
         for (at, cell) in all_cells(workbook) {
@@ -244,8 +247,11 @@ impl Calculator {
             }
         }
         // Rows that moved, or grew past where the engine's references stop,
-        // no longer line up with the engine's cells.
-        let reload = !changes.moved.is_empty() || row_bound(workbook) > self.last_row;
+        // no longer line up with the engine's cells; a sheet added is one
+        // the engine lacks (and formulas naming it read it now).
+        let reload = !changes.moved.is_empty()
+            || row_bound(workbook) > self.last_row
+            || workbook.sheets.len() != self.sheets;
         if !reload {
             let formulas: Vec<At> = changes
                 .cells

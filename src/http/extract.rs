@@ -283,7 +283,12 @@ fn parse_id(id: &str) -> Result<SpreadsheetId, Problems> {
 
 impl SpreadsheetPath {
     pub fn id(&self) -> Result<SpreadsheetId, ApiError> {
-        Ok(parse_id(&self.id)?)
+        Ok(self.checked_id()?)
+    }
+
+    /// The spreadsheet id, or the problem with it.
+    pub fn checked_id(&self) -> Result<SpreadsheetId, Problems> {
+        parse_id(&self.id)
     }
 }
 

@@ -195,7 +195,7 @@ pub struct RowsPage {
 }
 
 /// One sheet of a workbook.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct SheetSummary {
     pub name: String,
     /// The header's column names, left to right.

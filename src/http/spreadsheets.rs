@@ -1,4 +1,5 @@
-//! Whole spreadsheets: list sheets, upload, download, remove (contract §4.5).
+//! Whole spreadsheets: list and add sheets, list, upload, create, store,
+//! download and remove workbooks (contract §4.5 and §10.3).
 
 use axum::Json;
 use axum::body::Body;
@@ -10,7 +11,7 @@ use utoipa_axum::routes;
 
 use super::AppState;
 use super::error::{ApiError, Result};
-use super::extract::{NoQuery, QueryPairs, UploadBody};
+use super::extract::{JsonBody, NoQuery, QueryPairs, UploadBody};
 use super::extract::{SpreadsheetPath, XLSX_MIME, XlsxBody};
 use super::idempotency::{IdempotencyKey, marked, once};
 use super::openapi::{
@@ -19,12 +20,12 @@ use super::openapi::{
 };
 use crate::model::SpreadsheetId;
 use crate::model::header::Header;
-use crate::model::request::{CreateBody, ListQuery, NewWorkbook};
-use crate::store::{Claimed, StoreError};
+use crate::model::request::{CreateBody, ListQuery, NewSheet, NewWorkbook, SheetBody};
+use crate::store::{Claimed, Edit, StoreError};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(sheets_list))
+        .routes(routes!(sheets_list, sheets_add))
         .routes(routes!(spreadsheets_list, spreadsheets_upload))
         .routes(routes!(
             spreadsheets_download,
@@ -58,6 +59,43 @@ async fn sheets_list(
         })
         .await?;
     Ok(Json(SheetList { sheets }))
+}
+
+/// `POST /v1/data/{id}` (§10.3): adds a sheet, last, with its header row;
+/// 201 with the new sheet as `GET /v1/data/{id}` lists it.
+#[utoipa::path(post, path = "/v1/data/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams, KeyParams),
+    request_body = SheetBody,
+    responses((status = 201, description = "The sheet was added, last", body = SheetSummary), Errors))]
+async fn sheets_add(
+    State(state): State<AppState>,
+    path: SpreadsheetPath,
+    _: NoQuery,
+    key: IdempotencyKey,
+    JsonBody(body): JsonBody,
+) -> Result<Response> {
+    let (id, new) = match (path.checked_id(), NewSheet::from_json(&body)) {
+        (Ok(id), Ok(new)) => (id, new),
+        (id, new) => {
+            let mut problems = id.err().unwrap_or_default();
+            problems.extend(new.err().unwrap_or_default());
+            return Err(problems.into());
+        }
+    };
+    let (added, replayed) = once(&state.store, key.with_body(&body), |key| {
+        state.store.edit(id, key, move |workbook| {
+            workbook.add_sheet(&new)?;
+            Ok::<_, ApiError>(Edit {
+                value: SheetSummary {
+                    name: new.name.clone(),
+                    columns: new.columns.clone(),
+                    rows: 0,
+                },
+                changed: true,
+            })
+        })
+    })
+    .await?;
+    Ok(marked((StatusCode::CREATED, Json(added)), replayed))
 }
 
 /// `GET /v1/spreadsheets` (§10.3): the workbooks, newest first.

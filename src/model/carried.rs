@@ -33,6 +33,17 @@ pub struct Element {
     pub xml: String,
 }
 
+/// A sheet that is no worksheet (a chart sheet), which the model does not
+/// hold but whose name is taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OtherSheet {
+    /// Its place among all the workbook's sheets.
+    pub position: usize,
+    pub name: String,
+    /// Its `<sheet>` entry in the workbook part.
+    pub entry: Element,
+}
+
 /// The elements of one part (`xl/workbook.xml` or a worksheet) that are
 /// carried, with what they need around them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -112,9 +123,9 @@ pub struct Carried {
     /// the writer does not write, with what they use.
     pub cell_styles: Option<CellStyles>,
     /// Sheets that are no worksheets (chart sheets, dialog sheets), which
-    /// the model does not hold: each `<sheet>` entry of the workbook part
-    /// with its position among all the sheets. Their parts are carried.
-    pub other_sheets: Vec<(usize, Element)>,
+    /// the model does not hold, in the workbook's order. Their parts are
+    /// carried.
+    pub other_sheets: Vec<OtherSheet>,
     /// Carried parts that name sheets in formulas (charts' series, pivot
     /// caches' sources), described for a user, with the names of the sheets
     /// their text mentions.

@@ -44,34 +44,64 @@ pub struct CreateBody {
 }
 
 fn sheets_schema() -> Schema {
-    let text = |min| {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .min_length(Some(min))
-    };
-    // None of [ ] : * ? / \ and no apostrophe at either end.
-    let name = text(1)
-        .max_length(Some(MAX_SHEET_NAME))
-        .pattern(Some(r"^[^\[\]:*?/\\']([^\[\]:*?/\\]*[^\[\]:*?/\\'])?$"));
-    let sheet = ObjectBuilder::new()
+    ArrayBuilder::new()
+        .items(sheet_schema())
+        .min_items(Some(1))
+        .into()
+}
+
+/// A sheet of a new workbook, or a sheet to add: `{"name", "columns"}`.
+fn sheet_schema() -> ObjectBuilder {
+    ObjectBuilder::new()
         .schema_type(Type::Object)
-        .property("name", name)
-        .property(
-            "columns",
-            // The column limits (16,384 names of at most 32,767 UTF-16
-            // code units) are checked, and told, but not declared: a
-            // generator would build bodies over the size limit to break them.
-            ArrayBuilder::new()
-                .items(text(1))
-                .min_items(Some(1))
-                .unique_items(true),
-        )
+        .property("name", sheet_name_schema())
+        .property("columns", columns_schema())
         .required("name")
         .required("columns")
         .additional_properties(Some(
             utoipa::openapi::schema::AdditionalProperties::FreeForm(false),
-        ));
-    ArrayBuilder::new().items(sheet).min_items(Some(1)).into()
+        ))
+}
+
+fn text_schema(min: usize) -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(min))
+}
+
+/// A sheet name: none of [ ] : * ? / \ and no apostrophe at either end.
+fn sheet_name_schema() -> Schema {
+    text_schema(1)
+        .max_length(Some(MAX_SHEET_NAME))
+        .pattern(Some(r"^[^\[\]:*?/\\']([^\[\]:*?/\\]*[^\[\]:*?/\\'])?$"))
+        .into()
+}
+
+/// A header row: distinct, non-empty column names. The column limits
+/// (16,384 names of at most 32,767 UTF-16 code units) are checked, and
+/// told, but not declared: a generator would build bodies over the size
+/// limit to break them.
+fn columns_schema() -> Schema {
+    ArrayBuilder::new()
+        .items(text_schema(1))
+        .min_items(Some(1))
+        .unique_items(true)
+        .into()
+}
+
+/// `POST /v1/data/{id}` (§10.3): a sheet to add, last, with its header row.
+#[derive(Debug, ToSchema)]
+#[expect(
+    dead_code,
+    reason = "a schema only: the body is read as any JSON object, to name every problem"
+)]
+pub struct SheetBody {
+    /// The new sheet's name, not taken by another sheet (ignoring case).
+    #[schema(schema_with = sheet_name_schema, required = true)]
+    name: Option<Value>,
+    /// The header row's column names, in order.
+    #[schema(schema_with = columns_schema, required = true)]
+    columns: Option<Value>,
 }
 
 /// The longest sheet name the xlsx format takes.
@@ -83,7 +113,14 @@ const SHEET_NAME_FORBIDDEN: [char; 7] = ['[', ']', ':', '*', '?', '/', '\\'];
 /// A new workbook's sheets, from a `CreateBody`: names and header rows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewWorkbook {
-    pub sheets: Vec<(String, Vec<String>)>,
+    pub sheets: Vec<NewSheet>,
+}
+
+/// A new sheet: its name and its header row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewSheet {
+    pub name: String,
+    pub columns: Vec<String>,
 }
 
 impl NewWorkbook {
@@ -104,51 +141,71 @@ impl NewWorkbook {
         }
         problems.into_result(NewWorkbook { sheets })
     }
-}
 
-impl NewWorkbook {
     /// Why the sheets cannot be written as named, though each name is
     /// well formed: one given twice (ignoring case, as spreadsheet apps
     /// compare them), a conflict like adding a sheet whose name is taken;
-    /// or one whose characters take more than 31 UTF-16 code units (an
-    /// emoji takes two), which the xlsx format counts.
+    /// or one too long in UTF-16 ([`NewSheet::name_conflict`]).
     pub fn name_conflict(&self) -> Option<String> {
         let mut seen = HashSet::new();
-        self.sheets.iter().find_map(|(name, _)| {
-            if !seen.insert(name.to_lowercase()) {
-                Some(format!(
+        self.sheets.iter().find_map(|sheet| {
+            let name = &sheet.name;
+            match seen.insert(name.to_lowercase()) {
+                false => Some(format!(
                     "the sheet name {name:?} is given twice (names are compared ignoring case)"
-                ))
-            } else if name.encode_utf16().count() > MAX_SHEET_NAME {
-                Some(format!(
-                    "the sheet name {name:?} takes more than {MAX_SHEET_NAME} UTF-16 code units, \
-                     the most an xlsx sheet name may (an emoji takes two)"
-                ))
-            } else {
-                None
+                )),
+                true => sheet.name_conflict(),
             }
         })
     }
 
     /// The workbook: each sheet with its header row, in order.
     pub fn workbook(&self) -> super::Workbook {
-        let sheets = self
-            .sheets
-            .iter()
-            .map(|(name, columns)| {
-                let header = columns.iter().map(|c| Cell::Text(c.clone())).collect();
-                super::Sheet::new(name, vec![header])
-            })
-            .collect();
         super::Workbook {
-            sheets,
+            sheets: self.sheets.iter().map(NewSheet::sheet).collect(),
             ..super::Workbook::default()
         }
     }
 }
 
-/// One sheet of a `CreateBody`, if it is valid; its problems otherwise.
-fn new_sheet(item: &Value, field: &str, problems: &mut Problems) -> Option<(String, Vec<String>)> {
+impl NewSheet {
+    /// Checks the body of `POST /v1/data/{id}` (§10.3).
+    pub fn from_json(json: &[u8]) -> Result<NewSheet, Problems> {
+        let body: Value = body_of(json)?;
+        let mut problems = Problems::new();
+        match new_sheet(&body, "", &mut problems) {
+            Some(sheet) if problems.is_empty() => Ok(sheet),
+            _ => Err(problems),
+        }
+    }
+
+    /// Why the name, though well formed, cannot be written: its characters
+    /// take more than 31 UTF-16 code units (an emoji takes two), which the
+    /// xlsx format counts. A 409, as the schema cannot state it.
+    pub fn name_conflict(&self) -> Option<String> {
+        let name = &self.name;
+        (name.encode_utf16().count() > MAX_SHEET_NAME).then(|| {
+            format!(
+                "the sheet name {name:?} takes more than {MAX_SHEET_NAME} UTF-16 code units, \
+                 the most an xlsx sheet name may (an emoji takes two)"
+            )
+        })
+    }
+
+    /// The sheet, holding its header row.
+    pub fn sheet(&self) -> super::Sheet {
+        let header = self.columns.iter().map(|c| Cell::Text(c.clone())).collect();
+        super::Sheet::new(&self.name, vec![header])
+    }
+}
+
+/// One sheet of a `CreateBody`, or a `SheetBody` (`field` empty), if it
+/// is valid; its problems otherwise.
+fn new_sheet(item: &Value, field: &str, problems: &mut Problems) -> Option<NewSheet> {
+    let at = |key: &str| match field {
+        "" => key.to_owned(),
+        _ => format!("{field}.{key}"),
+    };
     let Value::Object(map) = item else {
         problems.push(field, "must be an object with name and columns");
         return None;
@@ -157,22 +214,22 @@ fn new_sheet(item: &Value, field: &str, problems: &mut Problems) -> Option<(Stri
         .keys()
         .filter(|k| !matches!(k.as_str(), "name" | "columns"))
     {
-        problems.push(format!("{field}.{key}"), "is not a known field");
+        problems.push(at(key), "is not a known field");
     }
     let name = match map.get("name") {
         Some(Value::String(name)) => match sheet_name_problem(name) {
             None => Some(name.clone()),
             Some(rule) => {
-                problems.push(format!("{field}.name"), rule);
+                problems.push(at("name"), rule);
                 None
             }
         },
         None | Some(Value::Null) => {
-            problems.push(format!("{field}.name"), "is required");
+            problems.push(at("name"), "is required");
             None
         }
         Some(_) => {
-            problems.push(format!("{field}.name"), "must be a string");
+            problems.push(at("name"), "must be a string");
             None
         }
     };
@@ -180,7 +237,7 @@ fn new_sheet(item: &Value, field: &str, problems: &mut Problems) -> Option<(Stri
         Some(Value::Array(columns)) if !columns.is_empty() => {
             let mut names = Vec::new();
             for (j, column) in columns.iter().enumerate() {
-                let at = format!("{field}.columns[{j}]");
+                let at = at(&format!("columns[{j}]"));
                 match column {
                     Value::String(c) if c.is_empty() => problems.push(at, "must not be empty"),
                     Value::String(c) if !fits_in_a_cell(c) => problems.push(
@@ -196,7 +253,7 @@ fn new_sheet(item: &Value, field: &str, problems: &mut Problems) -> Option<(Stri
             }
             if columns.len() > super::workbook::MAX_COLUMNS {
                 problems.push(
-                    format!("{field}.columns"),
+                    at("columns"),
                     format!(
                         "a sheet has at most {} columns",
                         super::workbook::MAX_COLUMNS
@@ -206,18 +263,18 @@ fn new_sheet(item: &Value, field: &str, problems: &mut Problems) -> Option<(Stri
             Some(names)
         }
         None | Some(Value::Null) => {
-            problems.push(format!("{field}.columns"), "is required");
+            problems.push(at("columns"), "is required");
             None
         }
         Some(_) => {
-            problems.push(
-                format!("{field}.columns"),
-                "must be a non-empty array of column names",
-            );
+            problems.push(at("columns"), "must be a non-empty array of column names");
             None
         }
     };
-    Some((name?, columns?))
+    Some(NewSheet {
+        name: name?,
+        columns: columns?,
+    })
 }
 
 /// Why `name` cannot name a sheet of an xlsx file, if it cannot.
@@ -308,7 +365,13 @@ pub enum SelectorType {
 }
 
 /// The names of the body schemas, whose objects allow no other fields.
-pub const BODY_SCHEMAS: [&str; 4] = ["InsertBody", "UpdateBody", "DeleteBody", "CreateBody"];
+pub const BODY_SCHEMAS: [&str; 5] = [
+    "InsertBody",
+    "UpdateBody",
+    "DeleteBody",
+    "CreateBody",
+    "SheetBody",
+];
 
 /// A cell value: text (`YYYY/MM/DD`, `YYYY/MM/DD HH:MM[:SS]` make dates),
 /// a number, a boolean, or null for an empty cell.
@@ -585,6 +648,7 @@ impl UpdateRows {
             body.r#type.as_ref(),
             body.filter.as_ref(),
             body.row.as_ref(),
+            "must be one of filter or row or rows",
             &mut problems,
         );
         let data = match body.data {
@@ -690,6 +754,7 @@ impl DeleteRows {
             body.r#type.as_ref(),
             body.filter.as_ref(),
             body.row.as_ref(),
+            "must be one of filter or row",
             &mut problems,
         );
         checked(DeleteRows { selector }, problems)
@@ -892,11 +957,13 @@ fn cells_from_json(
 
 /// `type` with its `filter` or `row` (contract §4.2 and §4.4). When they
 /// are not valid, an empty filter list stands in, so that the filters that
-/// could be read are still checked against the sheet.
+/// could be read are still checked against the sheet. `types` is the rule
+/// for a `type` that is none of the request's types.
 fn selector_from_json(
     kind: Option<&Value>,
     filter: Option<&Value>,
     row: Option<&Value>,
+    types: &'static str,
     problems: &mut Problems,
 ) -> Selector {
     let nothing = || Selector::Filter(Vec::new());
@@ -936,7 +1003,7 @@ fn selector_from_json(
             }
         }
         Some(_) => {
-            problems.push("type", "must be one of filter or row");
+            problems.push("type", types);
             nothing()
         }
     }
@@ -1037,7 +1104,7 @@ mod tests {
         );
         assert_eq!(
             update_error(json!({"type": "x", "data": {"a": 1}})),
-            "type: must be one of filter or row"
+            "type: must be one of filter or row or rows"
         );
         assert_eq!(
             update_error(json!({"type": "row", "row": 2, "filter": "a:eq:1", "data": {"a": 1}})),

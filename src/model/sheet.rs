@@ -16,7 +16,9 @@ use super::formula::{Unadjustable, cell_name, rows_deleted, shifted};
 use super::header::{Column, Header};
 use super::layout::{Layout, LinkTarget};
 use super::problems::Problems;
-use super::request::{DeleteRows, InsertRows, NewRow, ReadQuery, RowValues, Selector, UpdateRows};
+use super::request::{
+    DeleteRows, InsertRows, NewRow, NewSheet, ReadQuery, RowValues, Selector, UpdateRows,
+};
 use super::value::{Cell, DateKind, Formula, date_kind};
 use super::workbook::{Edited, MAX_COLUMNS, MAX_ROWS, Sheet, Visibility, Workbook};
 
@@ -120,6 +122,27 @@ impl Workbook {
     pub fn sheet_mut(&mut self, name: &str) -> Result<&mut Sheet, Error> {
         let i = self.sheet_index(name)?;
         Ok(&mut self.sheets[i])
+    }
+
+    /// Adds `new` as the last sheet, holding its header row (§10.3).
+    /// A conflict when a sheet of the workbook, chart sheets included,
+    /// has its name ignoring case, as spreadsheet apps compare names.
+    pub fn add_sheet(&mut self, new: &NewSheet) -> Result<(), Error> {
+        let lower = new.name.to_lowercase();
+        let names = self.sheets.iter().map(|s| &s.name);
+        let other_names = self.carried.other_sheets.iter().map(|s| &s.name);
+        if let Some(taken) = names.chain(other_names).find(|n| n.to_lowercase() == lower) {
+            return Err(Error::Conflict(format!(
+                "the workbook already has a sheet named {taken:?} (names are compared ignoring case)"
+            )));
+        }
+        if let Some(why) = new.name_conflict() {
+            return Err(Error::Conflict(why));
+        }
+        let mut sheet = new.sheet();
+        sheet.edited.cells = (0..new.columns.len() as u32).map(|c| (0, c)).collect();
+        self.sheets.push(sheet);
+        Ok(())
     }
 
     /// Deletes rows of one sheet, moving the rows below up, as a

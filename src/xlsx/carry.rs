@@ -11,7 +11,7 @@ use quick_xml::events::{BytesStart, Event};
 use super::ReadError;
 use super::package::{attr, for_each_element};
 use crate::model::carried::{
-    Carried, CarriedSheet, CarriedXml, CellStyles, Element, Part, Relationship,
+    Carried, CarriedSheet, CarriedXml, CellStyles, Element, OtherSheet, Part, Relationship,
 };
 
 /// The relationships namespace, which `r:id` attributes belong to.
@@ -578,7 +578,7 @@ fn other_sheets(
     parts: &HashMap<String, Vec<u8>>,
     entries: Vec<Element>,
     relationships: &[Relationship],
-) -> Vec<(usize, Element)> {
+) -> Vec<OtherSheet> {
     entries
         .into_iter()
         .enumerate()
@@ -590,6 +590,11 @@ fn other_sheets(
                 .find(|r| Some(&r.id) == id.as_ref())
                 .and_then(|r| target_part("xl/workbook.xml", r))
                 .is_some_and(|part| parts.contains_key(&part))
+        })
+        .map(|(position, entry)| OtherSheet {
+            position,
+            name: first_attribute(entry.xml.as_bytes(), "name").unwrap_or_default(),
+            entry,
         })
         .collect()
 }

@@ -22,7 +22,7 @@ use super::carry::{
 use super::fix::{self, Fixes};
 use super::package::all_attributes;
 use super::{WriteError, find, rfind};
-use crate::model::carried::{Carried, CarriedXml, CellStyles, Element, Relationship};
+use crate::model::carried::{Carried, CarriedXml, CellStyles, Element, OtherSheet, Relationship};
 use crate::model::layout::{Link, LinkTarget, Range};
 use crate::model::workbook::DefinedName;
 use crate::model::{Sheet, Workbook};
@@ -1114,7 +1114,7 @@ fn replace_once(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
 /// `localSheetId`) to the positions its sheets then have.
 fn with_other_sheets(
     parts: &mut Parts<'_>,
-    others: &[(usize, Element)],
+    others: &[OtherSheet],
     prefixes: &HashSet<String>,
     renamed: &HashMap<String, String>,
 ) -> Result<(), WriteError> {
@@ -1137,10 +1137,10 @@ fn with_other_sheets(
     // Where each of the writer's sheets ends up.
     let mut positions = Vec::new();
     for position in 0..total {
-        match others.iter().find(|(p, _)| *p == position) {
-            Some((_, entry)) => {
+        match others.iter().find(|other| other.position == position) {
+            Some(other) => {
                 next_id += 1;
-                let entry = rebind(entry, prefixes, renamed, 0)?;
+                let entry = rebind(&other.entry, prefixes, renamed, 0)?;
                 let entry = with_attributes(&entry, |name, _| {
                     (name == "sheetId").then(|| next_id.to_string())
                 })?;

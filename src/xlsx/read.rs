@@ -73,7 +73,7 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
                 .carried
                 .other_sheets
                 .iter()
-                .any(|(p, _)| *p == position);
+                .any(|other| other.position == position);
             if !carried {
                 workbook.unkept.push(format!(
                     "the {:?} sheet {:?}",
