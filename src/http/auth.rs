@@ -1,5 +1,6 @@
 //! Bearer tokens (contract §5): checked before anything else, compared in
-//! constant time, never logged. Read-only tokens may only read.
+//! constant time, never logged. Read-only tokens may only read. `/healthz`
+//! and the API explorer (`/docs`, its assets, and `/`) need none.
 
 use axum::extract::{Request, State};
 use axum::http::{Method, header};
@@ -17,7 +18,8 @@ enum Access {
 
 pub async fn require_token(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let config = &state.config;
-    if !config.auth_required() || req.uri().path() == "/healthz" {
+    let path = req.uri().path();
+    if !config.auth_required() || path == "/healthz" || super::explorer::is_explorer(path) {
         return next.run(req).await;
     }
     let presented = req

@@ -1,10 +1,11 @@
 //! The HTTP layer: routes, extractors, handlers, errors and the layers
 //! around them (request ids and trace spans, panics → JSON, body limit,
-//! authentication, 404/405 fallbacks).
+//! authentication, 404/405 fallbacks), and the API explorer at `/docs`.
 
 mod admit;
 mod auth;
 pub mod error;
+mod explorer;
 mod extract;
 mod idempotency;
 mod openapi;
@@ -77,6 +78,7 @@ pub fn app(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes));
     let (router, _) = routes().split_for_parts();
     router
+        .merge(explorer::router())
         .fallback(|| async { ApiError::NotFound(Some(NO_ROUTE.into())) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .with_state(state)
