@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{ID, Server, elements, part, rows_path, without_ids};
+use common::{ID, Server, assert_parts_kept, elements, part, rows_path, without_ids};
 use reqwest::StatusCode;
 use serde_json::json;
 use sheetd::model::format::{CellFormat, Color};
@@ -706,17 +706,11 @@ async fn chart_sheets_are_carried() {
     let entries = elements(&part(&written, "xl/workbook.xml").unwrap(), "sheet");
     assert_eq!(entries.len(), 2, "{entries:?}");
     assert!(entries[1].contains(r#"name="Chart""#), "{entries:?}");
-    for carried in ["xl/chartsheets/sheet1.xml", "xl/charts/chart1.xml"] {
-        assert!(
-            part(&original, carried).is_some(),
-            "the fixture has {carried}"
-        );
-        assert_eq!(
-            part(&written, carried),
-            part(&original, carried),
-            "{carried}"
-        );
-    }
+    assert_parts_kept(
+        &original,
+        &written,
+        &["xl/chartsheets/sheet1.xml", "xl/charts/chart1.xml"],
+    );
     let path = std::env::temp_dir().join(format!("sheetd-chart-{}.xlsx", std::process::id()));
     std::fs::write(&path, &written).unwrap();
     assert_eq!(common::sheet_names(&path), ["Data", "Chart"]);

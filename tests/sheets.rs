@@ -83,17 +83,11 @@ async fn a_sheet_is_added_last_with_its_header_row() {
     // cached result says so.
     assert_eq!(read_sheet(&file, "Data")[0][2], s("item"));
     let written = std::fs::read(&file).unwrap();
-    for carried in ["xl/chartsheets/sheet1.xml", "xl/charts/chart1.xml"] {
-        assert!(
-            part(&original, carried).is_some(),
-            "the fixture has {carried}"
-        );
-        assert_eq!(
-            part(&written, carried),
-            part(&original, carried),
-            "{carried}"
-        );
-    }
+    assert_parts_kept(
+        &original,
+        &written,
+        &["xl/chartsheets/sheet1.xml", "xl/charts/chart1.xml"],
+    );
 
     let (status, listed) = server.get(&data_path()).await;
     assert_eq!(status, 200);

@@ -328,6 +328,16 @@ pub fn part(package: &[u8], name: &str) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
+/// Asserts that each of `parts`, which `original` has, is in `written`
+/// byte for byte.
+pub fn assert_parts_kept(original: &[u8], written: &[u8], parts: &[&str]) {
+    for name in parts {
+        let had = part(original, name);
+        assert!(had.is_some(), "the original has {name}");
+        assert_eq!(part(written, name), had, "{name}");
+    }
+}
+
 /// Every `<name …>…</name>` (or `<name …/>`) element of `xml`, as text.
 pub fn elements(xml: &[u8], name: &str) -> Vec<String> {
     let text = String::from_utf8_lossy(xml);
