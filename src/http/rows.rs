@@ -5,8 +5,8 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::Response;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -20,8 +20,8 @@ use super::openapi::{
 };
 use super::stream;
 use crate::model::request::{
-    DeleteBody, DeleteRows, Format, InsertBody, InsertRows, ReadQuery, Rejected, UpdateBody,
-    UpdateRows, on_conflict_from_pairs,
+    DeleteBody, DeleteRows, InsertBody, InsertRows, ReadQuery, Rejected, UpdateBody, UpdateRows,
+    on_conflict_from_pairs,
 };
 use crate::model::{Problems, Sheet, SpreadsheetId};
 use crate::store::Edit;
@@ -135,8 +135,15 @@ async fn rows_read(
 ) -> Result<Response> {
     let query = ReadQuery::from_pairs(&pairs);
     let (id, query) = valid_request(&state, &path, query, Sheet::read_problems).await?;
-    let format = query.format.unwrap_or_else(|| accepted_format(&headers));
-    let (limit, offset) = (query.limit, query.offset);
+    let format = query
+        .format
+        .unwrap_or_else(|| stream::accepted_format(&headers));
+    let next = stream::NextPage {
+        path: uri.path().to_owned(),
+        query: pairs,
+        offset: query.offset,
+        limit: query.limit,
+    };
     let sheet = path.sheet;
     let (workbook, index, page) = state
         .store
@@ -146,54 +153,7 @@ async fn rows_read(
             Ok::<_, ApiError>((workbook.clone(), index, page))
         })
         .await??;
-    let content_type = match format {
-        Format::Json => "application/json",
-        Format::Csv => "text/csv; charset=utf-8",
-    };
-    let total = page.total;
-    let mut response = stream::rows(workbook, index, page, format).into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    headers.insert(TOTAL_COUNT, HeaderValue::from(total));
-    let next = offset.saturating_add(limit);
-    if limit > 0
-        && next < total
-        && let Ok(link) = HeaderValue::from_str(&next_link(uri.path(), &pairs, next))
-    {
-        headers.insert(header::LINK, link);
-    }
-    Ok(response)
-}
-
-const TOTAL_COUNT: HeaderName = HeaderName::from_static("x-total-count");
-
-/// CSV when the client's `Accept` asks for `text/csv` (§10.1), else JSON.
-fn accepted_format(headers: &HeaderMap) -> Format {
-    let csv = headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|media| {
-            media
-                .split(';')
-                .next()
-                .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/csv"))
-        });
-    if csv { Format::Csv } else { Format::Json }
-}
-
-/// `Link: <path?query>; rel="next"` (RFC 8288): the same query with the
-/// next offset.
-fn next_link(path: &str, pairs: &[(String, String)], offset: usize) -> String {
-    let mut next: Vec<(&str, String)> = pairs
-        .iter()
-        .filter(|(name, _)| name != "offset")
-        .map(|(name, value)| (name.as_str(), value.clone()))
-        .collect();
-    next.push(("offset", offset.to_string()));
-    let query = serde_urlencoded::to_string(&next).unwrap_or_default();
-    format!("<{path}?{query}>; rel=\"next\"")
+    Ok(stream::answer(workbook, index, page, format, &next))
 }
 
 /// §4.4 Delete rows by filter or row number; rows below move up: 200 `{"deleted": N}`.

@@ -1,5 +1,5 @@
-//! Answers made as they are sent: a page of rows becomes JSON or CSV a
-//! chunk at a time, when the connection asks for more. hyper asks only once the socket
+//! Answers to reads (§4.3, §10.1), made as they are sent: a page of rows
+//! becomes JSON or CSV a chunk at a time, when the connection asks for more. hyper asks only once the socket
 //! has taken what it was given, so a client that reads slowly (or not at
 //! all) holds one chunk, not the whole answer; every reader of a workbook
 //! version shares that version.
@@ -10,6 +10,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
 use http_body::{Frame, SizeHint};
 
 use crate::model::Workbook;
@@ -32,8 +34,81 @@ struct Rows {
     done: bool,
 }
 
+const TOTAL_COUNT: HeaderName = HeaderName::from_static("x-total-count");
+
+/// Where a read stands in its paging: for the `Link` to the next page.
+pub struct NextPage {
+    /// The request's path and query.
+    pub path: String,
+    pub query: Vec<(String, String)>,
+    pub offset: usize,
+    pub limit: usize,
+}
+
+/// The answer to a read: `page` of the workbook's sheet at `sheet`,
+/// streamed in `format`, with `X-Total-Count` and, when rows remain past
+/// this page, `Link: <…>; rel="next"`.
+pub fn answer(
+    workbook: Arc<Workbook>,
+    sheet: usize,
+    page: RowsPage,
+    format: Format,
+    paging: &NextPage,
+) -> Response {
+    let content_type = match format {
+        Format::Json => "application/json",
+        Format::Csv => "text/csv; charset=utf-8",
+    };
+    let total = page.total;
+    let mut response = rows(workbook, sheet, page, format).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(TOTAL_COUNT, HeaderValue::from(total));
+    if let Some(link) = paging.link(total) {
+        headers.insert(header::LINK, link);
+    }
+    response
+}
+
+/// CSV when the client's `Accept` asks for `text/csv` (§10.1), else JSON.
+pub fn accepted_format(headers: &HeaderMap) -> Format {
+    let csv = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|media| {
+            media
+                .split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/csv"))
+        });
+    if csv { Format::Csv } else { Format::Json }
+}
+
+impl NextPage {
+    /// `<path?query>; rel="next"` (RFC 8288), the same query with the next
+    /// offset, when rows remain of the `total` matching; none after a
+    /// `limit=0` read, which asks for the count only.
+    fn link(&self, total: usize) -> Option<HeaderValue> {
+        let next = self.offset.saturating_add(self.limit);
+        if self.limit == 0 || next >= total {
+            return None;
+        }
+        let mut query: Vec<(&str, String)> = self
+            .query
+            .iter()
+            .filter(|(name, _)| name != "offset")
+            .map(|(name, value)| (name.as_str(), value.clone()))
+            .collect();
+        query.push(("offset", next.to_string()));
+        let query = serde_urlencoded::to_string(&query).unwrap_or_default();
+        HeaderValue::from_str(&format!("<{}?{query}>; rel=\"next\"", self.path)).ok()
+    }
+}
+
 /// The body of a rows answer for `page` of the workbook's sheet at `sheet`.
-pub fn rows(workbook: Arc<Workbook>, sheet: usize, page: RowsPage, format: Format) -> Body {
+fn rows(workbook: Arc<Workbook>, sheet: usize, page: RowsPage, format: Format) -> Body {
     Body::new(Rows {
         workbook,
         sheet,
