@@ -309,3 +309,32 @@ async fn a_sheet_added_again_with_the_same_key_is_added_once() {
     let names = sheet_names(&server.file(ID));
     assert_eq!(names.iter().filter(|n| *n == "Q3").count(), 1, "{names:?}");
 }
+
+/// A rewrite holds a file open per sheet: a workbook made or grown through
+/// the API stops at 1,024 sheets.
+#[tokio::test]
+async fn sheets_stop_at_1024() {
+    let server = Server::start().await;
+    let sheets = |n: usize| -> Vec<serde_json::Value> {
+        (1..=n)
+            .map(|i| json!({"name": format!("S{i}"), "columns": ["a"]}))
+            .collect()
+    };
+    let (status, answer) = server
+        .post("/v1/spreadsheets", json!({"sheets": sheets(1025)}))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert_eq!(answer["error"], "sheets: must hold at most 1024 sheets");
+    assert!(server.stored_files().is_empty());
+
+    let (status, answer) = server
+        .post("/v1/spreadsheets", json!({"sheets": sheets(1024)}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let id = answer["spreadsheet_id"].as_str().unwrap().to_owned();
+    let before = std::fs::read(server.file(&id)).unwrap();
+    let body = json!({"name": "One more", "columns": ["a"]});
+    let (status, answer) = server.post(&format!("/v1/data/{id}"), body).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{answer}");
+    assert_eq!(std::fs::read(server.file(&id)).unwrap(), before);
+}

@@ -25,6 +25,7 @@ use utoipa::openapi::schema::{
 use super::filter::{FilterExpr, check_filter_count, parse_filter};
 use super::problems::Problems;
 use super::value::{Cell, MAX_TEXT_CHARS, fits_in_a_cell};
+use super::workbook::MAX_SHEETS;
 
 /// The most rows one read returns (contract §4.3).
 pub const MAX_LIMIT: usize = 100_000;
@@ -47,6 +48,7 @@ fn sheets_schema() -> Schema {
     ArrayBuilder::new()
         .items(sheet_schema())
         .min_items(Some(1))
+        .max_items(Some(MAX_SHEETS))
         .into()
 }
 
@@ -130,6 +132,9 @@ impl NewWorkbook {
         report_unknown(&body.unknown, &mut problems);
         let mut sheets = Vec::new();
         match &body.sheets {
+            Some(Value::Array(items)) if items.len() > MAX_SHEETS => {
+                problems.push("sheets", format!("must hold at most {MAX_SHEETS} sheets"));
+            }
             Some(Value::Array(items)) if !items.is_empty() => {
                 for (i, item) in items.iter().enumerate() {
                     let field = format!("sheets[{i}]");

@@ -20,7 +20,7 @@ use super::request::{
     DeleteRows, InsertRows, NewRow, NewSheet, ReadQuery, RowValues, Selector, UpdateRows,
 };
 use super::value::{Cell, DateKind, Formula, date_kind};
-use super::workbook::{Edited, MAX_COLUMNS, MAX_ROWS, Sheet, Visibility, Workbook};
+use super::workbook::{Edited, MAX_COLUMNS, MAX_ROWS, MAX_SHEETS, Sheet, Visibility, Workbook};
 
 /// What went wrong in a model operation.
 #[derive(Debug, thiserror::Error)]
@@ -138,6 +138,11 @@ impl Workbook {
         }
         if let Some(why) = new.name_conflict() {
             return Err(Error::Conflict(why));
+        }
+        if self.sheets.len() + self.carried.other_sheets.len() >= MAX_SHEETS {
+            return Err(Error::Conflict(format!(
+                "the workbook has {MAX_SHEETS} sheets or more, the most sheetd adds a sheet to"
+            )));
         }
         let mut sheet = new.sheet();
         sheet.edited.cells = (0..new.columns.len() as u32).map(|c| (0, c)).collect();

@@ -12,6 +12,9 @@ use super::value::Cell;
 pub const MAX_ROWS: usize = 1_048_576;
 /// The number of columns of the xlsx format.
 pub const MAX_COLUMNS: usize = 16_384;
+/// The most sheets a workbook made or grown through the API may have: a
+/// rewrite holds a temporary file open for each sheet.
+pub const MAX_SHEETS: usize = 1024;
 
 /// A whole workbook.
 #[derive(Debug, Clone, Default, PartialEq)]
