@@ -223,11 +223,46 @@ def _filters(value, columns):
     return _filter(value, columns)
 
 
+def _sheet_name(name, index, seen):
+    """A generated sheet name within the rules JSON Schema cannot state: at
+    most 31 UTF-16 code units, not History, and (within one body) not
+    another's name ignoring case."""
+    if not isinstance(name, str):
+        return name
+    while len(name.encode("utf-16-le")) > 62:
+        name = name[:-1]
+    name = name.rstrip("'")
+    if not name or name.lower() == "history" or name.lower() in seen:
+        name = f"Sheet {index}"
+    seen.add(name.lower())
+    return name
+
+
+def _columns(columns):
+    if isinstance(columns, list):
+        return ["_row_" if c == "_row" else c for c in columns]
+    return columns
+
+
+def _new_sheets(body):
+    """Positive bodies of POST /v1/spreadsheets and POST /v1/data/{id}."""
+    if not isinstance(body, dict):
+        return
+    seen = set()
+    sheets = body.get("sheets") if isinstance(body.get("sheets"), list) else [body]
+    for index, sheet in enumerate(sheets):
+        if isinstance(sheet, dict) and "name" in sheet:
+            sheet["name"] = _sheet_name(sheet["name"], index, seen)
+            sheet["columns"] = _columns(sheet.get("columns"))
+
+
 @schemathesis.hook
 def map_case(context, case):
     meta = case.meta
     if meta is None or meta.generation.mode != GenerationMode.POSITIVE:
         return case
+    if case.operation.path in ("/v1/spreadsheets", "/v1/data/{spreadsheet_id}"):
+        _new_sheets(case.body)
     sheet = (case.path_parameters or {}).get("sheet_name")
     columns = COLUMNS.get(sheet)
     if not columns:

@@ -125,4 +125,9 @@ async fn the_root_leads_to_the_explorer_and_unknown_assets_are_404() {
     assert_eq!(body["error"], "Not Found");
     let (status, _) = server.post("/docs", serde_json::json!({})).await;
     assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+    // Like every route, the explorer's refuse unknown query parameters.
+    for path in ["/docs?x=1", "/docs/explorer.js?v=2", "/docs/openapi.json?x"] {
+        let (status, body) = server.get(path).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {body}");
+    }
 }

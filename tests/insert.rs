@@ -430,3 +430,36 @@ async fn on_conflict_refuses_a_value_held_by_two_rows_and_an_unknown_column() {
     );
     assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
 }
+
+/// `_row` is where each row read carries its number (§1): no write sets
+/// it, so a blank sheet never gets a `_row` column from an insert, and a
+/// file's own column of that name does not hide the number.
+#[tokio::test]
+async fn no_column_takes_the_place_of_the_row_number() {
+    use Spec::*;
+    let server = Server::start().await;
+    make_workbook(
+        &server.file(ID),
+        &[
+            ("Blank", vec![]),
+            (
+                "Own",
+                vec![vec![S("_row"), S("x")], vec![S("mine"), N(1.0)]],
+            ),
+        ],
+    );
+    let before = std::fs::read(server.file(ID)).unwrap();
+    let (status, body) = server
+        .post(&rows_path("Blank"), json!({"data": [{"_row": 7, "x": 2}]}))
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        body["error"],
+        "data[0]._row: is the row number: no write sets it"
+    );
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
+
+    let (status, body) = server.get(&rows_path("Own")).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["data"], json!([{"_row": 2, "x": 1}]));
+}

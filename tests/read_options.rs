@@ -204,3 +204,64 @@ async fn total_count_and_a_link_to_the_next_page() {
         assert!(response.headers().get("link").is_none(), "{query}");
     }
 }
+
+/// A name the header has twice cannot be ordered by or shown (§1: it is
+/// ambiguous), and `columns` names each column once.
+#[tokio::test]
+async fn ambiguous_and_repeated_columns_are_400() {
+    let server = Server::start().await;
+    server.add_fixture("openpyxl/header_quirks.xlsx", ID);
+    for (query, error) in [
+        (
+            "order=name.desc",
+            "order: \"name\" is ambiguous: more than one column of the header has this name",
+        ),
+        (
+            "columns=id,name",
+            "columns: \"name\" is ambiguous: more than one column of the header has this name",
+        ),
+        ("columns=id,id", "columns: must name each column once"),
+    ] {
+        let (status, body) = server.get(&format!("{}?{query}", rows_path("Q"))).await;
+        assert_eq!(status, 400, "{query}: {body}");
+        assert_eq!(body["error"], error, "{query}");
+    }
+    let (status, body) = server
+        .get(&format!("{}?columns=id&order=id.desc", rows_path("Q")))
+        .await;
+    assert_eq!(status, 200, "{body}");
+}
+
+/// The format may follow `Accept`, with its quality values: the answer
+/// says so in `Vary`, and `q=0` refuses CSV.
+#[tokio::test]
+async fn accept_weighs_quality_and_answers_vary() {
+    let server = Server::start().await;
+    orders_workbook(&server);
+    for (accept, content_type) in [
+        ("text/csv", "text/csv; charset=utf-8"),
+        ("text/csv;q=0, application/json", "application/json"),
+        ("application/json, text/csv;q=0.5", "application/json"),
+    ] {
+        let answer = read(&server, "limit=1", Some(accept)).await;
+        assert_eq!(answer.headers()["content-type"], content_type, "{accept}");
+        let vary: Vec<_> = answer.headers().get_all("vary").iter().collect();
+        assert!(vary.iter().any(|v| *v == "accept"), "{accept}: {vary:?}");
+    }
+}
+
+/// A blank sheet has no header: its CSV is empty, not one empty record.
+#[tokio::test]
+async fn a_blank_sheet_reads_as_empty_csv() {
+    let server = Server::start().await;
+    make_workbook(&server.file(ID), &[("Blank", vec![])]);
+    let answer = server
+        .client
+        .get(format!("{}{}?format=csv", server.base, rows_path("Blank")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    assert_eq!(answer.headers()["x-total-count"], "0");
+    assert_eq!(answer.text().await.unwrap(), "");
+}

@@ -233,10 +233,16 @@ async fn a_taken_name_is_a_conflict_ignoring_case_and_nothing_is_written() {
         let detail = answer["detail"].as_str().unwrap_or_default();
         assert!(detail.contains(&format!("{by:?}")), "{taken}: {answer}");
     }
-    // Within 31 characters, but more than 31 UTF-16 code units.
-    let body = json!({"name": "😀".repeat(16), "columns": ["a"]});
+    // Within 31 characters, but more than 31 UTF-16 code units: a limit of
+    // the format, told like the other rules of the body.
+    let body = json!({"name": "😀".repeat(16), "columns": ["_row"]});
     let (status, answer) = server.post(&data_path(), body).await;
-    assert_eq!(status, StatusCode::CONFLICT, "{answer}");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert_eq!(
+        answer["error"],
+        "name: must take at most 31 UTF-16 code units (an emoji takes two), \
+         columns[0]: must not be _row (each row's number is read under it)"
+    );
     assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
 }
 

@@ -964,20 +964,24 @@ async fn a_workbook_description_with_problems_is_400_naming_each() {
     assert_eq!(
         answer["error"],
         "extra: is not a known field, sheets[0].columns[1]: \"name\" is given twice, \
+         sheets[1].name: \"people\" is given twice (ignoring case), \
          sheets[1].columns: must be a non-empty array of column names, \
          sheets[2].colour: is not a known field, sheets[2].name: must not hold any of [ ] : * ? / \\"
     );
-    // A name given twice (ignoring case) cannot be: a conflict, as when
-    // adding a sheet whose name is taken.
-    let twice = json!({"sheets": [
-        {"name": "Data", "columns": ["a"]},
-        {"name": "data", "columns": ["b"]},
+    // Limits of the xlsx format the schema cannot state are 400s too: a
+    // name of 16 emoji is 16 characters but 32 UTF-16 code units; and no
+    // column may take the name rows are numbered under.
+    let beyond = json!({"sheets": [
+        {"name": "😀".repeat(16), "columns": ["a", "_row"]},
+        {"name": "history", "columns": ["a"]},
     ]});
-    let (status, answer) = server.post("/v1/spreadsheets", twice).await;
-    assert_eq!(status, 409, "{answer}");
+    let (status, answer) = server.post("/v1/spreadsheets", beyond).await;
+    assert_eq!(status, 400, "{answer}");
     assert_eq!(
-        answer["detail"],
-        "the sheet name \"data\" is given twice (names are compared ignoring case)"
+        answer["error"],
+        "sheets[0].name: must take at most 31 UTF-16 code units (an emoji takes two), \
+         sheets[0].columns[1]: must not be _row (each row's number is read under it), \
+         sheets[1].name: must not be History (Excel keeps that name for itself)"
     );
     let (status, answer) = server.post("/v1/spreadsheets", json!({"sheets": []})).await;
     assert_eq!(status, 400);

@@ -326,6 +326,17 @@ async fn a_rows_update_with_any_bad_row_changes_nothing() {
                 "data[1]._row: row 2 is given twice (also in data[0]), data[2]._row: is required, data[3]: must set at least one column"}),
         ),
         (
+            // The request's own problems and those only the sheet sees, all.
+            patch(
+                json!([{"_row": 1, "age": 1}, {"_row": 3, "nope": 2}, {"_row": 4, "age": "2023/02/30", "_x": [1]}]),
+            ),
+            400,
+            json!({"success": false, "error":
+                "data[2]._x: must not be an object or array, data[2].age: is not a real date, \
+                 data[0]._row: row 1 is the header row or above it; data starts at row 2, \
+                 data[1].nope: is not a column of the sheet"}),
+        ),
+        (
             json!({"type": "rows", "row": 2, "data": {"age": 1}}),
             400,
             json!({"success": false, "error":

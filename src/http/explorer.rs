@@ -16,6 +16,7 @@ use axum::{Json, Router};
 
 use super::AppState;
 use super::error::ApiError;
+use super::extract::NoQuery;
 use super::openapi;
 
 /// The page: everything it loads comes from this server, and calls go to
@@ -54,12 +55,18 @@ const CACHE_CONTROL: &str = "public, max-age=300";
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/", get(|| async { Redirect::temporary("/docs") }))
+        .route(
+            "/",
+            get(|_: NoQuery| async { Redirect::temporary("/docs") }),
+        )
         .route("/docs", get(page))
-        .route("/docs/", get(|| async { Redirect::permanent("/docs") }))
+        .route(
+            "/docs/",
+            get(|_: NoQuery| async { Redirect::permanent("/docs") }),
+        )
         .route(
             "/docs/openapi.json",
-            get(|| async { Json(openapi::description()) }),
+            get(|_: NoQuery| async { Json(openapi::description()) }),
         )
         .route("/docs/{asset}", get(asset))
 }
@@ -69,7 +76,7 @@ pub fn is_explorer(path: &str) -> bool {
     path == "/" || path == "/docs" || path.starts_with("/docs/")
 }
 
-async fn page() -> Response {
+async fn page(_: NoQuery) -> Response {
     (
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
@@ -82,7 +89,7 @@ async fn page() -> Response {
         .into_response()
 }
 
-async fn asset(Path(name): Path<String>) -> Response {
+async fn asset(Path(name): Path<String>, _: NoQuery) -> Response {
     match ASSETS.iter().find(|(asset, _, _)| *asset == name) {
         Some((_, content_type, bytes)) => (
             StatusCode::OK,

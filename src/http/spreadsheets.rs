@@ -170,9 +170,6 @@ async fn spreadsheets_upload(
         UploadBody::Xlsx(bytes) => (bytes, None),
         UploadBody::Json(bytes) => {
             let new = NewWorkbook::from_json(&bytes)?;
-            if let Some(why) = new.name_conflict() {
-                return Err(ApiError::Conflict(why));
-            }
             (bytes, Some(new))
         }
     };

@@ -63,6 +63,8 @@ pub fn answer(
     let mut response = rows(workbook, sheet, page, format).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    // The format may follow `Accept`: caches keep the two apart.
+    headers.append(header::VARY, HeaderValue::from_static("accept"));
     headers.insert(TOTAL_COUNT, HeaderValue::from(total));
     if let Some(link) = paging.link(total) {
         headers.insert(header::LINK, link);
@@ -70,20 +72,35 @@ pub fn answer(
     response
 }
 
-/// CSV when the client's `Accept` asks for `text/csv` (§10.1), else JSON.
+/// CSV when the client's `Accept` prefers `text/csv` (§10.1) to JSON,
+/// else JSON. Quality values count (RFC 9110 §12.5.1): `text/csv;q=0` is
+/// refused, and JSON (`application/json`, or a wildcard) of a higher
+/// quality wins; at equal quality the named `text/csv` wins.
 pub fn accepted_format(headers: &HeaderMap) -> Format {
-    let csv = headers
+    let (mut csv, mut json) = (0.0_f32, 0.0_f32);
+    let ranges = headers
         .get_all(header::ACCEPT)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|media| {
-            media
-                .split(';')
-                .next()
-                .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/csv"))
-        });
-    if csv { Format::Csv } else { Format::Json }
+        .flat_map(|v| v.split(','));
+    for range in ranges {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+        let quality = parts
+            .filter_map(|p| p.trim().strip_prefix("q="))
+            .find_map(|q| q.trim().parse::<f32>().ok())
+            .unwrap_or(1.0);
+        match media.as_str() {
+            "text/csv" => csv = csv.max(quality),
+            "application/json" | "application/*" | "*/*" => json = json.max(quality),
+            _ => {}
+        }
+    }
+    if csv > 0.0 && csv >= json {
+        Format::Csv
+    } else {
+        Format::Json
+    }
 }
 
 impl NextPage {
@@ -129,6 +146,8 @@ impl Rows {
             self.started = true;
             match self.format {
                 Format::Json => out.extend_from_slice(b"{\"data\":["),
+                // A sheet without a header has no line of names to give.
+                Format::Csv if self.page.columns.is_empty() => {}
                 Format::Csv => {
                     let names = self.page.columns.iter().map(|c| c.name.as_str());
                     csv_line(&mut out, names);
@@ -226,6 +245,31 @@ mod tests {
     use crate::model::request::ReadQuery;
     use crate::model::{Cell, Sheet};
     use http_body_util::BodyExt;
+
+    fn format_for(accept: &str) -> Format {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::ACCEPT, HeaderValue::from_str(accept).unwrap());
+        accepted_format(&headers)
+    }
+
+    #[test]
+    fn accept_chooses_csv_by_quality() {
+        for (accept, expected) in [
+            ("text/csv", Format::Csv),
+            ("TEXT/CSV; charset=utf-8", Format::Csv),
+            ("application/json, text/csv", Format::Csv),
+            ("text/csv, */*", Format::Csv),
+            ("text/csv;q=0, application/json", Format::Json),
+            ("text/csv;q=0", Format::Json),
+            ("application/json;q=1, text/csv;q=0.5", Format::Json),
+            ("application/json, text/csv;q=0.1", Format::Json),
+            ("text/csv;q=0.9, */*;q=0.1", Format::Csv),
+            ("text/*", Format::Json),
+            ("*/*", Format::Json),
+        ] {
+            assert_eq!(format_for(accept), expected, "{accept}");
+        }
+    }
 
     fn workbook(rows: usize) -> Arc<Workbook> {
         let mut cells = vec![vec![Cell::Text("n".into()), Cell::Text("t".into())]];

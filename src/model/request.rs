@@ -27,6 +27,10 @@ use super::problems::Problems;
 use super::value::{Cell, MAX_TEXT_CHARS, fits_in_a_cell};
 use super::workbook::MAX_SHEETS;
 
+/// The key under which every row read carries its number (contract §1);
+/// no column may have this name.
+pub const ROW_KEY: &str = "_row";
+
 /// The most rows one read returns (contract §4.3).
 pub const MAX_LIMIT: usize = 100_000;
 /// The number of rows a read returns when no `limit` is given.
@@ -136,8 +140,16 @@ impl NewWorkbook {
                 problems.push("sheets", format!("must hold at most {MAX_SHEETS} sheets"));
             }
             Some(Value::Array(items)) if !items.is_empty() => {
+                let mut seen = HashSet::new();
                 for (i, item) in items.iter().enumerate() {
                     let field = format!("sheets[{i}]");
+                    // Spreadsheet apps compare sheet names ignoring case.
+                    if let Some(name) = item.get("name").and_then(Value::as_str)
+                        && !seen.insert(name.to_lowercase())
+                    {
+                        let rule = format!("{name:?} is given twice (ignoring case)");
+                        problems.push(format!("{field}.name"), rule);
+                    }
                     sheets.extend(new_sheet(item, &field, &mut problems));
                 }
             }
@@ -145,23 +157,6 @@ impl NewWorkbook {
             Some(_) => problems.push("sheets", "must be a non-empty array of {name and columns}"),
         }
         problems.into_result(NewWorkbook { sheets })
-    }
-
-    /// Why the sheets cannot be written as named, though each name is
-    /// well formed: one given twice (ignoring case, as spreadsheet apps
-    /// compare them), a conflict like adding a sheet whose name is taken;
-    /// or one too long in UTF-16 ([`NewSheet::name_conflict`]).
-    pub fn name_conflict(&self) -> Option<String> {
-        let mut seen = HashSet::new();
-        self.sheets.iter().find_map(|sheet| {
-            let name = &sheet.name;
-            match seen.insert(name.to_lowercase()) {
-                false => Some(format!(
-                    "the sheet name {name:?} is given twice (names are compared ignoring case)"
-                )),
-                true => sheet.name_conflict(),
-            }
-        })
     }
 
     /// The workbook: each sheet with its header row, in order.
@@ -182,19 +177,6 @@ impl NewSheet {
             Some(sheet) if problems.is_empty() => Ok(sheet),
             _ => Err(problems),
         }
-    }
-
-    /// Why the name, though well formed, cannot be written: its characters
-    /// take more than 31 UTF-16 code units (an emoji takes two), which the
-    /// xlsx format counts. A 409, as the schema cannot state it.
-    pub fn name_conflict(&self) -> Option<String> {
-        let name = &self.name;
-        (name.encode_utf16().count() > MAX_SHEET_NAME).then(|| {
-            format!(
-                "the sheet name {name:?} takes more than {MAX_SHEET_NAME} UTF-16 code units, \
-                 the most an xlsx sheet name may (an emoji takes two)"
-            )
-        })
     }
 
     /// The sheet, holding its header row.
@@ -252,6 +234,9 @@ fn new_sheet(item: &Value, field: &str, problems: &mut Problems) -> Option<NewSh
                     Value::String(c) if names.contains(c) => {
                         problems.push(at, format!("{c:?} is given twice"));
                     }
+                    Value::String(c) if c == ROW_KEY => {
+                        problems.push(at, "must not be _row (each row's number is read under it)");
+                    }
                     Value::String(c) => names.push(c.clone()),
                     _ => problems.push(at, "must be a string"),
                 }
@@ -286,6 +271,16 @@ fn new_sheet(item: &Value, field: &str, problems: &mut Problems) -> Option<NewSh
 pub fn sheet_name_problem(name: &str) -> Option<String> {
     if name.is_empty() || name.chars().count() > MAX_SHEET_NAME {
         return Some(format!("must be 1 to {MAX_SHEET_NAME} characters long"));
+    }
+    // The xlsx format counts UTF-16 code units, which JSON Schema's
+    // `maxLength` (characters) cannot say.
+    if name.encode_utf16().count() > MAX_SHEET_NAME {
+        return Some(format!(
+            "must take at most {MAX_SHEET_NAME} UTF-16 code units (an emoji takes two)"
+        ));
+    }
+    if name.eq_ignore_ascii_case("History") {
+        return Some("must not be History (Excel keeps that name for itself)".into());
     }
     if name.contains(SHEET_NAME_FORBIDDEN) {
         return Some("must not hold any of [ ] : * ? / \\".into());
@@ -572,6 +567,10 @@ fn parse_columns(value: &str) -> Result<Vec<String>, &'static str> {
     if names.iter().any(String::is_empty) {
         return Err("must name one or more columns separated by commas");
     }
+    let mut seen = HashSet::new();
+    if !names.iter().all(|name| seen.insert(name)) {
+        return Err("must name each column once");
+    }
     Ok(names)
 }
 
@@ -703,7 +702,7 @@ fn rows_update(
                     problems.push(field, "must be an object with _row and the values to set");
                     continue;
                 };
-                let row = match map.get("_row").map(Value::as_u64) {
+                let row = match map.get(ROW_KEY).map(Value::as_u64) {
                     None => {
                         problems.push(format!("{field}._row"), "is required");
                         None
@@ -716,7 +715,7 @@ fn rows_update(
                     }
                 };
                 let mut values = map.clone();
-                values.remove("_row");
+                values.remove(ROW_KEY);
                 if values.is_empty() {
                     problems.push(field.clone(), "must set at least one column");
                 }
@@ -942,6 +941,13 @@ fn cells_from_json(
     for (column, value) in map {
         if column.is_empty() {
             problems.push(field, "a column name must not be empty");
+            continue;
+        }
+        if column == ROW_KEY {
+            problems.push(
+                format!("{field}.{ROW_KEY}"),
+                "is the row number: no write sets it",
+            );
             continue;
         }
         if !fits_in_a_cell(column) {

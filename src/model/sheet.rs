@@ -17,7 +17,7 @@ use super::header::{Column, Header};
 use super::layout::{Layout, LinkTarget};
 use super::problems::Problems;
 use super::request::{
-    DeleteRows, InsertRows, NewRow, NewSheet, ReadQuery, RowValues, Selector, UpdateRows,
+    DeleteRows, InsertRows, NewRow, NewSheet, ROW_KEY, ReadQuery, RowValues, Selector, UpdateRows,
 };
 use super::value::{Cell, DateKind, Formula, date_kind};
 use super::workbook::{Edited, MAX_COLUMNS, MAX_ROWS, MAX_SHEETS, Sheet, Visibility, Workbook};
@@ -135,9 +135,6 @@ impl Workbook {
             return Err(Error::Conflict(format!(
                 "the workbook already has a sheet named {taken:?} (names are compared ignoring case)"
             )));
-        }
-        if let Some(why) = new.name_conflict() {
-            return Err(Error::Conflict(why));
         }
         if self.sheets.len() + self.carried.other_sheets.len() >= MAX_SHEETS {
             return Err(Error::Conflict(format!(
@@ -556,31 +553,15 @@ impl Sheet {
     /// row below the last data row a 404, and then nothing changes.
     fn update_rows(&mut self, rows: Vec<RowValues>) -> Result<usize, Error> {
         let header = Header::of(self);
-        let mut problems = Problems::new();
-        let last = self.last_non_blank_row();
-        let mut missing = None;
-        // In the request's order: each row's number, then its columns.
-        for row in &rows {
-            let index = usize::try_from(row.row - 1).unwrap_or(usize::MAX);
-            match &header {
-                Some(header) if index <= header.row => problems.push(
-                    format!("{}._row", row.field),
-                    format!(
-                        "row {} is the header row or above it; data starts at row {}",
-                        row.row,
-                        header.row + 2
-                    ),
-                ),
-                Some(_) if last.is_some_and(|last| index <= last) => {}
-                _ => {
-                    missing.get_or_insert(row.row);
-                }
-            }
-            problems.extend(data_problems(header.as_ref(), &row.cells, &row.field));
-        }
+        let problems = rows_problems(header.as_ref(), &rows);
         if !problems.is_empty() {
             return Err(problems.into());
         }
+        let last = self.last_non_blank_row();
+        let missing = rows
+            .iter()
+            .find(|row| header.is_none() || last.is_none_or(|last| row_index(row) > last))
+            .map(|row| row.row);
         if let Some(number) = missing {
             return Err(Error::NotFound(format!(
                 "row {number} is below the last data row of sheet {:?}",
@@ -592,7 +573,7 @@ impl Sheet {
         };
         let count = rows.len();
         for row in rows {
-            let index = usize::try_from(row.row - 1).unwrap_or(usize::MAX);
+            let index = row_index(&row);
             for (name, cell) in row.cells {
                 if let Ok(column) = header.resolve(&name) {
                     self.set(index, column, cell);
@@ -737,8 +718,9 @@ impl Sheet {
     pub fn row_json(&self, index: usize, columns: &[Column]) -> Value {
         let cells = self.row(index);
         let mut object = Map::with_capacity(columns.len() + 1);
-        object.insert("_row".into(), Value::from(index + 1));
-        for column in columns {
+        object.insert(ROW_KEY.into(), Value::from(index + 1));
+        // A column of that name (a file's own) cannot take the number's place.
+        for column in columns.iter().filter(|c| c.name != ROW_KEY) {
             let cell = cells.get(column.index).unwrap_or(&Cell::Empty);
             object.insert(column.name.clone(), cell.to_json());
         }
@@ -915,13 +897,32 @@ fn match_key(cell: &Cell) -> Option<String> {
     }
 }
 
-/// The columns each row of a `type: rows` update sets that the sheet lacks.
+/// What the sheet finds wrong with a `type: rows` update: rows at or above
+/// the header, and columns it lacks.
 fn rows_problems(header: Option<&Header>, rows: &[RowValues]) -> Problems {
     let mut problems = Problems::new();
+    // In the request's order: each row's number, then its columns.
     for row in rows {
+        if let Some(header) = header
+            && row_index(row) <= header.row
+        {
+            problems.push(
+                format!("{}._row", row.field),
+                format!(
+                    "row {} is the header row or above it; data starts at row {}",
+                    row.row,
+                    header.row + 2
+                ),
+            );
+        }
         problems.extend(data_problems(header, &row.cells, &row.field));
     }
     problems
+}
+
+/// The 0-based index of the row a `type: rows` entry sets.
+fn row_index(row: &RowValues) -> usize {
+    usize::try_from(row.row - 1).unwrap_or(usize::MAX)
 }
 
 /// The problems of binding a selector's filters to `header`.
@@ -950,7 +951,6 @@ fn read_column_problems(header: Option<&Header>, query: &ReadQuery) -> Problems 
     let Some(header) = header else {
         return problems;
     };
-    let known = |name: &str| header.readable().any(|c| c.name == name);
     let ordered = query.order.iter().map(|o| ("order", o.column.as_str()));
     let shown = query
         .columns
@@ -958,8 +958,8 @@ fn read_column_problems(header: Option<&Header>, query: &ReadQuery) -> Problems 
         .flatten()
         .map(|n| ("columns", n.as_str()));
     for (field, name) in ordered.chain(shown) {
-        if !known(name) {
-            problems.push(field, format!("{name:?} is not a column of the sheet"));
+        if let Err(rule) = header.resolve(name) {
+            problems.push(field, format!("{name:?} {rule}"));
         }
     }
     problems
