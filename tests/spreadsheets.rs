@@ -923,6 +923,42 @@ async fn a_workbook_is_stored_and_replaced_under_a_chosen_id() {
     assert_eq!(std::fs::read(server.file(id)).unwrap(), before);
 }
 
+/// `PUT` with JSON makes the workbook it describes under the chosen id, as
+/// `POST /v1/spreadsheets` does under a new one: behind a proxy that
+/// routes by id, that is how a workbook is created from names.
+#[tokio::test]
+async fn a_workbook_described_in_json_is_stored_under_a_chosen_id() {
+    let server = Server::start().await;
+    let id = "0b1e3a5c-0000-4000-8000-00000000cafe";
+    let path = format!("/v1/spreadsheets/{id}");
+    let body = json!({"sheets": [{"name": "Q3", "columns": ["item", "price"]}]});
+    let (status, answer) = server.send(reqwest::Method::PUT, &path, Some(body)).await;
+    assert_eq!(
+        (status.as_u16(), answer),
+        (201, json!({"spreadsheet_id": id}))
+    );
+    assert_eq!(
+        read_sheet(&server.file(id), "Q3"),
+        [vec![s("item"), s("price")]]
+    );
+
+    let bad = json!({"sheets": [{"name": "a:b", "columns": []}]});
+    let before = std::fs::read(server.file(id)).unwrap();
+    let (status, answer) = server.send(reqwest::Method::PUT, &path, Some(bad)).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        answer["error"],
+        "sheets[0].name: must not hold any of [ ] : * ? / \\, \
+         sheets[0].columns: must be a non-empty array of column names"
+    );
+    assert_eq!(std::fs::read(server.file(id)).unwrap(), before);
+
+    let again = json!({"sheets": [{"name": "Q4", "columns": ["a"]}]});
+    let (status, _) = server.send(reqwest::Method::PUT, &path, Some(again)).await;
+    assert_eq!(status, 200);
+    assert_eq!(sheet_names(&server.file(id)), ["Q4"]);
+}
+
 /// §10.3 `POST /v1/spreadsheets` with JSON: a new workbook with these
 /// sheets and header rows, ready for rows.
 #[tokio::test]

@@ -2,7 +2,7 @@
 //! download and remove workbooks (contract §4.5 and §10.3).
 
 use axum::Json;
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::Response;
@@ -12,7 +12,7 @@ use utoipa_axum::routes;
 use super::AppState;
 use super::error::{ApiError, Result};
 use super::extract::{JsonBody, NoQuery, QueryPairs, UploadBody};
-use super::extract::{SpreadsheetPath, XLSX_MIME, XlsxBody};
+use super::extract::{SpreadsheetPath, XLSX_MIME};
 use super::idempotency::{IdempotencyKey, marked, once};
 use super::openapi::{
     Errors, KeyParams, ListParams, SheetList, SheetSummary, SpreadsheetCreated, SpreadsheetList,
@@ -166,13 +166,7 @@ async fn spreadsheets_upload(
     key: IdempotencyKey,
     body: UploadBody,
 ) -> Result<Response> {
-    let (bytes, new) = match body {
-        UploadBody::Xlsx(bytes) => (bytes, None),
-        UploadBody::Json(bytes) => {
-            let new = NewWorkbook::from_json(&bytes)?;
-            (bytes, Some(new))
-        }
-    };
+    let (bytes, new) = described(body)?;
     let key = key.with_body(&bytes);
     let upload = |claimed| store_upload(&state, bytes.to_vec(), new.clone(), claimed);
     let (mut spreadsheet_id, mut replayed) = once(&state.store, key.clone(), upload).await?;
@@ -190,6 +184,18 @@ async fn spreadsheets_upload(
         Json(SpreadsheetCreated { spreadsheet_id }),
     );
     Ok(marked(created, replayed))
+}
+
+/// The body of an upload, with the workbook it describes when it is JSON
+/// (§10.3) rather than a file.
+fn described(body: UploadBody) -> Result<(Bytes, Option<NewWorkbook>)> {
+    match body {
+        UploadBody::Xlsx(bytes) => Ok((bytes, None)),
+        UploadBody::Json(bytes) => {
+            let new = NewWorkbook::from_json(&bytes)?;
+            Ok((bytes, Some(new)))
+        }
+    }
 }
 
 /// Stores an uploaded workbook, or the one `new` describes, under a new id.
@@ -240,13 +246,15 @@ async fn spreadsheets_download(
         .map_err(|e| ApiError::internal(e.to_string()))
 }
 
-/// `PUT /v1/spreadsheets/{id}` (§10.3): stores the uploaded workbook under
-/// this id: 201 when new, 200 when it replaced one.
+/// `PUT /v1/spreadsheets/{id}` (§10.3): stores the uploaded workbook, or
+/// the new one a JSON body describes, under this id: 201 when new, 200
+/// when it replaced one.
 #[utoipa::path(put, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets",
     params(SpreadsheetParams, KeyParams),
-    request_body(description = "The .xlsx file's bytes", content(
+    request_body(description = "The .xlsx file's bytes, or JSON naming the sheets and columns of a new workbook", content(
         (XlsxFile = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
-        (XlsxFile = "application/octet-stream"))),
+        (XlsxFile = "application/octet-stream"),
+        (CreateBody = "application/json"))),
     responses((status = 201, description = "Stored under this new id", body = SpreadsheetCreated),
         (status = 200, description = "Replaced the workbook of this id", body = SpreadsheetCreated), Errors))]
 async fn spreadsheets_put(
@@ -254,15 +262,18 @@ async fn spreadsheets_put(
     path: SpreadsheetPath,
     _: NoQuery,
     key: IdempotencyKey,
-    XlsxBody(bytes): XlsxBody,
+    body: UploadBody,
 ) -> Result<Response> {
     let id = path.id()?;
+    let (bytes, new) = described(body)?;
     let store_it = |claimed| async {
-        state
-            .store
-            .put(id, bytes.to_vec(), claimed)
-            .await
-            .map_err(upload_error)
+        match new {
+            Some(new) => Ok(state
+                .store
+                .put_workbook(id, new.workbook(), claimed)
+                .await?),
+            None => (state.store.put(id, bytes.to_vec(), claimed).await).map_err(upload_error),
+        }
     };
     let (replaced, replayed) = once(&state.store, key.with_body(&bytes), store_it).await?;
     let status = if replaced {

@@ -557,9 +557,8 @@ impl Store {
     }
 
     /// Stores `bytes` (which must parse) as the workbook `id`, new or
-    /// replacing the one there, after any write in flight has finished; the
-    /// file is replaced whole. Returns whether a workbook was replaced. A
-    /// name that is no regular file is refused, never replaced.
+    /// replacing the one there ([`Store::replace`]). Returns whether a
+    /// workbook was replaced.
     pub async fn put(
         &self,
         id: SpreadsheetId,
@@ -574,6 +573,36 @@ impl Store {
             Ok(parsed)
         })
         .await?;
+        self.replace(id, key, move |out| {
+            std::io::Write::write_all(out, &bytes).map_err(StoreError::from)
+        })
+        .await
+    }
+
+    /// Writes `workbook` as the workbook `id`, new or replacing the one
+    /// there ([`Store::replace`]); returns whether one was replaced.
+    pub async fn put_workbook(
+        &self,
+        id: SpreadsheetId,
+        workbook: Workbook,
+        key: Option<Claimed>,
+    ) -> Result<bool, StoreError> {
+        self.replace(id, key, move |out| {
+            Ok(xlsx::write_workbook(&workbook, out)?)
+        })
+        .await
+    }
+
+    /// Makes the file of `id` what `write` writes, after any write in
+    /// flight has finished; the file is replaced whole. Returns whether a
+    /// workbook was replaced. A name that is no regular file is refused,
+    /// never replaced.
+    async fn replace(
+        &self,
+        id: SpreadsheetId,
+        key: Option<Claimed>,
+        write: impl FnOnce(&mut std::io::BufWriter<&File>) -> Result<(), StoreError> + Send + 'static,
+    ) -> Result<bool, StoreError> {
         self.with_whole_turn(id, move |store| {
             let replaced = match fs::symlink_metadata(store.path(id)) {
                 Ok(meta) if meta.file_type().is_file() => true,
@@ -581,9 +610,7 @@ impl Store {
                 Err(_) => false,
             };
             let path = store.path(id);
-            let prepared = atomic::Prepared::write(&path, &id.to_string(), |out| {
-                std::io::Write::write_all(out, &bytes).map_err(StoreError::from)
-            })?;
+            let prepared = atomic::Prepared::write(&path, &id.to_string(), write)?;
             let records = answers(key.as_ref(), id, serde_json::Value::Bool(replaced));
             store.land(prepared, None, &records)?;
             store.forget(id);
