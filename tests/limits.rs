@@ -379,3 +379,30 @@ async fn a_bad_insert_among_50_concurrent_ones_fails_alone() {
         .collect();
     assert_eq!(names, expected);
 }
+
+/// A rewrite holds a temporary file open per sheet: a workbook of more
+/// than 1,024 sheets is served but not rewritten (409, the file as it was).
+#[tokio::test]
+async fn a_workbook_of_too_many_sheets_is_not_rewritten() {
+    let server = Server::start().await;
+    let mut book = rust_xlsxwriter::Workbook::new();
+    for i in 0..1025 {
+        let sheet = book.add_worksheet();
+        sheet.write(0, 0, "name").unwrap();
+        sheet.write(1, 0, format!("row of {i}")).unwrap();
+    }
+    book.save(server.file(ID)).unwrap();
+    let before = std::fs::read(server.file(ID)).unwrap();
+    let (status, body) = server.get(&rows_path("Sheet1025")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"][0]["name"], "row of 1024");
+    let (status, body) = server
+        .post(&rows_path("Sheet1"), json!({"data": [{"name": "x"}]}))
+        .await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(
+        body["detail"],
+        "the workbook has more than 1024 sheets, the most sheetd rewrites"
+    );
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
+}

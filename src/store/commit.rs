@@ -24,6 +24,7 @@ use super::keys::{Answer, Claimed, Key};
 use super::lock::remove_lock_file;
 use super::{Edit, Store, StoreError};
 use crate::calc::{self, Calculator};
+use crate::model::workbook::MAX_SHEETS;
 use crate::model::{SpreadsheetId, Workbook};
 use crate::xlsx::Rewrite;
 
@@ -311,6 +312,12 @@ impl Store {
         if workbook.cell_slots() > max_cells {
             return Err(StoreError::Conflict(format!(
                 "the write would grow the workbook past {max_cells} cells, the configured limit"
+            )));
+        }
+        // The writer holds a temporary file open per sheet.
+        if workbook.sheets.len() > MAX_SHEETS {
+            return Err(StoreError::Conflict(format!(
+                "the workbook has more than {MAX_SHEETS} sheets, the most sheetd rewrites"
             )));
         }
         let temp_dir = self
