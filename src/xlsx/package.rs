@@ -177,7 +177,7 @@ fn unpack<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Unpacked, ReadE
         ..Budget::default()
     };
     for i in 0..archive.len() {
-        let entry = archive.by_index(i).map_err(unreadable)?;
+        let entry = archive.by_index(i).map_err(|_| damaged())?;
         let name = entry.name().map_err(unreadable)?.into_owned();
         // Never read more than the budget left, whatever the headers say.
         let left = MAX_UNPACKED_BYTES - budget.unpacked;
@@ -205,13 +205,19 @@ fn unpack<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Unpacked, ReadE
 
 /// The package as a zip archive, refused when it has too many parts.
 fn open_archive<R: Read + Seek>(reader: R) -> Result<zip::ZipArchive<R>, ReadError> {
-    let archive = zip::ZipArchive::new(reader).map_err(unreadable)?;
+    let archive = zip::ZipArchive::new(reader).map_err(|_| damaged())?;
     if archive.len() > MAX_PARTS {
         return Err(ReadError(format!(
             "the package has more than {MAX_PARTS} parts"
         )));
     }
     Ok(archive)
+}
+
+/// A zip archive that cannot be read whole, said in the user's terms (the
+/// zip library's words name its internals).
+fn damaged() -> ReadError {
+    ReadError("the file is a damaged or cut-short zip archive".into())
 }
 
 fn too_large() -> ReadError {
@@ -233,7 +239,7 @@ pub fn check_size<R: Read + Seek>(reader: R, max_strings: usize) -> Result<(), R
     let mut archive = open_archive(reader)?;
     let mut unpacked = 0;
     for i in 0..archive.len() {
-        let entry = archive.by_index(i).map_err(unreadable)?;
+        let entry = archive.by_index(i).map_err(|_| damaged())?;
         let strings = entry
             .name()
             .is_ok_and(|name| name.to_ascii_lowercase().ends_with("sharedstrings.xml"));
@@ -248,9 +254,9 @@ pub fn check_size<R: Read + Seek>(reader: R, max_strings: usize) -> Result<(), R
                      the most this server parses"
                 )));
             }
-            read.map_err(unreadable)?
+            read.map_err(|_| damaged())?
         } else {
-            std::io::copy(&mut part, &mut std::io::sink()).map_err(unreadable)?
+            std::io::copy(&mut part, &mut std::io::sink()).map_err(|_| damaged())?
         };
         if unpacked > MAX_UNPACKED_BYTES {
             return Err(too_large());
