@@ -245,7 +245,8 @@ def _columns(columns):
 
 
 def _new_sheets(body):
-    """Positive bodies of POST /v1/spreadsheets and POST /v1/data/{id}."""
+    """Positive JSON bodies of POST /v1/spreadsheets, PUT
+    /v1/spreadsheets/{id} and POST /v1/data/{id}."""
     if not isinstance(body, dict):
         return
     seen = set()
@@ -261,7 +262,11 @@ def map_case(context, case):
     meta = case.meta
     if meta is None or meta.generation.mode != GenerationMode.POSITIVE:
         return case
-    if case.operation.path in ("/v1/spreadsheets", "/v1/data/{spreadsheet_id}"):
+    if case.operation.path in (
+        "/v1/spreadsheets",
+        "/v1/spreadsheets/{spreadsheet_id}",
+        "/v1/data/{spreadsheet_id}",
+    ):
         _new_sheets(case.body)
     sheet = (case.path_parameters or {}).get("sheet_name")
     columns = COLUMNS.get(sheet)
