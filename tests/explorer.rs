@@ -120,11 +120,30 @@ async fn the_root_leads_to_the_explorer_and_unknown_assets_are_404() {
         assert_eq!(answer.status(), status, "{from}");
         assert_eq!(answer.headers()[LOCATION], "/docs", "{from}");
     }
-    let (status, body) = server.get("/docs/swagger-ui.js.map").await;
+    // Authentication first, as for every path the explorer does not have.
+    let (status, _) = server.get("/docs/swagger-ui.js.map").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let answer = server
+        .client
+        .get(format!("{}/docs/swagger-ui.js.map", server.base))
+        .bearer_auth("secret")
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json_of(answer).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(body["error"], "Not Found");
+    // Only reading the explorer goes without a token.
     let (status, _) = server.post("/docs", serde_json::json!({})).await;
-    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let answer = server
+        .client
+        .post(format!("{}/docs", server.base))
+        .bearer_auth("secret")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::METHOD_NOT_ALLOWED);
     // Like every route, the explorer's refuse unknown query parameters.
     for path in ["/docs?x=1", "/docs/explorer.js?v=2", "/docs/openapi.json?x"] {
         let (status, body) = server.get(path).await;

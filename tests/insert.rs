@@ -432,8 +432,9 @@ async fn on_conflict_refuses_a_value_held_by_two_rows_and_an_unknown_column() {
 }
 
 /// `_row` is where each row read carries its number (§1): no write sets
-/// it, so a blank sheet never gets a `_row` column from an insert, and a
-/// file's own column of that name does not hide the number.
+/// it, so a blank sheet never gets a `_row` column from an insert; a
+/// file's own column of that name cannot be addressed, as an empty header
+/// cell cannot.
 #[tokio::test]
 async fn no_column_takes_the_place_of_the_row_number() {
     use Spec::*;
@@ -462,4 +463,20 @@ async fn no_column_takes_the_place_of_the_row_number() {
     let (status, body) = server.get(&rows_path("Own")).await;
     assert_eq!(status, 200);
     assert_eq!(body["data"], json!([{"_row": 2, "x": 1}]));
+    let csv = server
+        .client
+        .get(format!("{}{}?format=csv", server.base, rows_path("Own")))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(
+        csv, "x\r\n1\r\n",
+        "the file's _row column is not addressable"
+    );
+    let (status, body) = server.get(&format!("/v1/data/{ID}")).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["sheets"][1]["columns"], json!(["x"]));
 }

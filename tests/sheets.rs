@@ -222,7 +222,7 @@ fn attribute(element: &str, name: &str) -> Option<String> {
 }
 
 #[tokio::test]
-async fn a_taken_name_is_a_conflict_ignoring_case_and_nothing_is_written() {
+async fn a_taken_name_is_a_conflict_and_a_name_past_the_format_a_400() {
     let server = Server::start().await;
     std::fs::write(server.file(ID), workbook_waiting_for_q3()).unwrap();
     let before = std::fs::read(server.file(ID)).unwrap();
@@ -338,6 +338,11 @@ async fn sheets_stop_at_1024() {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{answer}");
     let id = answer["spreadsheet_id"].as_str().unwrap().to_owned();
+    // At the bound, the workbook is still written to.
+    let (status, answer) = server
+        .post(&format!("/v1/data/{id}/S1024"), json!({"data": [{"a": 1}]}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
     let before = std::fs::read(server.file(&id)).unwrap();
     let body = json!({"name": "One more", "columns": ["a"]});
     let (status, answer) = server.post(&format!("/v1/data/{id}"), body).await;

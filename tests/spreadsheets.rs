@@ -1034,3 +1034,23 @@ async fn a_workbook_description_with_problems_is_400_naming_each() {
     );
     assert_eq!(server.stored_files(), Vec::<String>::new());
 }
+
+/// A workbook described in JSON is held to `--max-cells` as an uploaded
+/// file is: past it, 400 and nothing stored (else it would be stored and
+/// then refused at every read).
+#[tokio::test]
+async fn a_described_workbook_past_the_cell_limit_is_400() {
+    let server = Server::start_with(|config| config.max_cells = 10).await;
+    let columns: Vec<String> = (0..11).map(|i| format!("c{i}")).collect();
+    let body = json!({"sheets": [{"name": "Wide", "columns": columns}]});
+    let (status, answer) = server.post("/v1/spreadsheets", body.clone()).await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(
+        answer["error"],
+        "sheets: must span at most 10 cells in all (the server's limit)"
+    );
+    let path = format!("/v1/spreadsheets/{ID}");
+    let (status, _) = server.send(reqwest::Method::PUT, &path, Some(body)).await;
+    assert_eq!(status, 400);
+    assert!(server.stored_files().is_empty());
+}

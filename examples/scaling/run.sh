@@ -10,7 +10,7 @@
 #
 # Environment: SCALING_WORKBOOKS (60), SCALING_TIMEOUT (120 s for the whole
 # run), SCALING_INSTALL=1 to let the script install Debian's nginx-light
-# with apt-get when nginx is missing (as root; also done when CI is set), SCALING_KEEP=1 to keep the temporary
+# with apt-get when nginx is missing (as root or with sudo; also done when CI is set), SCALING_KEEP=1 to keep the temporary
 # directory (logs, data directories) after a successful run.
 set -euo pipefail
 
@@ -26,10 +26,15 @@ fixture=fixtures/openpyxl/people.xlsx
 # existing one is used as it is).
 if [ -z "${SCALING_BOUNDED:-}" ]; then
     if ! command -v nginx >/dev/null 2>&1; then
-        if [ "$(id -u)" = 0 ] && { [ "${SCALING_INSTALL:-}" = 1 ] || [ -n "${CI:-}" ]; }; then
-            timeout 600 apt-get install -y nginx-light >/dev/null ||
-                { timeout 600 apt-get update >/dev/null &&
-                    timeout 600 apt-get install -y nginx-light >/dev/null; }
+        sudo=""
+        if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then
+            sudo="sudo"
+        fi
+        if { [ "$(id -u)" = 0 ] || [ -n "$sudo" ]; } &&
+            { [ "${SCALING_INSTALL:-}" = 1 ] || [ -n "${CI:-}" ]; }; then
+            timeout 600 $sudo apt-get install -y nginx-light >/dev/null ||
+                { timeout 600 $sudo apt-get update >/dev/null &&
+                    timeout 600 $sudo apt-get install -y nginx-light >/dev/null; }
         else
             echo "run.sh needs nginx: apt-get install -y nginx-light (Debian, as root)," >&2
             echo "or run it as root with SCALING_INSTALL=1 (or CI set) to let it install it" >&2

@@ -1,6 +1,7 @@
 //! Bearer tokens (contract §5): checked before anything else, compared in
 //! constant time, never logged. Read-only tokens may only read. `/healthz`
-//! and the API explorer (`/docs`, its assets, and `/`) need none.
+//! and reading the API explorer (`GET /docs`, its assets, and `/`) need
+//! none.
 
 use axum::extract::{Request, State};
 use axum::http::{Method, header};
@@ -19,7 +20,9 @@ enum Access {
 pub async fn require_token(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let config = &state.config;
     let path = req.uri().path();
-    if !config.auth_required() || path == "/healthz" || super::explorer::is_explorer(path) {
+    let reads = matches!(*req.method(), Method::GET | Method::HEAD);
+    if !config.auth_required() || path == "/healthz" || reads && super::explorer::is_explorer(path)
+    {
         return next.run(req).await;
     }
     let presented = req

@@ -27,7 +27,9 @@ pub enum ApiError {
     /// 405: the route has no such method.
     #[error("Method Not Allowed")]
     MethodNotAllowed,
-    /// 409: the write would lose or corrupt workbook content; the detail says why.
+    /// 409: the write would lose or corrupt workbook content, or cannot be
+    /// made to this workbook (a taken sheet name, too many sheets or
+    /// cells); the detail says why.
     #[error("Conflict")]
     Conflict(String),
     /// 413: the body is over the configured limit.

@@ -71,9 +71,15 @@ pub fn router() -> Router<AppState> {
         .route("/docs/{asset}", get(asset))
 }
 
-/// Whether `path` is the explorer's (served without a token).
+/// Whether `path` is one of the explorer's (read without a token); any
+/// other path under `/docs/` needs one, as every path does.
 pub fn is_explorer(path: &str) -> bool {
-    path == "/" || path == "/docs" || path.starts_with("/docs/")
+    match path.strip_prefix("/docs/") {
+        Some(name) => {
+            matches!(name, "" | "openapi.json") || ASSETS.iter().any(|(asset, _, _)| *asset == name)
+        }
+        None => path == "/" || path == "/docs",
+    }
 }
 
 async fn page(_: NoQuery) -> Response {

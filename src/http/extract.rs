@@ -193,8 +193,8 @@ impl<S: Send + Sync> FromRequest<S> for XlsxBody {
     }
 }
 
-/// The body of `POST /v1/spreadsheets`: an .xlsx file, or (§10.3) JSON
-/// describing a new workbook.
+/// The body of `POST /v1/spreadsheets` and `PUT /v1/spreadsheets/{id}`: an
+/// .xlsx file, or (§10.3) JSON describing a new workbook.
 pub enum UploadBody {
     Xlsx(Bytes),
     Json(Bytes),

@@ -18,9 +18,9 @@ use super::openapi::{
     Errors, KeyParams, ListParams, SheetList, SheetSummary, SpreadsheetCreated, SpreadsheetList,
     SpreadsheetParams, SpreadsheetSummary, XlsxFile,
 };
-use crate::model::SpreadsheetId;
 use crate::model::header::Header;
 use crate::model::request::{CreateBody, ListQuery, NewSheet, NewWorkbook, SheetBody};
+use crate::model::{Problems, SpreadsheetId};
 use crate::store::{Claimed, Edit, StoreError};
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -73,14 +73,7 @@ async fn sheets_add(
     key: IdempotencyKey,
     JsonBody(body): JsonBody,
 ) -> Result<Response> {
-    let (id, new) = match (path.checked_id(), NewSheet::from_json(&body)) {
-        (Ok(id), Ok(new)) => (id, new),
-        (id, new) => {
-            let mut problems = id.err().unwrap_or_default();
-            problems.extend(new.err().unwrap_or_default());
-            return Err(problems.into());
-        }
-    };
+    let (id, new) = Problems::both(path.checked_id(), NewSheet::from_json(&body))?;
     let (added, replayed) = once(&state.store, key.with_body(&body), |key| {
         state.store.edit(id, key, move |workbook| {
             workbook.add_sheet(&new)?;
@@ -166,7 +159,7 @@ async fn spreadsheets_upload(
     key: IdempotencyKey,
     body: UploadBody,
 ) -> Result<Response> {
-    let (bytes, new) = described(body)?;
+    let (bytes, new) = described(body, state.config.max_cells)?;
     let key = key.with_body(&bytes);
     let upload = |claimed| store_upload(&state, bytes.to_vec(), new.clone(), claimed);
     let (mut spreadsheet_id, mut replayed) = once(&state.store, key.clone(), upload).await?;
@@ -187,12 +180,21 @@ async fn spreadsheets_upload(
 }
 
 /// The body of an upload, with the workbook it describes when it is JSON
-/// (§10.3) rather than a file.
-fn described(body: UploadBody) -> Result<(Bytes, Option<NewWorkbook>)> {
+/// (§10.3) rather than a file: one of at most `max_cells` cells, as a file
+/// must be.
+fn described(
+    body: UploadBody,
+    max_cells: usize,
+) -> std::result::Result<(Bytes, Option<NewWorkbook>), Problems> {
     match body {
         UploadBody::Xlsx(bytes) => Ok((bytes, None)),
         UploadBody::Json(bytes) => {
             let new = NewWorkbook::from_json(&bytes)?;
+            if new.workbook().cell_slots() > max_cells {
+                let rule =
+                    format!("must span at most {max_cells} cells in all (the server's limit)");
+                return Err(Problems::one("sheets", rule));
+            }
             Ok((bytes, Some(new)))
         }
     }
@@ -264,8 +266,8 @@ async fn spreadsheets_put(
     key: IdempotencyKey,
     body: UploadBody,
 ) -> Result<Response> {
-    let id = path.id()?;
-    let (bytes, new) = described(body)?;
+    let described = described(body, state.config.max_cells);
+    let (id, (bytes, new)) = Problems::both(path.checked_id(), described)?;
     let store_it = |claimed| async {
         match new {
             Some(new) => Ok(state

@@ -38,7 +38,7 @@ const TOTAL_COUNT: HeaderName = HeaderName::from_static("x-total-count");
 
 /// Where a read stands in its paging: for the `Link` to the next page.
 pub struct NextPage {
-    /// The request's path and query.
+    /// The request's path, and its query as pairs.
     pub path: String,
     pub query: Vec<(String, String)>,
     pub offset: usize,
@@ -73,11 +73,13 @@ pub fn answer(
 }
 
 /// CSV when the client's `Accept` prefers `text/csv` (§10.1) to JSON,
-/// else JSON. Quality values count (RFC 9110 §12.5.1): `text/csv;q=0` is
-/// refused, and JSON (`application/json`, or a wildcard) of a higher
-/// quality wins; at equal quality the named `text/csv` wins.
+/// else JSON. Each type takes the quality of the most specific range that
+/// matches it (RFC 9110 §12.5.1: `text/csv` before `text/*` before `*/*`),
+/// so `text/csv;q=0` refuses CSV; at equal quality, CSV when it is named.
 pub fn accepted_format(headers: &HeaderMap) -> Format {
-    let (mut csv, mut json) = (0.0_f32, 0.0_f32);
+    // Per type: the quality of its exact range, its type's wildcard, `*/*`.
+    let mut csv = [None, None, None];
+    let mut json = [None, None, None];
     let ranges = headers
         .get_all(header::ACCEPT)
         .iter()
@@ -87,19 +89,32 @@ pub fn accepted_format(headers: &HeaderMap) -> Format {
         let mut parts = range.split(';');
         let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
         let quality = parts
-            .filter_map(|p| p.trim().strip_prefix("q="))
-            .find_map(|q| q.trim().parse::<f32>().ok())
+            .filter_map(|p| {
+                let (name, value) = p.split_once('=')?;
+                name.trim()
+                    .eq_ignore_ascii_case("q")
+                    .then(|| value.trim().parse::<f32>().ok())?
+            })
+            .find(|q| (0.0..=1.0).contains(q))
             .unwrap_or(1.0);
-        match media.as_str() {
-            "text/csv" => csv = csv.max(quality),
-            "application/json" | "application/*" | "*/*" => json = json.max(quality),
-            _ => {}
-        }
+        let slot = match media.as_str() {
+            "text/csv" => &mut csv[0],
+            "text/*" => &mut csv[1],
+            "application/json" => &mut json[0],
+            "application/*" => &mut json[1],
+            "*/*" => {
+                csv[2] = Some(quality);
+                &mut json[2]
+            }
+            _ => continue,
+        };
+        *slot = Some(quality);
     }
-    if csv > 0.0 && csv >= json {
-        Format::Csv
-    } else {
-        Format::Json
+    let specific = |qualities: [Option<f32>; 3]| qualities.into_iter().flatten().next();
+    match (specific(csv), specific(json)) {
+        (Some(c), Some(j)) if c > j || (c == j && c > 0.0 && csv[0].is_some()) => Format::Csv,
+        (Some(c), None) if c > 0.0 => Format::Csv,
+        _ => Format::Json,
     }
 }
 
@@ -264,8 +279,13 @@ mod tests {
             ("application/json;q=1, text/csv;q=0.5", Format::Json),
             ("application/json, text/csv;q=0.1", Format::Json),
             ("text/csv;q=0.9, */*;q=0.1", Format::Csv),
-            ("text/*", Format::Json),
+            ("text/csv;q=0.5, application/json;q=0.1, */*", Format::Csv),
+            ("text/csv;Q=0, application/json", Format::Json),
+            ("text/csv;q=NaN, application/json;q=0.5", Format::Csv),
+            ("text/*", Format::Csv),
+            ("text/*, application/json", Format::Json),
             ("*/*", Format::Json),
+            ("text/html", Format::Json),
         ] {
             assert_eq!(format_for(accept), expected, "{accept}");
         }

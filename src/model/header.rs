@@ -1,11 +1,13 @@
 //! The header row: the first non-empty row of a sheet, and column lookup.
 //!
 //! Column names are the header cells' text exactly as stored; matching is
-//! exact and case-sensitive. Cells with an empty header are kept but cannot be
-//! addressed, and a name that appears twice is ambiguous (contract §1).
+//! exact and case-sensitive. Cells with an empty header, or one named `_row`
+//! (the key of each row's number), are kept but cannot be addressed, and a
+//! name that appears twice is ambiguous (contract §1).
 
 use std::collections::HashMap;
 
+use super::request::ROW_KEY;
 use super::workbook::Sheet;
 
 /// One addressable column: its name and its 0-based column index.
@@ -38,6 +40,8 @@ impl Header {
                 name: cell.text_form().into_owned(),
                 index,
             })
+            // Rows read carry their number under this key.
+            .filter(|column| column.name != ROW_KEY)
             .collect();
         Some(Header::new(row, columns))
     }

@@ -52,6 +52,19 @@ impl Problems {
         self.0.iter()
     }
 
+    /// Both values, or the problems of either, the first's first: two
+    /// parts of a request checked apart are answered together.
+    pub fn both<A, B>(a: Result<A, Problems>, b: Result<B, Problems>) -> Result<(A, B), Problems> {
+        match (a, b) {
+            (Ok(a), Ok(b)) => Ok((a, b)),
+            (a, b) => {
+                let mut problems = a.err().unwrap_or_default();
+                problems.extend(b.err().unwrap_or_default());
+                Err(problems)
+            }
+        }
+    }
+
     /// `Ok(value)` when nothing was found, else the problems.
     pub fn into_result<T>(self, value: T) -> Result<T, Problems> {
         if self.is_empty() {

@@ -36,8 +36,8 @@ pub const MAX_LIMIT: usize = 100_000;
 /// The number of rows a read returns when no `limit` is given.
 pub const DEFAULT_LIMIT: usize = 1000;
 
-/// `POST /v1/spreadsheets` with a JSON body (§10.3): a new workbook with
-/// these sheets, each with its header row.
+/// `POST /v1/spreadsheets` or `PUT /v1/spreadsheets/{id}` with a JSON body
+/// (§10.3): a new workbook with these sheets, each with its header row.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CreateBody {
     /// The sheets, in order, each `{"name": …, "columns": [names]}`.

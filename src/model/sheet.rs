@@ -31,7 +31,8 @@ pub enum Error {
     /// The sheet or row does not exist; the text says which.
     #[error("{0}")]
     NotFound(String),
-    /// The edit would leave workbook content pointing at the wrong cells.
+    /// The edit would leave workbook content pointing at the wrong cells,
+    /// or cannot be made to this workbook (a sheet name it has).
     #[error("{0}")]
     Conflict(String),
 }
@@ -108,6 +109,11 @@ impl Workbook {
             && same(carried, &base.carried)
     }
 
+    /// How many sheets the workbook has, chart sheets included.
+    pub fn sheet_count(&self) -> usize {
+        self.sheets.len() + self.carried.other_sheets.len()
+    }
+
     /// Whether any sheet holds a formula.
     pub fn has_formulas(&self) -> bool {
         self.sheets
@@ -136,7 +142,7 @@ impl Workbook {
                 "the workbook already has a sheet named {taken:?} (names are compared ignoring case)"
             )));
         }
-        if self.sheets.len() + self.carried.other_sheets.len() >= MAX_SHEETS {
+        if self.sheet_count() >= MAX_SHEETS {
             return Err(Error::Conflict(format!(
                 "the workbook has {MAX_SHEETS} sheets or more, the most sheetd adds a sheet to"
             )));
@@ -617,7 +623,8 @@ impl Sheet {
             .unwrap_or_default()
     }
 
-    /// The columns of an update, and of its filters, that the sheet lacks.
+    /// The columns of an update, and of its filters, that the sheet lacks,
+    /// and the rows of a `type: rows` update at or above its header.
     pub fn update_problems(&self, request: &UpdateRows) -> Problems {
         let header = Header::of(self);
         let mut problems = data_problems(header.as_ref(), &request.data, "data");
@@ -719,8 +726,7 @@ impl Sheet {
         let cells = self.row(index);
         let mut object = Map::with_capacity(columns.len() + 1);
         object.insert(ROW_KEY.into(), Value::from(index + 1));
-        // A column of that name (a file's own) cannot take the number's place.
-        for column in columns.iter().filter(|c| c.name != ROW_KEY) {
+        for column in columns {
             let cell = cells.get(column.index).unwrap_or(&Cell::Empty);
             object.insert(column.name.clone(), cell.to_json());
         }

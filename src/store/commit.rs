@@ -203,9 +203,20 @@ impl Store {
             Ok(loaded) => loaded,
             Err(error) => return Attempt::Done(Err(error)),
         };
+        // The writer holds a temporary file open per sheet.
+        if shared.sheet_count() > MAX_SHEETS {
+            let reason =
+                format!("the workbook has more than {MAX_SHEETS} sheets, the most sheetd rewrites");
+            return Attempt::Each(refuse_changes(&shared, &reason, batch));
+        }
         if !shared.unkept.is_empty() {
             if !self.inner.limits.allow_lossy_writes {
-                return Attempt::Each(refuse_changes(&shared, batch));
+                let reason = format!(
+                    "the workbook has {}, which a rewrite would remove \
+                     (an operator may allow it with --allow-lossy-writes)",
+                    shared.unkept.join(" and ")
+                );
+                return Attempt::Each(refuse_changes(&shared, &reason, batch));
             }
             tracing::warn!(
                 spreadsheet = %id,
@@ -314,12 +325,6 @@ impl Store {
                 "the write would grow the workbook past {max_cells} cells, the configured limit"
             )));
         }
-        // The writer holds a temporary file open per sheet.
-        if workbook.sheets.len() > MAX_SHEETS {
-            return Err(StoreError::Conflict(format!(
-                "the workbook has more than {MAX_SHEETS} sheets, the most sheetd rewrites"
-            )));
-        }
         let temp_dir = self
             .inner
             .limits
@@ -349,22 +354,19 @@ fn batch_results(count: usize, result: &Result<(), StoreError>) -> Vec<Result<()
         .collect()
 }
 
-/// A workbook with parts a rewrite would lose accepts no change: each edit
-/// runs on its own copy, and those that would change it are refused.
+/// A workbook that cannot be rewritten (it has parts a rewrite would lose,
+/// or too many sheets) accepts no change: each edit runs on its own copy,
+/// and those that would change it are refused for `reason`.
 fn refuse_changes(
     workbook: &Workbook,
+    reason: &str,
     batch: &mut [Box<dyn PendingEdit>],
 ) -> Vec<Result<(), StoreError>> {
-    let reason = format!(
-        "the workbook has {}, which a rewrite would remove \
-         (an operator may allow it with --allow-lossy-writes)",
-        workbook.unkept.join(" and ")
-    );
     batch
         .iter_mut()
         .map(|edit| {
             if edit.apply(&mut workbook.clone()) {
-                Err(StoreError::Conflict(reason.clone()))
+                Err(StoreError::Conflict(reason.to_owned()))
             } else {
                 Ok(())
             }
