@@ -349,3 +349,20 @@ async fn sheets_stop_at_1024() {
     assert_eq!(status, StatusCode::CONFLICT, "{answer}");
     assert_eq!(std::fs::read(server.file(&id)).unwrap(), before);
 }
+
+/// Two requests adding the same name at once: one sheet is added, the
+/// other request is told the name is taken.
+#[tokio::test]
+async fn of_two_adds_of_one_name_at_once_one_wins() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let path = data_path();
+    let add =
+        |columns: [&'static str; 1]| server.post(&path, json!({"name": "Q3", "columns": columns}));
+    let ((first, _), (second, _)) = tokio::join!(add(["a"]), add(["b"]));
+    let mut statuses = [first.as_u16(), second.as_u16()];
+    statuses.sort();
+    assert_eq!(statuses, [201, 409]);
+    let names = sheet_names(&server.file(ID));
+    assert_eq!(names.iter().filter(|n| *n == "Q3").count(), 1, "{names:?}");
+}
