@@ -63,15 +63,7 @@ async fn the_page_loads_without_a_token_and_names_only_its_own_assets() {
         let bytes = answer.bytes().await.unwrap();
         assert!(bytes.len() > 100, "{asset}: {} bytes", bytes.len());
     }
-    let script = server
-        .client
-        .get(format!("{}/docs/explorer.js", server.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let script = server.text("/docs/explorer.js").await;
     assert!(script.contains("validatorUrl: null"), "no online validator");
     assert!(script.contains("\"docs/openapi.json\""), "{script}");
 }

@@ -464,14 +464,8 @@ async fn no_column_takes_the_place_of_the_row_number() {
     assert_eq!(status, 200);
     assert_eq!(body["data"], json!([{"_row": 2, "x": 1}]));
     let csv = server
-        .client
-        .get(format!("{}{}?format=csv", server.base, rows_path("Own")))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+        .text(&format!("{}?format=csv", rows_path("Own")))
+        .await;
     assert_eq!(
         csv, "x\r\n1\r\n",
         "the file's _row column is not addressable"

@@ -147,6 +147,13 @@ impl Server {
         json_of(response).await
     }
 
+    /// `GET path`: the answer's body as text, whatever its status.
+    pub async fn text(&self, path: &str) -> String {
+        let url = format!("{}{path}", self.base);
+        let response = self.client.get(url).send().await.expect("request sent");
+        response.text().await.expect("body")
+    }
+
     pub async fn get(&self, path: &str) -> (StatusCode, Value) {
         self.send(Method::GET, path, None).await
     }
