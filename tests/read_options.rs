@@ -221,6 +221,11 @@ async fn ambiguous_and_repeated_columns_are_400() {
             "columns: \"name\" is ambiguous: more than one column of the header has this name",
         ),
         ("columns=id,id", "columns: must name each column once"),
+        (
+            "order=nope.up,size.asc",
+            "order: must be column.asc or column.desc (several: separated by commas), \
+             order: \"size\" is not a column of the sheet",
+        ),
     ] {
         let (status, body) = server.get(&format!("{}?{query}", rows_path("Q"))).await;
         assert_eq!(status, 400, "{query}: {body}");

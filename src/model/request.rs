@@ -542,23 +542,27 @@ pub enum Format {
 /// What `order` must look like.
 const ORDER_RULE: &str = "must be column.asc or column.desc (several: separated by commas)";
 
-/// `order`'s value as sort keys; a key splits at its last dot, so a column
-/// name may hold dots (`v1.2.asc`).
-fn parse_order(value: &str) -> Result<Vec<Order>, &'static str> {
-    value
-        .split(',')
-        .map(|key| match key.rsplit_once('.') {
-            Some((column, "asc")) if !column.is_empty() => Ok(Order {
+/// `order`'s value as sort keys, and whether any key was malformed (the
+/// others are kept, to be checked against the sheet); a key splits at its
+/// last dot, so a column name may hold dots (`v1.2.asc`).
+fn parse_order(value: &str) -> (Vec<Order>, bool) {
+    let keys: Vec<&str> = value.split(',').collect();
+    let order: Vec<Order> = keys
+        .iter()
+        .filter_map(|key| match key.rsplit_once('.') {
+            Some((column, "asc")) if !column.is_empty() => Some(Order {
                 column: column.to_owned(),
                 descending: false,
             }),
-            Some((column, "desc")) if !column.is_empty() => Ok(Order {
+            Some((column, "desc")) if !column.is_empty() => Some(Order {
                 column: column.to_owned(),
                 descending: true,
             }),
-            _ => Err(ORDER_RULE),
+            _ => None,
         })
-        .collect()
+        .collect();
+    let malformed = order.len() < keys.len();
+    (order, malformed)
 }
 
 /// `columns`' value as column names.
@@ -802,10 +806,14 @@ impl ReadQuery {
                     problems.push(name.as_str(), "must be given at most once");
                 }
                 "limit" | "offset" | "order" | "columns" | "format" if earlier > 1 => {}
-                "order" => match parse_order(value) {
-                    Ok(order) => query.order = order,
-                    Err(rule) => problems.push("order", rule),
-                },
+                "order" => {
+                    let (order, malformed) = parse_order(value);
+                    if malformed {
+                        problems.push("order", ORDER_RULE);
+                    }
+                    // The well-formed keys are still checked against the sheet.
+                    query.order = order;
+                }
                 "columns" => match parse_columns(value) {
                     Ok(columns) => query.columns = Some(columns),
                     Err(rule) => problems.push("columns", rule),
