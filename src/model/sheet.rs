@@ -972,8 +972,8 @@ fn read_column_problems(header: Option<&Header>, query: &ReadQuery) -> Problems 
 }
 
 /// How two cells sort: typed as filters compare (numbers numerically,
-/// dates chronologically, booleans, text by code point), kinds in that
-/// order, and empty cells last in both directions.
+/// dates chronologically, durations by length, booleans, text by code
+/// point), kinds in that order, and empty cells last in both directions.
 fn sort_order(a: &Cell, b: &Cell, descending: bool) -> Ordering {
     match (a.is_blank(), b.is_blank()) {
         (true, true) => Ordering::Equal,
@@ -989,9 +989,10 @@ fn typed_order(a: &Cell, b: &Cell) -> Ordering {
         match cell {
             Cell::Number(_) => 0,
             Cell::DateTime(_) | Cell::Timestamp(_) => 1,
-            Cell::Bool(_) => 2,
-            Cell::Error(_) => 4,
-            _ => 3,
+            Cell::Duration(_) => 2,
+            Cell::Bool(_) => 3,
+            Cell::Error(_) => 5,
+            _ => 4,
         }
     }
     match (a, b) {
@@ -1000,6 +1001,7 @@ fn typed_order(a: &Cell, b: &Cell) -> Ordering {
         (Cell::DateTime(x) | Cell::Timestamp(x), Cell::DateTime(y) | Cell::Timestamp(y)) => {
             x.partial_cmp(y).unwrap_or(Ordering::Equal)
         }
+        (Cell::Duration(x), Cell::Duration(y)) => x.partial_cmp(y).unwrap_or(Ordering::Equal),
         (Cell::Bool(x), Cell::Bool(y)) => x.cmp(y),
         _ if rank(a) != rank(b) => rank(a).cmp(&rank(b)),
         _ => a.text_form().cmp(&b.text_form()),
@@ -1029,6 +1031,31 @@ mod tests {
 
     fn text(s: &str) -> Cell {
         Cell::Text(s.into())
+    }
+
+    #[test]
+    fn durations_sort_by_length_after_dates() {
+        // 30:15:00 is longer than 4:00:00, though its text sorts first.
+        let mut cells = vec![
+            Cell::Duration(0.5),
+            text("a"),
+            Cell::Duration(30.25 / 24.0),
+            Cell::DateTime(45000.0),
+            Cell::Duration(4.0 / 24.0),
+            Cell::Number(3.0),
+        ];
+        cells.sort_by(|a, b| sort_order(a, b, false));
+        assert_eq!(
+            cells,
+            [
+                Cell::Number(3.0),
+                Cell::DateTime(45000.0),
+                Cell::Duration(4.0 / 24.0),
+                Cell::Duration(0.5),
+                Cell::Duration(30.25 / 24.0),
+                text("a"),
+            ]
+        );
     }
 
     fn people() -> Sheet {
