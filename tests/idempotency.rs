@@ -207,3 +207,43 @@ async fn an_upload_sent_again_with_its_key_stores_one_workbook() {
     assert_eq!(answers[1], (201, true, answers[0].2.clone()));
     assert_eq!(server.stored_files().len(), 1);
 }
+
+/// An answer about a workbook removed since is not given again: the
+/// request runs anew. An upload stores its workbook again (under a new
+/// id), a row write finds no workbook.
+#[tokio::test]
+async fn a_key_whose_workbook_was_removed_runs_its_request_again() {
+    let server = Server::start().await;
+    let bytes = std::fs::read(fixture_path("openpyxl/people.xlsx")).unwrap();
+    let upload = || {
+        server
+            .client
+            .post(format!("{}/v1/spreadsheets", server.base))
+            .header("content-type", "application/octet-stream")
+            .header("Idempotency-Key", "upload-2")
+            .body(bytes.clone())
+            .send()
+    };
+    let (status, first) = json_of(upload().await.unwrap()).await;
+    assert_eq!(status, 201);
+    let first = first["spreadsheet_id"].as_str().unwrap().to_owned();
+    let removed = server
+        .send(Method::DELETE, &format!("/v1/spreadsheets/{first}"), None)
+        .await;
+    assert_eq!(removed.0, 204);
+    let again = upload().await.unwrap();
+    assert!(!again.headers().contains_key("idempotent-replayed"));
+    let (status, second) = json_of(again).await;
+    assert_eq!(status, 201);
+    assert_ne!(second["spreadsheet_id"], first.as_str());
+    assert_eq!(server.stored_files().len(), 1);
+
+    people_workbook(&server);
+    let insert = json!({"data": [{"name": "once"}]});
+    let path = rows_path("People");
+    let (status, _, _) = send(&server, Method::POST, &path, "insert-9", insert.clone()).await;
+    assert_eq!(status, 201);
+    std::fs::remove_file(server.file(ID)).unwrap();
+    let (status, replayed, _) = send(&server, Method::POST, &path, "insert-9", insert).await;
+    assert_eq!((status, replayed), (404, false));
+}

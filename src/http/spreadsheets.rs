@@ -18,9 +18,9 @@ use super::openapi::{
     Errors, KeyParams, ListParams, SheetList, SheetSummary, SpreadsheetCreated, SpreadsheetList,
     SpreadsheetParams, SpreadsheetSummary, XlsxFile,
 };
+use crate::model::Problems;
 use crate::model::header::Header;
 use crate::model::request::{CreateBody, ListQuery, NewSheet, NewWorkbook, SheetBody};
-use crate::model::{Problems, SpreadsheetId};
 use crate::store::{Claimed, Edit, StoreError};
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -161,17 +161,8 @@ async fn spreadsheets_upload(
 ) -> Result<Response> {
     let (bytes, new) = described(body, state.config.max_cells)?;
     let key = key.with_body(&bytes);
-    let upload = |claimed| store_upload(&state, bytes.to_vec(), new.clone(), claimed);
-    let (mut spreadsheet_id, mut replayed) = once(&state.store, key.clone(), upload).await?;
-    // A workbook removed since its upload is not answered for: a retry
-    // then stores it again, under a new id.
-    if let Some(key) = key.as_ref().filter(|_| replayed)
-        && !SpreadsheetId::parse(&spreadsheet_id).is_ok_and(|id| state.store.exists(id))
-    {
-        state.store.forget_key(key);
-        let upload = |claimed| store_upload(&state, bytes.to_vec(), new.clone(), claimed);
-        (spreadsheet_id, replayed) = once(&state.store, Some(key.clone()), upload).await?;
-    }
+    let upload = |claimed| store_upload(&state, bytes.to_vec(), new, claimed);
+    let (spreadsheet_id, replayed) = once(&state.store, key, upload).await?;
     let created = (
         StatusCode::CREATED,
         Json(SpreadsheetCreated { spreadsheet_id }),

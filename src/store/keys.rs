@@ -235,8 +235,8 @@ impl Keys {
         lock(&self.state).claimed.remove(&key.id());
     }
 
-    /// Forgets an answered key, so that its request runs again (an upload
-    /// whose workbook was removed since).
+    /// Forgets an answered key, so that its request runs again (its
+    /// workbook was removed since).
     pub fn forget(&self, key: &Key) {
         lock(&self.state).entries.remove(&key.id());
     }

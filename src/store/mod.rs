@@ -370,14 +370,19 @@ impl Store {
     }
 
     /// What to do with a request that carries an idempotency key: go on
-    /// with the claim, or answer as before.
+    /// with the claim, or answer as before. An answer about a workbook
+    /// removed since is not given again: the request runs anew (an upload
+    /// stores its workbook again, a row write finds no workbook).
     pub fn claim(&self, key: Key) -> Claim {
-        self.inner.keys.claim(key)
-    }
-
-    /// Forgets an answered key, so that its request runs again.
-    pub fn forget_key(&self, key: &Key) {
-        self.inner.keys.forget(key);
+        match self.inner.keys.claim(key.clone()) {
+            Claim::Answered(answer)
+                if !SpreadsheetId::parse(&answer.spreadsheet).is_ok_and(|id| self.exists(id)) =>
+            {
+                self.inner.keys.forget(&key);
+                self.inner.keys.claim(key)
+            }
+            claim => claim,
+        }
     }
 
     /// Renames `prepared` over its file, if the file in place still has the
