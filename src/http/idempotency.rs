@@ -9,10 +9,12 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::error::{ApiError, Result};
-use crate::store::{Claim, Claimed, Key, Store, StoreError, fingerprint};
+use crate::model::{SpreadsheetId, Workbook};
+use crate::store::{Claim, Claimed, Edit, Key, Store, StoreError, fingerprint};
 
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
 const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
@@ -87,6 +89,21 @@ where
         }
         Claim::InProgress => Err(StoreError::KeyInUse.into()),
     }
+}
+
+/// A workbook edit ([`Store::edit`]) run once per key, as [`once`] runs
+/// any write.
+pub async fn edit_once<T, F>(
+    store: &Store,
+    id: SpreadsheetId,
+    key: Option<Key>,
+    edit: F,
+) -> Result<(T, bool)>
+where
+    F: FnMut(&mut Workbook) -> Result<Edit<T>> + Send + 'static,
+    T: Serialize + DeserializeOwned + Send + 'static,
+{
+    once(store, key, |key| store.edit(id, key, edit)).await
 }
 
 /// `answer`, marked as a replay when it is one.

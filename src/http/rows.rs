@@ -13,7 +13,7 @@ use utoipa_axum::routes;
 use super::AppState;
 use super::error::{ApiError, Result};
 use super::extract::{JsonBody, NoQuery, QueryPairs, SheetPath};
-use super::idempotency::{IdempotencyKey, marked, once};
+use super::idempotency::{IdempotencyKey, edit_once, marked};
 use super::openapi::{
     Deleted, Errors, InsertParams, Inserted, KeyParams, ReadParams, RowsPage, SheetParams, Updated,
     Upserted,
@@ -58,29 +58,23 @@ async fn rows_insert(
     let sheet = path.sheet;
     let key = key.with_body(&body);
     if let Some(column) = on_conflict {
-        let (upserted, replayed) = once(&state.store, key, |key| {
-            state.store.edit(id, key, move |workbook| {
-                let (inserted, updated) = workbook
-                    .sheet_mut(&sheet)?
-                    .upsert(request.clone(), &column)?;
-                Ok::<_, ApiError>(Edit {
-                    value: Upserted { inserted, updated },
-                    changed: inserted + updated > 0,
-                })
+        let (upserted, replayed) = edit_once(&state.store, id, key, move |workbook| {
+            let (inserted, updated) = workbook
+                .sheet_mut(&sheet)?
+                .upsert(request.clone(), &column)?;
+            Ok(Edit {
+                value: Upserted { inserted, updated },
+                changed: inserted + updated > 0,
             })
         })
         .await?;
         return Ok(marked(Json(upserted), replayed));
     }
-    let (inserted, replayed) = once(&state.store, key, |key| {
-        state.store.edit(id, key, move |workbook| {
-            // Cloned: an edit may be applied again (see `store::commit`).
-            let n = workbook.sheet_mut(&sheet)?.insert(request.clone())?;
-            Ok::<_, ApiError>(Edit {
-                value: n,
-                changed: n > 0,
-            })
-        })
+    let (inserted, replayed) = edit_once(&state.store, id, key, move |workbook| {
+        // Cloned: an edit may be applied again (see `store::commit`).
+        Ok(Edit::rows(
+            workbook.sheet_mut(&sheet)?.insert(request.clone())?,
+        ))
     })
     .await?;
     Ok(marked(
@@ -104,14 +98,11 @@ async fn rows_update(
     let request = UpdateRows::from_json(&body);
     let (id, request) = valid_request(&state, &path, request, Sheet::update_problems).await?;
     let sheet = path.sheet;
-    let (updated, replayed) = once(&state.store, key.with_body(&body), |key| {
-        state.store.edit(id, key, move |workbook| {
-            let n = workbook.sheet_mut(&sheet)?.update(request.clone())?;
-            Ok::<_, ApiError>(Edit {
-                value: n,
-                changed: n > 0,
-            })
-        })
+    let key = key.with_body(&body);
+    let (updated, replayed) = edit_once(&state.store, id, key, move |workbook| {
+        Ok(Edit::rows(
+            workbook.sheet_mut(&sheet)?.update(request.clone())?,
+        ))
     })
     .await?;
     Ok(marked(Json(Updated { updated }), replayed))
@@ -171,14 +162,9 @@ async fn rows_delete(
     let request = DeleteRows::from_json(&body);
     let (id, request) = valid_request(&state, &path, request, Sheet::delete_problems).await?;
     let sheet = path.sheet;
-    let (deleted, replayed) = once(&state.store, key.with_body(&body), |key| {
-        state.store.edit(id, key, move |workbook| {
-            let n = workbook.delete_rows(&sheet, &request)?;
-            Ok::<_, ApiError>(Edit {
-                value: n,
-                changed: n > 0,
-            })
-        })
+    let key = key.with_body(&body);
+    let (deleted, replayed) = edit_once(&state.store, id, key, move |workbook| {
+        Ok(Edit::rows(workbook.delete_rows(&sheet, &request)?))
     })
     .await?;
     Ok(marked(Json(Deleted { deleted }), replayed))

@@ -13,7 +13,7 @@ use super::AppState;
 use super::error::{ApiError, Result};
 use super::extract::{JsonBody, NoQuery, QueryPairs, UploadBody};
 use super::extract::{SpreadsheetPath, XLSX_MIME};
-use super::idempotency::{IdempotencyKey, marked, once};
+use super::idempotency::{IdempotencyKey, edit_once, marked, once};
 use super::openapi::{
     Errors, KeyParams, ListParams, SheetList, SheetSummary, SpreadsheetCreated, SpreadsheetList,
     SpreadsheetParams, SpreadsheetSummary, XlsxFile,
@@ -74,17 +74,17 @@ async fn sheets_add(
     JsonBody(body): JsonBody,
 ) -> Result<Response> {
     let (id, new) = Problems::both(path.checked_id(), NewSheet::from_json(&body))?;
-    let (added, replayed) = once(&state.store, key.with_body(&body), |key| {
-        state.store.edit(id, key, move |workbook| {
-            workbook.add_sheet(&new)?;
-            Ok::<_, ApiError>(Edit {
-                value: SheetSummary {
-                    name: new.name.clone(),
-                    columns: new.columns.clone(),
-                    rows: 0,
-                },
-                changed: true,
-            })
+    let key = key.with_body(&body);
+    let (added, replayed) = edit_once(&state.store, id, key, move |workbook| {
+        workbook.add_sheet(&new)?;
+        let value = SheetSummary {
+            name: new.name.clone(),
+            columns: new.columns.clone(),
+            rows: 0,
+        };
+        Ok(Edit {
+            value,
+            changed: true,
         })
     })
     .await?;

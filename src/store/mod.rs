@@ -120,6 +120,16 @@ pub struct Edit<T> {
     pub changed: bool,
 }
 
+impl Edit<usize> {
+    /// An edit whose answer is how many rows it changed.
+    pub fn rows(count: usize) -> Edit<usize> {
+        Edit {
+            value: count,
+            changed: count > 0,
+        }
+    }
+}
+
 /// A workbook of the data directory, as a listing shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Listed {
