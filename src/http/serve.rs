@@ -71,17 +71,27 @@ impl ConnectionLimits {
             tracing::warn!(error = %e, "cannot raise the open-file limit");
         }
         if let Ok((soft, _)) = rlimit::getrlimit(rlimit::Resource::NOFILE) {
-            let room =
-                usize::try_from(soft.saturating_sub(RESERVED_FILES).max(16)).unwrap_or(usize::MAX);
-            if room < self.max_connections {
+            let capped = self.capped_by(soft);
+            if capped.max_connections < self.max_connections {
                 tracing::info!(
                     open_files = soft,
-                    max_connections = room,
+                    max_connections = capped.max_connections,
                     "connection cap lowered below the open-file limit"
                 );
-                self.max_connections = room;
             }
+            self = capped;
         }
+        self
+    }
+
+    /// The same limits with the connection cap leaving the reserved files
+    /// free under an open-file limit of `open_files` (16 connections at
+    /// least).
+    fn capped_by(mut self, open_files: u64) -> ConnectionLimits {
+        let room = open_files.saturating_sub(self.reserved_files).max(16);
+        self.max_connections = self
+            .max_connections
+            .min(usize::try_from(room).unwrap_or(usize::MAX));
         self
     }
 }
@@ -378,7 +388,19 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for JsonErrors<S> {
 
 #[cfg(test)]
 mod tests {
-    use super::{JsonErrors, rewrite_parse_error};
+    use super::{ConnectionLimits, JsonErrors, rewrite_parse_error};
+
+    #[test]
+    fn the_connection_cap_leaves_files_for_each_request_handled_at_once() {
+        let mut config = crate::Config::with_data_dir("data");
+        config.max_connections = 10_000;
+        config.max_requests = 512;
+        let limits = ConnectionLimits::of(&config);
+        // 1,024 files, and two for each of 512 requests.
+        assert_eq!(limits.capped_by(10_000).max_connections, 10_000 - 2048);
+        assert_eq!(limits.capped_by(100_000).max_connections, 10_000);
+        assert_eq!(limits.capped_by(1_000).max_connections, 16);
+    }
     use std::time::Duration;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::time::Instant;
