@@ -672,8 +672,14 @@ impl Sheet {
                 total: 0,
             });
         };
-        let readable: Vec<&Column> = header.readable().collect();
-        let by_name = |name: &str| readable.iter().find(|c| c.name == name).copied();
+        // Every name resolves: `read_column_problems` found no problem.
+        let by_name = |name: &str| {
+            let index = header.resolve(name).ok()?;
+            Some(Column {
+                name: name.to_owned(),
+                index,
+            })
+        };
         let mut rows: Vec<usize> = self
             .data_rows(&header)
             .filter(|&index| filters.iter().all(|f| f.matches(self.row(index))))
@@ -682,7 +688,7 @@ impl Sheet {
         let keys: Vec<(usize, bool)> = query
             .order
             .iter()
-            .filter_map(|o| Some((by_name(&o.column)?.index, o.descending)))
+            .filter_map(|o| Some((header.resolve(&o.column).ok()?, o.descending)))
             .collect();
         if !keys.is_empty() {
             // A stable sort: ties keep sheet order.
@@ -705,8 +711,8 @@ impl Sheet {
             .take(query.limit)
             .collect();
         let columns = match &query.columns {
-            Some(names) => names.iter().filter_map(|n| by_name(n)).cloned().collect(),
-            None => readable.into_iter().cloned().collect(),
+            Some(names) => names.iter().filter_map(|n| by_name(n)).collect(),
+            None => header.readable().cloned().collect(),
         };
         Ok(RowsPage {
             rows,
