@@ -8,11 +8,11 @@
 //! the OpenAPI document it reads need no token, so that a user can open it
 //! and then enter one (see `auth`).
 
+use axum::Router;
 use axum::extract::Path;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
-use axum::{Json, Router};
 
 use super::AppState;
 use super::error::ApiError;
@@ -64,10 +64,7 @@ pub fn router() -> Router<AppState> {
             "/docs/",
             get(|_: NoQuery| async { Redirect::permanent("/docs") }),
         )
-        .route(
-            "/docs/openapi.json",
-            get(|_: NoQuery| async { Json(openapi::description()) }),
-        )
+        .route("/docs/openapi.json", get(openapi::openapi_json))
         .route("/docs/{asset}", get(asset))
 }
 

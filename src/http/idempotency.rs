@@ -16,8 +16,8 @@ use super::error::{ApiError, Result};
 use crate::model::{SpreadsheetId, Workbook};
 use crate::store::{Claim, Claimed, Edit, Key, Store, StoreError, fingerprint};
 
-const IDEMPOTENCY_KEY: &str = "idempotency-key";
-const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+pub(super) const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+pub(super) const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 
 /// The longest key taken.
 const MAX_KEY_BYTES: usize = 255;

@@ -97,7 +97,6 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
         // Checked at start-up (`config::parse_origin`).
         AllowOrigin::list(origins.iter().filter_map(|o| HeaderValue::from_str(o).ok()))
     };
-    let header = HeaderName::from_static;
     Some(
         CorsLayer::new()
             .allow_origin(allow)
@@ -112,7 +111,7 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
                 http_header::AUTHORIZATION,
                 http_header::CONTENT_TYPE,
                 http_header::ACCEPT,
-                header("idempotency-key"),
+                idempotency::IDEMPOTENCY_KEY,
                 REQUEST_ID,
             ])
             .expose_headers([
@@ -120,8 +119,8 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
                 http_header::RETRY_AFTER,
                 http_header::LINK,
                 http_header::CONTENT_DISPOSITION,
-                header("x-total-count"),
-                header("idempotent-replayed"),
+                stream::TOTAL_COUNT,
+                idempotency::REPLAYED,
             ])
             .max_age(Duration::from_secs(600)),
     )

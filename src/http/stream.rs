@@ -34,7 +34,7 @@ struct Rows {
     done: bool,
 }
 
-const TOTAL_COUNT: HeaderName = HeaderName::from_static("x-total-count");
+pub(super) const TOTAL_COUNT: HeaderName = HeaderName::from_static("x-total-count");
 
 /// Where a read stands in its paging: for the `Link` to the next page.
 pub struct NextPage {

@@ -5,7 +5,8 @@ use std::fmt;
 use uuid::Uuid;
 
 /// The id of one spreadsheet; its file is `<lower-case hyphenated uuid>.xlsx`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Ordered as its lower-case hyphenated text is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SpreadsheetId(Uuid);
 
 impl SpreadsheetId {

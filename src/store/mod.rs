@@ -266,8 +266,7 @@ impl Store {
                 found.push((modified, id, meta.len()));
             }
             let total = found.len();
-            found
-                .sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.to_string().cmp(&b.1.to_string())));
+            found.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
             let page = found
                 .into_iter()
                 .skip(offset)
