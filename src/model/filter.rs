@@ -235,7 +235,7 @@ impl InList {
 
 /// A number as a set key: equal numbers give equal keys (`-0.0 == 0.0`).
 /// Values are finite, so a NaN cell's key is never in a set.
-fn number_key(n: f64) -> u64 {
+pub(super) fn number_key(n: f64) -> u64 {
     if n == 0.0 {
         0.0_f64.to_bits()
     } else {
@@ -424,7 +424,8 @@ fn compare(cell: &Cell, operand: &Operand) -> Option<Ordering> {
     }
 }
 
-fn to_seconds(serial: f64) -> i64 {
+/// A date's serial number to the second, as dates compare.
+pub(super) fn to_seconds(serial: f64) -> i64 {
     (serial * 86_400.0).round() as i64
 }
 

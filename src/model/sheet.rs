@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::filter::FilterExpr;
+use super::filter::{FilterExpr, number_key, to_seconds};
 use super::format::CellFormat;
 use super::formula::{Unadjustable, cell_name, rows_deleted, shifted};
 use super::header::{Column, Header};
@@ -901,8 +901,8 @@ fn merged_by_key(
 fn match_key(cell: &Cell) -> Option<String> {
     match cell.value() {
         cell if cell.is_blank() => None,
-        Cell::Number(n) => Some(format!("n{:?}", n + 0.0)),
-        Cell::DateTime(d) | Cell::Timestamp(d) => Some(format!("d{}", (d * 86_400.0).round())),
+        Cell::Number(n) => Some(format!("n{}", number_key(*n))),
+        Cell::DateTime(d) | Cell::Timestamp(d) => Some(format!("d{}", to_seconds(*d))),
         Cell::Bool(b) => Some(format!("b{b}")),
         Cell::Error(e) => Some(format!("e{e}")),
         other => Some(format!("t{}", other.text_form())),
