@@ -18,10 +18,10 @@ use super::openapi::{
     Errors, KeyParams, ListParams, SheetList, SheetSummary, SpreadsheetCreated, SpreadsheetList,
     SpreadsheetParams, SpreadsheetSummary, XlsxFile,
 };
-use crate::model::Problems;
 use crate::model::header::Header;
 use crate::model::request::{CreateBody, ListQuery, NewSheet, NewWorkbook, SheetBody};
-use crate::store::{Claimed, Edit, StoreError};
+use crate::model::{Problems, Workbook};
+use crate::store::{Edit, StoreError};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -159,10 +159,20 @@ async fn spreadsheets_upload(
     key: IdempotencyKey,
     body: UploadBody,
 ) -> Result<Response> {
-    let (bytes, new) = described(body, state.config.max_cells)?;
+    let (bytes, upload) = described(body, state.config.max_cells)?;
     let key = key.with_body(&bytes);
-    let upload = |claimed| store_upload(&state, bytes.to_vec(), new, claimed);
-    let (spreadsheet_id, replayed) = once(&state.store, key, upload).await?;
+    let store_it = |claimed| async {
+        let id = match upload {
+            Upload::File(bytes) => state
+                .store
+                .create(bytes, claimed)
+                .await
+                .map_err(upload_error)?,
+            Upload::New(workbook) => state.store.create_workbook(*workbook, claimed).await?,
+        };
+        Ok(id.to_string())
+    };
+    let (spreadsheet_id, replayed) = once(&state.store, key, store_it).await?;
     let created = (
         StatusCode::CREATED,
         Json(SpreadsheetCreated { spreadsheet_id }),
@@ -170,39 +180,28 @@ async fn spreadsheets_upload(
     Ok(marked(created, replayed))
 }
 
-/// The body of an upload, with the workbook it describes when it is JSON
-/// (§10.3) rather than a file: one of at most `max_cells` cells, as a file
-/// must be.
-fn described(
-    body: UploadBody,
-    max_cells: usize,
-) -> std::result::Result<(Bytes, Option<NewWorkbook>), Problems> {
+/// What an upload stores: a file's bytes, or (§10.3) the workbook a JSON
+/// body describes.
+enum Upload {
+    File(Bytes),
+    New(Box<Workbook>),
+}
+
+/// The body of an upload (for its idempotency key) and what it stores: a
+/// described workbook of at most `max_cells` cells, as a file must be.
+fn described(body: UploadBody, max_cells: usize) -> std::result::Result<(Bytes, Upload), Problems> {
     match body {
-        UploadBody::Xlsx(bytes) => Ok((bytes, None)),
+        UploadBody::Xlsx(bytes) => Ok((bytes.clone(), Upload::File(bytes))),
         UploadBody::Json(bytes) => {
-            let new = NewWorkbook::from_json(&bytes)?;
-            if new.workbook().cell_slots() > max_cells {
+            let workbook = NewWorkbook::from_json(&bytes)?.workbook();
+            if workbook.cell_slots() > max_cells {
                 let rule =
                     format!("must span at most {max_cells} cells in all (the server's limit)");
                 return Err(Problems::one("sheets", rule));
             }
-            Ok((bytes, Some(new)))
+            Ok((bytes, Upload::New(Box::new(workbook))))
         }
     }
-}
-
-/// Stores an uploaded workbook, or the one `new` describes, under a new id.
-async fn store_upload(
-    state: &AppState,
-    bytes: Vec<u8>,
-    new: Option<NewWorkbook>,
-    key: Option<Claimed>,
-) -> Result<String> {
-    let id = match new {
-        Some(new) => state.store.create_workbook(new.workbook(), key).await?,
-        None => state.store.create(bytes, key).await.map_err(upload_error)?,
-    };
-    Ok(id.to_string())
 }
 
 /// An upload that is no readable workbook is the request's fault (400).
@@ -258,14 +257,15 @@ async fn spreadsheets_put(
     body: UploadBody,
 ) -> Result<Response> {
     let described = described(body, state.config.max_cells);
-    let (id, (bytes, new)) = Problems::both(path.checked_id(), described)?;
+    let (id, (bytes, upload)) = Problems::both(path.checked_id(), described)?;
     let store_it = |claimed| async {
-        match new {
-            Some(new) => Ok(state
+        match upload {
+            Upload::File(bytes) => state
                 .store
-                .put_workbook(id, new.workbook(), claimed)
-                .await?),
-            None => (state.store.put(id, bytes.to_vec(), claimed).await).map_err(upload_error),
+                .put(id, bytes, claimed)
+                .await
+                .map_err(upload_error),
+            Upload::New(workbook) => Ok(state.store.put_workbook(id, *workbook, claimed).await?),
         }
     };
     let (replaced, replayed) = once(&state.store, key.with_body(&bytes), store_it).await?;

@@ -501,17 +501,18 @@ impl Store {
     /// lands.
     pub async fn create(
         &self,
-        bytes: Vec<u8>,
+        bytes: impl AsRef<[u8]> + Send + 'static,
         key: Option<Claimed>,
     ) -> Result<SpreadsheetId, StoreError> {
         let store = self.clone();
         blocking(move || {
+            let bytes = bytes.as_ref();
             {
                 let _turn = store.parse_turn()?;
-                xlsx::read_workbook(&bytes, store.inner.limits.max_cells)?;
+                xlsx::read_workbook(bytes, store.inner.limits.max_cells)?;
             }
             store.create_file(key, |out| {
-                std::io::Write::write_all(out, &bytes).map_err(StoreError::from)
+                std::io::Write::write_all(out, bytes).map_err(StoreError::from)
             })
         })
         .await
@@ -573,22 +574,21 @@ impl Store {
     /// Stores `bytes` (which must parse) as the workbook `id`, new or
     /// replacing the one there ([`Store::replace`]). Returns whether a
     /// workbook was replaced.
-    pub async fn put(
+    pub async fn put<B: AsRef<[u8]> + Send + 'static>(
         &self,
         id: SpreadsheetId,
-        bytes: Vec<u8>,
+        bytes: B,
         key: Option<Claimed>,
     ) -> Result<bool, StoreError> {
         let store = self.clone();
-        let parsed = bytes;
         let bytes = blocking(move || {
             let _turn = store.parse_turn()?;
-            xlsx::read_workbook(&parsed, store.inner.limits.max_cells)?;
-            Ok(parsed)
+            xlsx::read_workbook(bytes.as_ref(), store.inner.limits.max_cells)?;
+            Ok(bytes)
         })
         .await?;
         self.replace(id, key, move |out| {
-            std::io::Write::write_all(out, &bytes).map_err(StoreError::from)
+            std::io::Write::write_all(out, bytes.as_ref()).map_err(StoreError::from)
         })
         .await
     }
