@@ -173,21 +173,22 @@ impl Rows {
         while out.len() < CHUNK_BYTES
             && let Some(&index) = self.page.rows.get(self.next)
         {
-            let row = sheet.row_json(index, &self.page.columns);
             match self.format {
                 Format::Json => {
                     if self.next > 0 {
                         out.push(b',');
                     }
+                    let row = sheet.row_json(index, &self.page.columns);
                     // Writing a JSON value into a Vec cannot fail.
                     let _ = serde_json::to_writer(&mut out, &row);
                 }
                 Format::Csv => {
+                    // Each value as JSON gives it, without the row's object.
                     let values: Vec<String> = self
                         .page
                         .columns
                         .iter()
-                        .map(|c| csv_value(&row[c.name.as_str()]))
+                        .map(|c| csv_value(&sheet.cell_value(index, c.index).to_json()))
                         .collect();
                     csv_line(&mut out, values.iter().map(String::as_str));
                 }

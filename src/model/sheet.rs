@@ -722,19 +722,18 @@ impl Sheet {
     }
 
     /// The value of a cell (a formula's cached one), empty past the row's end.
-    fn cell_value(&self, row: usize, column: usize) -> &Cell {
+    pub fn cell_value(&self, row: usize, column: usize) -> &Cell {
         self.row(row).get(column).map_or(&Cell::Empty, Cell::value)
     }
 
     /// The row at 0-based `index` as a JSON object: `_row` (its number),
     /// then each of `columns` (contract §4.3).
     pub fn row_json(&self, index: usize, columns: &[Column]) -> Value {
-        let cells = self.row(index);
         let mut object = Map::with_capacity(columns.len() + 1);
         object.insert(ROW_KEY.into(), Value::from(index + 1));
         for column in columns {
-            let cell = cells.get(column.index).unwrap_or(&Cell::Empty);
-            object.insert(column.name.clone(), cell.to_json());
+            let value = self.cell_value(index, column.index).to_json();
+            object.insert(column.name.clone(), value);
         }
         Value::Object(object)
     }
