@@ -428,6 +428,22 @@ async fn on_conflict_refuses_a_value_held_by_two_rows_and_an_unknown_column() {
             json!({"success": false, "error": "on_conflict: must be given at most once, x: is not a known query parameter"})
         )
     );
+    // Named with the id's problem and those only the sheet sees.
+    let path = "/v1/data/not-an-id/People?on_conflict=a&on_conflict=b";
+    let (status, answer) = server.post(path, json!({"data": [{"": 1}]})).await;
+    assert_eq!(status.as_u16(), 400);
+    assert_eq!(
+        answer["error"],
+        "spreadsheet_id: must be a UUID in its hyphenated 36-character form, \
+         on_conflict: must be given at most once, data[0]: a column name must not be empty"
+    );
+    let path = format!("{}?on_conflict=a&on_conflict=b", rows_path("People"));
+    let (status, answer) = server.post(&path, json!({"data": [{"colour": 1}]})).await;
+    assert_eq!(status.as_u16(), 400);
+    assert_eq!(
+        answer["error"],
+        "on_conflict: must be given at most once, data[0].colour: is not a column of the sheet"
+    );
     assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
 }
 

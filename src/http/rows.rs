@@ -47,11 +47,19 @@ async fn rows_insert(
     JsonBody(body): JsonBody,
 ) -> Result<Response> {
     let request = InsertRows::from_json(&body, state.config.max_rows_per_request);
-    let on_conflict = match on_conflict_from_pairs(&pairs) {
-        Ok(column) => column,
+    // A bad `on_conflict` joins the request's problems, so that the id's
+    // and the sheet's are named with it.
+    let (on_conflict, request) = match on_conflict_from_pairs(&pairs) {
+        Ok(column) => (column, request),
         Err(mut problems) => {
-            problems.extend(request.err().map(|r| r.problems).unwrap_or_default());
-            return Err(problems.into());
+            let partial = match request {
+                Ok(request) => request,
+                Err(rejected) => {
+                    problems.extend(rejected.problems);
+                    rejected.partial
+                }
+            };
+            (None, Err(Rejected { partial, problems }))
         }
     };
     let (id, request) = valid_request(&state, &path, request, Sheet::insert_problems).await?;
