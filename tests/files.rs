@@ -287,4 +287,18 @@ async fn a_temp_directory_that_cannot_be_written_fails_the_write_without_naming_
     assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
     // Reads do not need it.
     assert_eq!(server.get(&rows_path("People")).await.0, 200);
+    // Every file the store writes uses it: a workbook made from names too.
+    let new = json!({"sheets": [{"name": "Q3", "columns": ["a"]}]});
+    let (status, body) = server.post("/v1/spreadsheets", new.clone()).await;
+    assert_eq!(status, 500, "{body}");
+    let (status, _) = server
+        .send(
+            reqwest::Method::PUT,
+            &format!("/v1/spreadsheets/{ID}"),
+            Some(new),
+        )
+        .await;
+    assert_eq!(status, 500);
+    assert_eq!(server.stored_files(), [format!("{ID}.xlsx")]);
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
 }

@@ -325,15 +325,9 @@ impl Store {
                 "the write would grow the workbook past {max_cells} cells, the configured limit"
             )));
         }
-        let temp_dir = self
-            .inner
-            .limits
-            .temp_dir
-            .as_deref()
-            .unwrap_or(&self.inner.dir);
         let mut rewrite = match rewrite {
             Some(rewrite) => rewrite,
-            None => unpanicked(|| Rewrite::begin_in(workbook, Some(temp_dir)))??,
+            None => self.begin_rewrite(workbook)?,
         };
         let path = self.path(id);
         let prepared = Prepared::write(&path, &id.to_string(), |out| {
@@ -341,6 +335,29 @@ impl Store {
         })?;
         let written = self.land(prepared, Some(read), &records)?;
         Ok((FileIdentity::of(&written), rewrite))
+    }
+}
+
+impl Store {
+    /// Begins a rewrite of `workbook`, the writer's temporary files in
+    /// `--temp-dir` (the data directory when not given), a panic inside the
+    /// writer an I/O error.
+    fn begin_rewrite(&self, workbook: &Workbook) -> Result<Rewrite, StoreError> {
+        let limits = &self.inner.limits;
+        let temp_dir = limits.temp_dir.as_deref().unwrap_or(&self.inner.dir);
+        Ok(unpanicked(|| Rewrite::begin_in(workbook, Some(temp_dir)))??)
+    }
+
+    /// Writes `workbook` whole to `out`, as a commit's rewrite does: every
+    /// file the store writes goes through the same writer, temp directory
+    /// and panic guard.
+    pub(super) fn write_whole<W: std::io::Write + std::io::Seek + Send>(
+        &self,
+        workbook: &Workbook,
+        out: W,
+    ) -> Result<(), StoreError> {
+        let mut rewrite = self.begin_rewrite(workbook)?;
+        Ok(unpanicked(|| rewrite.save(workbook, out))??)
     }
 }
 

@@ -525,8 +525,7 @@ impl Store {
         key: Option<Claimed>,
     ) -> Result<SpreadsheetId, StoreError> {
         let store = self.clone();
-        blocking(move || store.create_file(key, |out| Ok(xlsx::write_workbook(&workbook, out)?)))
-            .await
+        blocking(move || store.create_file(key, |out| store.write_whole(&workbook, out))).await
     }
 
     /// A new file under a new id, written by `write`; with a claimed key,
@@ -550,12 +549,11 @@ impl Store {
         id: SpreadsheetId,
         workbook: &Workbook,
     ) -> Result<(), StoreError> {
-        let path = self.path(id);
-        if fs::symlink_metadata(&path).is_ok() {
+        if self.named(id) {
             return Ok(());
         }
-        replace_atomically(&path, &id.to_string(), |out| {
-            Ok(xlsx::write_workbook(workbook, out)?)
+        replace_atomically(&self.path(id), &id.to_string(), |out| {
+            self.write_whole(workbook, out)
         })?;
         Ok(())
     }
@@ -601,10 +599,9 @@ impl Store {
         workbook: Workbook,
         key: Option<Claimed>,
     ) -> Result<bool, StoreError> {
-        self.replace(id, key, move |out| {
-            Ok(xlsx::write_workbook(&workbook, out)?)
-        })
-        .await
+        let store = self.clone();
+        self.replace(id, key, move |out| store.write_whole(&workbook, out))
+            .await
     }
 
     /// Makes the file of `id` what `write` writes, after any write in
