@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::StoreError;
+use super::atomic::replace_atomically;
 use super::cache::FileIdentity;
 
 /// The journal's name in the data directory.
@@ -328,19 +329,24 @@ impl Keys {
         Ok(())
     }
 
-    /// Forgets the oldest answered keys past [`MAX_KEYS`].
+    /// Past [`MAX_KEYS`], forgets the oldest answered keys down to nine
+    /// tenths of it: the scan of every key runs once per tenth of the cap,
+    /// not at every write.
     fn forget_oldest(&self, state: &mut State) {
-        let over = state.entries.len().saturating_sub(MAX_KEYS);
-        if over == 0 {
+        if state.entries.len() <= MAX_KEYS {
             return;
         }
+        let over = state.entries.len() - (MAX_KEYS - MAX_KEYS / 10);
         let mut oldest: Vec<_> = state
             .entries
             .iter()
             .filter(|(_, e)| e.pending.is_none())
             .map(|(k, e)| (e.at, k.clone()))
             .collect();
-        oldest.sort_unstable();
+        let over = over.min(oldest.len());
+        if over < oldest.len() {
+            oldest.select_nth_unstable(over);
+        }
         for (_, key) in oldest.into_iter().take(over) {
             state.entries.remove(&key);
         }
@@ -378,14 +384,9 @@ impl Keys {
                 _ => Ok(()),
             };
         }
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        let mut temp = tempfile::Builder::new()
-            .prefix(&format!("{JOURNAL}-"))
-            .tempfile_in(dir)?;
-        temp.write_all(text.as_bytes())?;
-        temp.as_file().sync_all()?;
-        temp.persist(&self.path)
-            .map_err(|e| StoreError::Io(e.error))?;
+        replace_atomically(&self.path, "keys", |out| {
+            out.write_all(text.as_bytes()).map_err(StoreError::from)
+        })?;
         Ok(())
     }
 }
@@ -445,6 +446,24 @@ mod tests {
         // A claim dropped unanswered (a failed request) can be claimed again.
         drop(keys.claim(key("j", 1)));
         assert!(matches!(keys.claim(key("j", 1)), Claim::First(_)));
+    }
+
+    #[test]
+    fn past_the_cap_the_oldest_keys_are_forgotten_a_tenth_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = open(dir.path(), |_| None);
+        let first: Vec<_> = (0..MAX_KEYS)
+            .map(|i| (key(&format!("k{i}"), 1), answer(1)))
+            .collect();
+        keys.record(&first, None).unwrap();
+        assert_eq!(lock(&keys.state).entries.len(), MAX_KEYS);
+        // Older than the next key (records of one second tie on `at`).
+        for entry in lock(&keys.state).entries.values_mut() {
+            entry.at -= 1;
+        }
+        keys.record(&[(key("new", 1), answer(2))], None).unwrap();
+        assert_eq!(lock(&keys.state).entries.len(), MAX_KEYS - MAX_KEYS / 10);
+        assert!(matches!(keys.claim(key("new", 1)), Claim::Answered(a) if a == answer(2)));
     }
 
     #[test]
