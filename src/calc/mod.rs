@@ -88,8 +88,6 @@ pub struct Calculator {
     reads: reads::Reads,
     /// The row the engine's references stop at (see [`row_bound`]).
     last_row: u32,
-    /// How many sheets the engine has: a sheet added means loading again.
-    sheets: usize,
     /// The cells the engine was given, for the cache's memory bound.
     cells: usize,
 }
@@ -164,7 +162,6 @@ impl Calculator {
             engine,
             reads,
             last_row,
-            sheets: workbook.sheets.len(),
             cells: workbook.cell_slots(),
         };
         for (at, cell) in all_cells(workbook) {
@@ -251,7 +248,7 @@ impl Calculator {
         // the engine lacks (and formulas naming it read it now).
         let reload = !changes.moved.is_empty()
             || row_bound(workbook) > self.last_row
-            || workbook.sheets.len() != self.sheets;
+            || workbook.sheets.len() != self.reads.sheets();
         if !reload {
             let formulas: Vec<At> = changes
                 .cells

@@ -39,6 +39,11 @@ impl Reads {
         }
     }
 
+    /// How many sheets it was made for.
+    pub fn sheets(&self) -> usize {
+        self.sheets.len()
+    }
+
     /// Adds what a formula on sheet `home` reads.
     pub fn add(&mut self, workbook: &Workbook, home: usize, refers: &References) {
         let areas = match refers {

@@ -141,15 +141,16 @@ impl Store {
         let results = match self.lock_across_processes(id, deadline) {
             Ok(_across_processes) => {
                 let results = self.commit_locked(id, &mut batch);
-                // Removed meanwhile, or never a workbook: no lock file stays.
-                if !self.exists(id)
-                    && let Err(error) = remove_lock_file(&self.inner.dir, id)
-                {
+                // Removed meanwhile: no lock file stays.
+                let gone = results
+                    .iter()
+                    .any(|r| matches!(r, Err(StoreError::NotFound)));
+                if gone && let Err(error) = remove_lock_file(&self.inner.dir, id) {
                     tracing::warn!(spreadsheet = %id, %error, "lock file not removed");
                 }
                 results
             }
-            Err(error) => batch.iter().map(|_| Err(error.duplicate())).collect(),
+            Err(error) => batch_results(batch.len(), &Err(error)),
         };
         for (edit, result) in batch.into_iter().zip(results) {
             edit.answer(result);

@@ -19,15 +19,15 @@ use std::collections::HashMap;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::StoreError;
 use super::atomic::replace_atomically;
 use super::cache::FileIdentity;
+use super::{StoreError, locked};
 
 /// The journal's name in the data directory.
 pub const JOURNAL: &str = ".sheetd-keys";
@@ -149,10 +149,6 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 impl Keys {
     /// Loads the journal of `dir`, keeping the records still in the window
     /// and, of those whose rename was not marked done, the ones whose file
@@ -202,14 +198,14 @@ impl Keys {
             entry.pending = None;
             entry.at >= oldest && landed
         });
-        lock(&keys.state).entries = entries;
+        locked(&keys.state).entries = entries;
         keys.compact()?;
         Ok(keys)
     }
 
     /// What to do with a request carrying `key`.
     pub fn claim(self: &Arc<Self>, key: Key) -> Claim {
-        let mut state = lock(&self.state);
+        let mut state = locked(&self.state);
         let oldest = now().saturating_sub(self.window.as_secs());
         let id = key.id();
         if let Some(entry) = state.entries.get(&id)
@@ -233,13 +229,13 @@ impl Keys {
     /// Ends a claim: its write was answered (and recorded, if it landed)
     /// or dropped.
     fn release(&self, key: &Key) {
-        lock(&self.state).claimed.remove(&key.id());
+        locked(&self.state).claimed.remove(&key.id());
     }
 
     /// Forgets an answered key, so that its request runs again (its
     /// workbook was removed since).
     pub fn forget(&self, key: &Key) {
-        lock(&self.state).entries.remove(&key.id());
+        locked(&self.state).entries.remove(&key.id());
     }
 
     /// Records the answers of a write before the rename that commits it,
@@ -263,7 +259,7 @@ impl Keys {
             pending: written,
         });
         self.append(lines)?;
-        let mut state = lock(&self.state);
+        let mut state = locked(&self.state);
         for (key, answer) in answers {
             let entry = Entry {
                 key: key.key.clone(),
@@ -285,7 +281,7 @@ impl Keys {
             return Ok(());
         }
         {
-            let mut state = lock(&self.state);
+            let mut state = locked(&self.state);
             for key in keys {
                 if let Some(entry) = state.entries.get_mut(&key.id()) {
                     entry.pending = None;
@@ -294,7 +290,7 @@ impl Keys {
         }
         self.append(keys.iter().map(|key| Done { done: key.id() }))?;
         let compact = {
-            let state = lock(&self.state);
+            let state = locked(&self.state);
             state.lines > 2 * state.entries.len() + 1000
         };
         if compact { self.compact() } else { Ok(()) }
@@ -303,7 +299,7 @@ impl Keys {
     /// Forgets the records of a write whose rename did not happen; the
     /// requests keep their claims (the commit may try again).
     pub fn unrecord(&self, keys: &[Key]) {
-        let mut state = lock(&self.state);
+        let mut state = locked(&self.state);
         for key in keys {
             state.entries.remove(&key.id());
         }
@@ -318,14 +314,14 @@ impl Keys {
             text.push('\n');
             count += 1;
         }
-        let _file = lock(&self.file);
+        let _file = locked(&self.file);
         let mut file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(&self.path)?;
         file.write_all(text.as_bytes())?;
         file.sync_data()?;
-        lock(&self.state).lines += count;
+        locked(&self.state).lines += count;
         Ok(())
     }
 
@@ -356,9 +352,9 @@ impl Keys {
     /// one atomically; with none, removes it (a data directory that never
     /// saw a key keeps no file).
     fn compact(&self) -> Result<(), StoreError> {
-        let _file = lock(&self.file);
+        let _file = locked(&self.file);
         let text = {
-            let mut state = lock(&self.state);
+            let mut state = locked(&self.state);
             let oldest = now().saturating_sub(self.window.as_secs());
             state
                 .entries
@@ -456,13 +452,13 @@ mod tests {
             .map(|i| (key(&format!("k{i}"), 1), answer(1)))
             .collect();
         keys.record(&first, None).unwrap();
-        assert_eq!(lock(&keys.state).entries.len(), MAX_KEYS);
+        assert_eq!(locked(&keys.state).entries.len(), MAX_KEYS);
         // Older than the next key (records of one second tie on `at`).
-        for entry in lock(&keys.state).entries.values_mut() {
+        for entry in locked(&keys.state).entries.values_mut() {
             entry.at -= 1;
         }
         keys.record(&[(key("new", 1), answer(2))], None).unwrap();
-        assert_eq!(lock(&keys.state).entries.len(), MAX_KEYS - MAX_KEYS / 10);
+        assert_eq!(locked(&keys.state).entries.len(), MAX_KEYS - MAX_KEYS / 10);
         assert!(matches!(keys.claim(key("new", 1)), Claim::Answered(a) if a == answer(2)));
     }
 

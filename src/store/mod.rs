@@ -167,7 +167,8 @@ impl Store {
             &dir,
             limits.idempotency_window,
             |spreadsheet| {
-                let meta = fs::symlink_metadata(dir.join(format!("{spreadsheet}.xlsx"))).ok()?;
+                let id = SpreadsheetId::parse(spreadsheet).ok()?;
+                let meta = fs::symlink_metadata(dir.join(id.file_name())).ok()?;
                 Some(FileIdentity::of(&meta))
             },
         )?);
@@ -482,10 +483,7 @@ impl Store {
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
-        self.inner
-            .cache
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        locked(&self.inner.cache)
     }
 
     fn remember(&self, id: SpreadsheetId, identity: FileIdentity, workbook: Workbook, kept: Kept) {
@@ -719,7 +717,7 @@ impl Turns {
 
     /// Waits for a turn until `deadline`.
     fn take(&self, deadline: Instant) -> Option<Turn<'_>> {
-        let free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        let free = locked(&self.free);
         let wait = deadline.saturating_duration_since(Instant::now());
         let (mut free, _) = self
             .freed
@@ -735,7 +733,7 @@ impl Turns {
 
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
-        *self.0.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        *locked(&self.0.free) += 1;
         self.0.freed.notify_one();
     }
 }
@@ -778,6 +776,14 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(job)
         .await
         .map_err(|e| StoreError::Job(e.to_string()))?
+}
+
+/// Locks `mutex`, also after a thread panicked holding it: the store's
+/// shared state stays consistent between statements, so it is usable.
+fn locked<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Removes `.sheetd-tmp-<id>-*` files whose spreadsheet nobody is writing:

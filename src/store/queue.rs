@@ -7,13 +7,14 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::commit::PendingEdit;
+use super::locked;
 use crate::model::SpreadsheetId;
 
 /// One queue per spreadsheet, made on first use and dropped once no
@@ -63,12 +64,6 @@ impl Drop for Place {
             map.remove(&self.1.id);
         }
     }
-}
-
-fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Queues {
