@@ -915,6 +915,22 @@ async fn a_workbook_is_stored_and_replaced_under_a_chosen_id() {
         sheet_names(&server.file(id)),
         sheet_names(&fixture_path(other))
     );
+    // Reads through the API see the new workbook, not the one read before.
+    let (status, _) = server.get(&format!("/v1/data/{id}/People")).await;
+    assert_eq!(status, 200);
+    let (status, _) = json_of(put("openpyxl/many_sheets.xlsx").await.unwrap()).await;
+    assert_eq!(status, 200);
+    let (_, listed) = server.get(&format!("/v1/data/{id}")).await;
+    let names: Vec<&str> = listed["sheets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        sheet_names(&fixture_path("openpyxl/many_sheets.xlsx"))
+    );
 
     let before = std::fs::read(server.file(id)).unwrap();
     let response = server

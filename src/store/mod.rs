@@ -505,13 +505,13 @@ impl Store {
         let store = self.clone();
         blocking(move || {
             let bytes = bytes.as_ref();
-            {
-                let _turn = store.parse_turn()?;
-                xlsx::read_workbook(bytes, store.inner.limits.max_cells)?;
-            }
-            store.create_file(key, |out| {
+            let workbook = store.parse_upload(bytes)?;
+            let (id, identity) = store.create_file(key, |out| {
                 std::io::Write::write_all(out, bytes).map_err(StoreError::from)
-            })
+            })?;
+            // Parsed once: the first read finds it in the cache.
+            store.remember(id, identity, workbook, Kept::default());
+            Ok(id)
         })
         .await
     }
@@ -523,22 +523,32 @@ impl Store {
         key: Option<Claimed>,
     ) -> Result<SpreadsheetId, StoreError> {
         let store = self.clone();
-        blocking(move || store.create_file(key, |out| store.write_whole(&workbook, out))).await
+        blocking(move || {
+            let (id, _) = store.create_file(key, |out| store.write_whole(&workbook, out))?;
+            Ok(id)
+        })
+        .await
+    }
+
+    /// An upload's workbook, parsed in a parse turn (a 400 when it is none).
+    fn parse_upload(&self, bytes: &[u8]) -> Result<Workbook, StoreError> {
+        let _turn = self.parse_turn()?;
+        Ok(xlsx::read_workbook(bytes, self.inner.limits.max_cells)?)
     }
 
     /// A new file under a new id, written by `write`; with a claimed key,
-    /// the id is its answer.
+    /// the id is its answer. Returns the id and the file's identity.
     fn create_file(
         &self,
         key: Option<Claimed>,
         write: impl FnOnce(&mut std::io::BufWriter<&File>) -> Result<(), StoreError>,
-    ) -> Result<SpreadsheetId, StoreError> {
+    ) -> Result<(SpreadsheetId, FileIdentity), StoreError> {
         let id = SpreadsheetId::new_random();
         let path = self.path(id);
         let prepared = atomic::Prepared::write(&path, &id.to_string(), write)?;
         let records = answers(key.as_ref(), id, serde_json::Value::String(id.to_string()));
-        self.land(prepared, None, &records)?;
-        Ok(id)
+        let written = self.land(prepared, None, &records)?;
+        Ok((id, FileIdentity::of(&written)))
     }
 
     /// Writes `workbook` under `id` unless a file with that id exists.
@@ -577,13 +587,12 @@ impl Store {
         key: Option<Claimed>,
     ) -> Result<bool, StoreError> {
         let store = self.clone();
-        let bytes = blocking(move || {
-            let _turn = store.parse_turn()?;
-            xlsx::read_workbook(bytes.as_ref(), store.inner.limits.max_cells)?;
-            Ok(bytes)
+        let (bytes, workbook) = blocking(move || {
+            let workbook = store.parse_upload(bytes.as_ref())?;
+            Ok((bytes, workbook))
         })
         .await?;
-        self.replace(id, key, move |out| {
+        self.replace(id, key, Some(workbook), move |out| {
             std::io::Write::write_all(out, bytes.as_ref()).map_err(StoreError::from)
         })
         .await
@@ -598,18 +607,20 @@ impl Store {
         key: Option<Claimed>,
     ) -> Result<bool, StoreError> {
         let store = self.clone();
-        self.replace(id, key, move |out| store.write_whole(&workbook, out))
+        self.replace(id, key, None, move |out| store.write_whole(&workbook, out))
             .await
     }
 
     /// Makes the file of `id` what `write` writes, after any write in
-    /// flight has finished; the file is replaced whole. Returns whether a
+    /// flight has finished; the file is replaced whole, and the cache holds
+    /// `parsed`, what the file parses to, if given. Returns whether a
     /// workbook was replaced. A name that is no regular file is refused,
     /// never replaced.
     async fn replace(
         &self,
         id: SpreadsheetId,
         key: Option<Claimed>,
+        parsed: Option<Workbook>,
         write: impl FnOnce(&mut std::io::BufWriter<&File>) -> Result<(), StoreError> + Send + 'static,
     ) -> Result<bool, StoreError> {
         self.with_whole_turn(id, move |store| {
@@ -621,8 +632,14 @@ impl Store {
             let path = store.path(id);
             let prepared = atomic::Prepared::write(&path, &id.to_string(), write)?;
             let records = answers(key.as_ref(), id, serde_json::Value::Bool(replaced));
-            store.land(prepared, None, &records)?;
-            store.forget(id);
+            let written = store.land(prepared, None, &records)?;
+            match parsed {
+                Some(workbook) => {
+                    let identity = FileIdentity::of(&written);
+                    store.remember(id, identity, workbook, Kept::default());
+                }
+                None => store.forget(id),
+            }
             Ok(replaced)
         })
         .await
