@@ -272,6 +272,24 @@ async fn every_route_rejects_an_unknown_query_parameter() {
             rows.clone(),
             Some(json!({"type": "filter", "filter": "name:eq:Bob"})),
         ),
+        // v1.1 (§10).
+        (Method::GET, "/v1/spreadsheets".to_owned(), None),
+        (
+            Method::POST,
+            format!("/v1/data/{ID}"),
+            Some(json!({"name": "Q3", "columns": ["a"]})),
+        ),
+        (
+            Method::POST,
+            "/v1/spreadsheets".to_owned(),
+            Some(json!({"sheets": [{"name": "Q3", "columns": ["a"]}]})),
+        ),
+        (
+            Method::PUT,
+            format!("/v1/spreadsheets/{ID}"),
+            Some(json!({"sheets": [{"name": "Q3", "columns": ["a"]}]})),
+        ),
+        (Method::GET, "/docs".to_owned(), None),
     ];
     let before = std::fs::read(server.file(ID)).unwrap();
     for (method, path, body) in routes {
@@ -286,6 +304,25 @@ async fn every_route_rejects_an_unknown_query_parameter() {
         before,
         "nothing written or removed"
     );
+    assert_eq!(server.stored_files(), [format!("{ID}.xlsx")]);
+    // The single-valued parameters of v1.1 given twice.
+    for query in [
+        "format=csv&format=json",
+        "columns=name&columns=age",
+        "offset=1&offset=2",
+    ] {
+        let (status, answer) = server.get(&format!("{rows}?{query}")).await;
+        assert_eq!(status, 400, "{query}: {answer}");
+        let name = query.split('=').next().unwrap();
+        assert_eq!(
+            answer["error"],
+            format!("{name}: must be given at most once")
+        );
+    }
+    for query in ["limit=1&limit=2", "offset=1&offset=2"] {
+        let (status, answer) = server.get(&format!("/v1/spreadsheets?{query}")).await;
+        assert_eq!(status, 400, "{query}: {answer}");
+    }
 }
 
 #[tokio::test]

@@ -76,6 +76,20 @@ async fn a_configured_origin_gets_its_preflight_and_reads_answers() {
         .unwrap();
     assert_eq!(response.status(), 401);
     assert_eq!(header(&response, "access-control-allow-origin"), Some(APP));
+    // A 404, and a 503 whose Retry-After the page may read.
+    let unknown = "/v1/data/0b1e3a5c-0000-4000-8000-0000000000ff/People";
+    let response = server
+        .client
+        .get(format!("{}{unknown}", server.base))
+        .header("origin", APP)
+        .bearer_auth("secret")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+    assert_eq!(header(&response, "access-control-allow-origin"), Some(APP));
+    let exposed = header(&response, "access-control-expose-headers").unwrap();
+    assert!(exposed.contains("retry-after"), "{exposed}");
 
     // Another site is not allowed.
     let response = preflight(&server, "https://evil.example").await;

@@ -192,6 +192,25 @@ async fn tokens_are_checked_before_anything_else() {
         );
     }
 
+    // Before the body's size: a head declaring an oversized body, without
+    // a token, is answered 401 (the body is never sent).
+    {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let address = server.base.trim_start_matches("http://");
+        let mut socket = tokio::net::TcpStream::connect(address).await.unwrap();
+        let head = format!(
+            "POST {} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n",
+            rows_path("People"),
+            64 << 20
+        );
+        socket.write_all(head.as_bytes()).await.unwrap();
+        let mut answer = vec![0; 64];
+        let n = socket.read(&mut answer).await.unwrap();
+        let status_line = String::from_utf8_lossy(&answer[..n]);
+        assert!(status_line.starts_with("HTTP/1.1 401"), "{status_line}");
+    }
+
     let (status, _) = json_of(server.client.get(url("/healthz")).send().await.unwrap()).await;
     assert_eq!(status, 200, "healthz needs no token");
 

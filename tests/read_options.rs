@@ -270,3 +270,35 @@ async fn a_blank_sheet_reads_as_empty_csv() {
     assert_eq!(answer.headers()["x-total-count"], "0");
     assert_eq!(answer.text().await.unwrap(), "");
 }
+
+/// The `Link` of a CSV answer too, with a sheet name and a filter value
+/// that need escaping: following it gives the next page.
+#[tokio::test]
+async fn a_csv_answer_links_its_next_page_with_everything_escaped() {
+    use Spec::*;
+    let server = Server::start().await;
+    let rows = vec![
+        vec![S("name")],
+        vec![S("a+b&c")],
+        vec![S("one")],
+        vec![S("two")],
+    ];
+    make_workbook(&server.file(ID), &[("My Sheet é", rows)]);
+    let path = format!("/v1/data/{ID}/My%20Sheet%20%C3%A9");
+    let query = "filter=name%3Aneq%3Aa%2Bb%26c&limit=1&format=csv";
+    let response = server
+        .client
+        .get(format!("{}{path}?{query}", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["x-total-count"], "2");
+    let link = response.headers()["link"].to_str().unwrap().to_owned();
+    assert_eq!(
+        link,
+        format!("<{path}?filter=name%3Aneq%3Aa%2Bb%26c&limit=1&format=csv&offset=1>; rel=\"next\"")
+    );
+    assert_eq!(response.text().await.unwrap(), "name\r\none\r\n");
+    let next = link.trim_start_matches('<').split('>').next().unwrap();
+    assert_eq!(server.text(next).await, "name\r\ntwo\r\n");
+}
