@@ -790,52 +790,48 @@ impl ReadQuery {
                 true
             }
         };
-        let mut seen: HashMap<&str, usize> = HashMap::new();
-        for (name, value) in pairs {
-            let earlier = seen.entry(name.as_str()).or_default();
-            *earlier += 1;
-            let earlier = *earlier - 1;
-            match name.as_str() {
-                "filter" if too_many_filters => {}
-                "filter" => match parse_filter("filter", value) {
-                    Ok(filter) => query.filters.push(filter),
-                    Err(rule) => problems.push("filter", rule),
-                },
-                // Reported once, at the second occurrence.
-                "limit" | "offset" | "order" | "columns" | "format" if earlier == 1 => {
-                    problems.push(name.as_str(), "must be given at most once");
-                }
-                "limit" | "offset" | "order" | "columns" | "format" if earlier > 1 => {}
-                "order" => {
-                    let (order, malformed) = parse_order(value);
-                    if malformed {
-                        problems.push("order", ORDER_RULE);
+        let single = ["limit", "offset", "order", "columns", "format"];
+        for_each_parameter(
+            pairs,
+            &single,
+            &["filter"],
+            &mut problems,
+            |name, value, problems| {
+                match name {
+                    "filter" if too_many_filters => {}
+                    "filter" => match parse_filter("filter", value) {
+                        Ok(filter) => query.filters.push(filter),
+                        Err(rule) => problems.push("filter", rule),
+                    },
+                    "order" => {
+                        let (order, malformed) = parse_order(value);
+                        if malformed {
+                            problems.push("order", ORDER_RULE);
+                        }
+                        // The well-formed keys are still checked against the sheet.
+                        query.order = order;
                     }
-                    // The well-formed keys are still checked against the sheet.
-                    query.order = order;
+                    "columns" => match parse_columns(value) {
+                        Ok(columns) => query.columns = Some(columns),
+                        Err(rule) => problems.push("columns", rule),
+                    },
+                    "format" => match value {
+                        "json" => query.format = Some(Format::Json),
+                        "csv" => query.format = Some(Format::Csv),
+                        _ => problems.push("format", "must be json or csv"),
+                    },
+                    "limit" => match parse_limit(value) {
+                        Ok(limit) => query.limit = limit,
+                        Err(rule) => problems.push("limit", rule),
+                    },
+                    "offset" => match parse_offset(value) {
+                        Ok(offset) => query.offset = offset,
+                        Err(rule) => problems.push("offset", rule),
+                    },
+                    _ => {}
                 }
-                "columns" => match parse_columns(value) {
-                    Ok(columns) => query.columns = Some(columns),
-                    Err(rule) => problems.push("columns", rule),
-                },
-                "format" => match value.as_str() {
-                    "json" => query.format = Some(Format::Json),
-                    "csv" => query.format = Some(Format::Csv),
-                    _ => problems.push("format", "must be json or csv"),
-                },
-                "limit" => match parse_limit(value) {
-                    Ok(limit) => query.limit = limit,
-                    Err(rule) => problems.push("limit", rule),
-                },
-                "offset" => match parse_offset(value) {
-                    Ok(offset) => query.offset = offset,
-                    Err(rule) => problems.push("offset", rule),
-                },
-                // Reported once, at its first occurrence.
-                other if earlier == 0 => problems.push(other, "is not a known query parameter"),
-                _ => {}
-            }
-        }
+            },
+        );
         checked(query, problems)
     }
 }
@@ -875,28 +871,24 @@ impl ListQuery {
             offset: 0,
         };
         let mut problems = Problems::new();
-        let mut seen: HashMap<&str, usize> = HashMap::new();
-        for (name, value) in pairs {
-            let earlier = seen.entry(name.as_str()).or_default();
-            *earlier += 1;
-            match (name.as_str(), *earlier) {
-                ("limit" | "offset", 2) => {
-                    problems.push(name.as_str(), "must be given at most once")
-                }
-                ("limit", 1) => match parse_limit(value) {
+        let single = ["limit", "offset"];
+        for_each_parameter(
+            pairs,
+            &single,
+            &[],
+            &mut problems,
+            |name, value, problems| match name {
+                "limit" => match parse_limit(value) {
                     Ok(limit) => query.limit = limit,
                     Err(rule) => problems.push("limit", rule),
                 },
-                ("offset", 1) => match parse_offset(value) {
+                "offset" => match parse_offset(value) {
                     Ok(offset) => query.offset = offset,
                     Err(rule) => problems.push("offset", rule),
                 },
-                (other, 1) if other != "limit" && other != "offset" => {
-                    problems.push(other, "is not a known query parameter");
-                }
                 _ => {}
-            }
-        }
+            },
+        );
         problems.into_result(query)
     }
 }
@@ -906,36 +898,50 @@ impl ListQuery {
 pub fn on_conflict_from_pairs(pairs: &[(String, String)]) -> Result<Option<String>, Problems> {
     let mut problems = Problems::new();
     let mut column = None;
-    let mut seen = HashSet::new();
+    for_each_parameter(
+        pairs,
+        &["on_conflict"],
+        &[],
+        &mut problems,
+        |_, value, problems| match value {
+            "" => problems.push("on_conflict", "must name a column"),
+            value => column = Some(value.to_owned()),
+        },
+    );
+    problems.into_result(column)
+}
+
+/// Calls `take` with each parameter of the query that `single` names, at
+/// its first occurrence, and each that `repeated` names, at every one
+/// (§9): a single-valued one given again is reported once as given twice,
+/// any other name once as not known. In the order they were given, so
+/// that problems are named in it.
+fn for_each_parameter<'a>(
+    pairs: &'a [(String, String)],
+    single: &[&str],
+    repeated: &[&str],
+    problems: &mut Problems,
+    mut take: impl FnMut(&'a str, &'a str, &mut Problems),
+) {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
     for (name, value) in pairs {
-        let first = seen.insert(name.as_str());
-        match name.as_str() {
-            "on_conflict" if !first => {
-                if column.is_some() {
-                    problems.push("on_conflict", "must be given at most once");
-                }
-                column = None;
-            }
-            "on_conflict" if value.is_empty() => {
-                problems.push("on_conflict", "must name a column");
-            }
-            "on_conflict" => column = Some(value.clone()),
-            other if first => problems.push(other, "is not a known query parameter"),
+        let name = name.as_str();
+        let count = seen.entry(name).or_default();
+        *count += 1;
+        match *count {
+            _ if repeated.contains(&name) => take(name, value, problems),
+            1 if single.contains(&name) => take(name, value, problems),
+            1 => problems.push(name, "is not a known query parameter"),
+            2 if single.contains(&name) => problems.push(name, "must be given at most once"),
             _ => {}
         }
     }
-    problems.into_result(column)
 }
 
 /// Refuses every query parameter: for the routes that take none (§9).
 pub fn no_query_parameters(pairs: &[(String, String)]) -> Result<(), Problems> {
     let mut problems = Problems::new();
-    let mut seen = HashSet::new();
-    for (name, _) in pairs {
-        if seen.insert(name.as_str()) {
-            problems.push(name.as_str(), "is not a known query parameter");
-        }
-    }
+    for_each_parameter(pairs, &[], &[], &mut problems, |_, _, _| {});
     problems.into_result(())
 }
 
