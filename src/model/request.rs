@@ -820,19 +820,26 @@ impl ReadQuery {
                         "csv" => query.format = Some(Format::Csv),
                         _ => problems.push("format", "must be json or csv"),
                     },
-                    "limit" => match parse_limit(value) {
-                        Ok(limit) => query.limit = limit,
-                        Err(rule) => problems.push("limit", rule),
-                    },
-                    "offset" => match parse_offset(value) {
-                        Ok(offset) => query.offset = offset,
-                        Err(rule) => problems.push("offset", rule),
-                    },
-                    _ => {}
+                    _ => paging(name, value, &mut query.limit, &mut query.offset, problems),
                 }
             },
         );
         checked(query, problems)
+    }
+}
+
+/// Takes a `limit` or `offset` parameter, as rows and listings page.
+fn paging(name: &str, value: &str, limit: &mut usize, offset: &mut usize, problems: &mut Problems) {
+    match name {
+        "limit" => match parse_limit(value) {
+            Ok(value) => *limit = value,
+            Err(rule) => problems.push("limit", rule),
+        },
+        "offset" => match parse_offset(value) {
+            Ok(value) => *offset = value,
+            Err(rule) => problems.push("offset", rule),
+        },
+        _ => {}
     }
 }
 
@@ -877,16 +884,8 @@ impl ListQuery {
             &single,
             &[],
             &mut problems,
-            |name, value, problems| match name {
-                "limit" => match parse_limit(value) {
-                    Ok(limit) => query.limit = limit,
-                    Err(rule) => problems.push("limit", rule),
-                },
-                "offset" => match parse_offset(value) {
-                    Ok(offset) => query.offset = offset,
-                    Err(rule) => problems.push("offset", rule),
-                },
-                _ => {}
+            |name, value, problems| {
+                paging(name, value, &mut query.limit, &mut query.offset, problems);
             },
         );
         problems.into_result(query)
