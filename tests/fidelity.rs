@@ -1085,26 +1085,64 @@ fn the_default_font_comes_back_as_the_file_had_it() {
     }
 }
 
-/// A delete would move the cells a carried element points at, and the
-/// element is written back unchanged: refused, naming it, file untouched.
+/// Rows deleted and inserted under carried elements move them as a
+/// spreadsheet app does (§11.2): conditional formats and validations
+/// shrink with a deleted row and grow with a row inserted inside them.
 #[tokio::test]
-async fn deletes_under_carried_elements_are_refused_naming_them() {
+async fn carried_elements_move_with_deleted_and_inserted_rows() {
     for producer in PRODUCERS {
-        for (name, what) in [
-            ("conditional", "conditional format"),
-            ("validations", "data validation"),
+        for (name, element, ranges) in [
+            ("conditional", "conditionalFormatting", ["B2:B20", "C2:C20"]),
+            ("validations", "dataValidation", ["D2:D20", "B2:B20"]),
         ] {
             let server = Server::start().await;
             server.add_fixture(&format!("fidelity/{producer}/{name}.xlsx"), ID);
-            let original = std::fs::read(server.file(ID)).unwrap();
+            let sqrefs = |server: &Server| {
+                let bytes = std::fs::read(server.file(ID)).unwrap();
+                let xml = part(&bytes, "xl/worksheets/sheet1.xml").unwrap();
+                attribute_values(&xml, element, "sqref")
+            };
+            let before = sqrefs(&server);
+            assert_eq!(before, ranges, "{producer}/{name}");
             let (status, body) = server
                 .delete(&rows_path("Data"), json!({"type": "row", "row": 2}))
                 .await;
-            assert_eq!(status, StatusCode::CONFLICT, "{producer}/{name}: {body}");
-            let detail = body["detail"].as_str().unwrap();
-            assert!(detail.contains(what), "{producer}/{name}: {detail}");
-            assert_eq!(std::fs::read(server.file(ID)).unwrap(), original);
+            assert_eq!(status, StatusCode::OK, "{producer}/{name}: {body}");
+            let shrunk: Vec<String> = before.iter().map(|r| r.replace("20", "19")).collect();
+            assert_eq!(sqrefs(&server), shrunk, "{producer}/{name}");
+            let (status, body) = server
+                .post(
+                    &format!("{}?before=5", rows_path("Data")),
+                    json!({"data": [{"name": "new"}]}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::CREATED, "{producer}/{name}: {body}");
+            assert_eq!(sqrefs(&server), before, "{producer}/{name}");
         }
+    }
+}
+
+/// The values of attribute `name` of every element `element` (local
+/// names) in `xml`, in order.
+fn attribute_values(xml: &[u8], element: &str, name: &str) -> Vec<String> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_reader(xml);
+    let mut buf = Vec::new();
+    let mut found = Vec::new();
+    loop {
+        match reader.read_event_into(&mut buf) {
+            Ok(Event::Start(e) | Event::Empty(e)) if e.local_name().as_ref() == element => {
+                let value = e
+                    .attributes()
+                    .flatten()
+                    .find(|a| a.key.local_name().as_ref() == name)
+                    .map(|a| a.value.into_owned());
+                found.extend(value);
+            }
+            Ok(Event::Eof) | Err(_) => return found,
+            Ok(_) => {}
+        }
+        buf.clear();
     }
 }
 

@@ -149,7 +149,7 @@ async fn the_description_types_what_the_server_takes() {
     );
     assert_eq!(
         schema("SelectorType")["enum"],
-        serde_json::json!(["filter", "row"])
+        serde_json::json!(["filter", "row", "rows"])
     );
     let filter = &schema("DeleteBody")["properties"]["filter"]["oneOf"];
     assert_eq!(filter[0]["type"], "string");

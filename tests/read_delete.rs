@@ -1427,7 +1427,13 @@ async fn delete_rejects_malformed_bodies_and_deletes_nothing() {
         (json!({"type": "row"}), "row"),
         (json!({"type": "row", "row": "3"}), "row"),
         (json!({"type": "row", "row": 0}), "row"),
-        (json!({"type": "rows", "row": 3}), "type"),
+        (json!({"type": "rows", "row": 3}), "rows"),
+        (json!({"type": "rows", "rows": []}), "rows"),
+        (json!({"type": "rows", "rows": "3"}), "rows"),
+        (json!({"type": "rows", "rows": [3, 0]}), "rows[1]"),
+        (json!({"type": "rows", "rows": [3, 3]}), "rows[1]"),
+        (json!({"type": "rows", "rows": [1, 3]}), "rows[0]"),
+        (json!({"type": "row", "row": 3, "rows": [3]}), "rows"),
         (json!({"row": 3}), "type"),
     ];
     for (body, field) in cases {

@@ -674,7 +674,7 @@ mod tests {
         workbook.sheets[0].rows[0][0] = Cell::Number(5.0);
         let edits = [Edited {
             cells: vec![(0, 0)],
-            moved: false,
+            ..Edited::default()
         }];
 
         mark_readers_stale(&mut workbook, &edits);
@@ -699,7 +699,7 @@ mod tests {
         workbook.sheets[0].rows[0][0] = Cell::Number(5.0);
         let edits = [Edited {
             cells: vec![(0, 0)],
-            moved: false,
+            ..Edited::default()
         }];
 
         let done = calculator.recalculate(&mut workbook, &edits).unwrap();

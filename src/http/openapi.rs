@@ -171,6 +171,12 @@ pub struct InsertParams {
     /// row is a 409.
     #[param(min_length = 1)]
     on_conflict: Option<String>,
+    /// Insert (v1.2) the rows as new sheet rows before this row — a data
+    /// row, or the row after the last one — moving it and the rows below
+    /// down with everything that points at them; the new rows take the
+    /// formats of the row above. Not with `on_conflict`.
+    #[param(minimum = 1)]
+    before: Option<u64>,
 }
 
 #[derive(Serialize, ToSchema)]

@@ -20,8 +20,8 @@ use super::openapi::{
 };
 use super::stream;
 use crate::model::request::{
-    DeleteBody, DeleteRows, InsertBody, InsertRows, ReadQuery, Rejected, UpdateBody, UpdateRows,
-    on_conflict_from_pairs,
+    DeleteBody, DeleteRows, InsertBody, InsertQuery, InsertRows, ReadQuery, Rejected, UpdateBody,
+    UpdateRows, insert_query_from_pairs,
 };
 use crate::model::{Problems, Sheet, SpreadsheetId};
 use crate::store::Edit;
@@ -32,11 +32,12 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 const PATH: &str = "/v1/data/{spreadsheet_id}/{sheet_name}";
 
-/// §4.1 Insert rows: 201 `{"inserted": N}`; with `on_conflict` (§10.2),
+/// §4.1 Insert rows: 201 `{"inserted": N}`, appended, or with `before`
+/// (§11.2) as new sheet rows before that row; with `on_conflict` (§10.2),
 /// upsert: 200 `{"inserted": a, "updated": b}`.
 #[utoipa::path(post, path = PATH, tag = "rows", params(SheetParams, InsertParams, KeyParams),
     request_body = InsertBody,
-    responses((status = 201, description = "Rows appended", body = Inserted),
+    responses((status = 201, description = "Rows appended, or inserted before the row `before` names", body = Inserted),
         (status = 200, description = "With on_conflict: rows inserted and updated", body = Upserted), Errors))]
 #[tracing::instrument(skip_all, fields(sheet = %path.sheet))]
 async fn rows_insert(
@@ -47,10 +48,10 @@ async fn rows_insert(
     JsonBody(body): JsonBody,
 ) -> Result<Response> {
     let request = InsertRows::from_json(&body, state.config.max_rows_per_request);
-    // A bad `on_conflict` joins the request's problems, so that the id's
-    // and the sheet's are named with it.
-    let (on_conflict, request) = match on_conflict_from_pairs(&pairs) {
-        Ok(column) => (column, request),
+    // A bad query joins the request's problems, so that the id's and the
+    // sheet's are named with it.
+    let (query, request) = match insert_query_from_pairs(&pairs) {
+        Ok(query) => (query, request),
         Err(mut problems) => {
             let partial = match request {
                 Ok(request) => request,
@@ -59,13 +60,13 @@ async fn rows_insert(
                     rejected.partial
                 }
             };
-            (None, Err(Rejected { partial, problems }))
+            (InsertQuery::default(), Err(Rejected { partial, problems }))
         }
     };
     let (id, request) = valid_request(&state, &path, request, Sheet::insert_problems).await?;
     let sheet = path.sheet;
     let key = key.with_body(&body);
-    if let Some(column) = on_conflict {
+    if let Some(column) = query.on_conflict {
         let (upserted, replayed) = edit_once(&state.store, id, key, move |workbook| {
             let (inserted, updated) = workbook
                 .sheet_mut(&sheet)?
@@ -80,9 +81,12 @@ async fn rows_insert(
     }
     let (inserted, replayed) = edit_once(&state.store, id, key, move |workbook| {
         // Cloned: an edit may be applied again (see `store::commit`).
-        Ok(Edit::rows(
-            workbook.sheet_mut(&sheet)?.insert(request.clone())?,
-        ))
+        let request = request.clone();
+        let inserted = match query.before {
+            Some(before) => workbook.insert_before(&sheet, request, before)?,
+            None => workbook.sheet_mut(&sheet)?.insert(request)?,
+        };
+        Ok(Edit::rows(inserted))
     })
     .await?;
     Ok(marked(
@@ -155,7 +159,9 @@ async fn rows_read(
     Ok(stream::answer(workbook, index, page, format, &next))
 }
 
-/// §4.4 Delete rows by filter or row number; rows below move up: 200 `{"deleted": N}`.
+/// §4.4 Delete rows by filter, row number or numbers (§11.2); rows below
+/// move up, and everything that points at cells moves with them: 200
+/// `{"deleted": N}`.
 #[utoipa::path(delete, path = PATH, tag = "rows", params(SheetParams, KeyParams),
     request_body = DeleteBody,
     responses((status = 200, description = "Matched rows deleted", body = Deleted), Errors))]

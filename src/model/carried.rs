@@ -4,13 +4,14 @@
 //! settings, extension lists and whatever else sheetd does not model. The
 //! xlsx layer reads them as package parts and XML elements and puts them
 //! back, unchanged, around what the writer produces; the model only holds
-//! them and asks one question: does a part or element point at cells that a
-//! delete would move ([`CarriedSheet::anchored`], [`Carried::mentions`])?
-//!
-//! Inserts and updates never move a cell, so whatever is carried stays
-//! correct through them.
+//! them. When rows move, the xlsx layer moves what points at the moved
+//! cells (it knows the format); the model keeps only what decides whether
+//! a move is allowed at all: where the pivot tables are
+//! ([`CarriedSheet::pivots`]).
 
 use std::sync::Arc;
+
+use super::layout::Range;
 
 /// A package relationship as the file states it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,10 +71,16 @@ pub struct CarriedSheet {
     /// from the model; their attributes come from here (exact widths, best
     /// fit, collapsed groups), their format ids from the writer.
     pub columns: Option<String>,
-    /// What among the carried elements and parts points at cells of the
-    /// sheet ("2 conditional format(s)"), said for a user: deleting rows
-    /// would leave it pointing at other cells.
-    pub anchored: Vec<String>,
+    /// The pivot tables on the sheet, which a row move may not cut
+    /// through (§11.2).
+    pub pivots: Vec<Pivot>,
+}
+
+/// A pivot table: its name and the cells its body takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pivot {
+    pub name: String,
+    pub range: Range,
 }
 
 impl CarriedSheet {
@@ -126,10 +133,6 @@ pub struct Carried {
     /// the model does not hold, in the workbook's order. Their parts are
     /// carried.
     pub other_sheets: Vec<OtherSheet>,
-    /// Carried parts that name sheets in formulas (charts' series, pivot
-    /// caches' sources), described for a user, with the names of the sheets
-    /// their text mentions.
-    pub mentions: Vec<(String, Vec<String>)>,
     /// The file counts dates from 1904 (a setting Excel for Mac once made
     /// the default); the model's dates count from 1900 either way.
     pub date1904: bool,
@@ -167,14 +170,5 @@ impl Carried {
     pub fn part_bytes(&self) -> usize {
         self.parts.iter().map(|p| p.bytes.len()).sum::<usize>()
             + self.theme.as_ref().map_or(0, |t| t.len())
-    }
-
-    /// What carried part refers to cells of the sheet named `sheet`.
-    pub fn mentioning(&self, sheet: &str) -> Option<&str> {
-        let lower = sheet.to_lowercase();
-        self.mentions
-            .iter()
-            .find(|(_, sheets)| sheets.iter().any(|s| s.to_lowercase() == lower))
-            .map(|(what, _)| what.as_str())
     }
 }

@@ -109,6 +109,18 @@ pub fn cell_name(row: u32, column: u32) -> String {
     format!("{}{}", column_letters(column + 1), row + 1)
 }
 
+/// A sheet's name as a reference's prefix writes it, without the `!`:
+/// quoted (`'My Sheet'`, `'Bob''s'`) unless it is letters, digits and
+/// underscores not starting with a digit.
+pub fn quoted_sheet(name: &str) -> String {
+    let plain = name.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && name.chars().next().is_some_and(|c| !c.is_ascii_digit());
+    match plain {
+        true => name.to_owned(),
+        false => format!("'{}'", name.replace('\'', "''")),
+    }
+}
+
 /// The last row of a sheet.
 const LAST_ROW: u32 = 1_048_576;
 /// The last column of a sheet (`XFD`).
@@ -119,39 +131,126 @@ const LAST_COLUMN: u32 = 16_384;
 #[error("{0}")]
 pub struct Unadjustable(pub String);
 
-/// The formula as a spreadsheet app rewrites it once the rows `deleted`
-/// (1-based, sorted, distinct) of sheet `target_sheet` are gone, for a
-/// formula on sheet `home_sheet` ("" for a defined name: its unqualified
-/// references then point at no sheet and are left alone). Sheet names
-/// compare without case.
+/// Rows of one sheet that move: some deleted, or new ones inserted. The
+/// one rule for where a row, a range and a reference go, used for cells,
+/// formulas and every element that points at cells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RowMove {
+    /// These rows (1-based, sorted, distinct) go; the rows below move up.
+    Deleted(Vec<u32>),
+    /// `count` new rows go before row `before` (1-based); it and every row
+    /// below move down. A range that spans `before` (but does not start
+    /// there) grows, as in a spreadsheet app.
+    Inserted { before: u32, count: u32 },
+}
+
+impl RowMove {
+    /// The number row `row` (1-based) has after the move; `None` when it
+    /// is deleted, or pushed past the sheet's last row.
+    pub fn row(&self, row: u32) -> Option<u32> {
+        match self {
+            RowMove::Deleted(deleted) => {
+                let above = deleted.partition_point(|&d| d < row);
+                (deleted.get(above) != Some(&row)).then(|| row - count(above))
+            }
+            RowMove::Inserted { before, count } => match row >= *before {
+                true => row.checked_add(*count).filter(|&r| r <= LAST_ROW),
+                false => Some(row),
+            },
+        }
+    }
+
+    /// The ends rows `first` to `last` (either way round, kept) have after
+    /// the move; `None` when every one of them is deleted. A range over
+    /// every row is a whole column to Excel and stays as it is; one pushed
+    /// partly past the last row ends there.
+    pub fn span(&self, first: u32, last: u32) -> Option<(u32, u32)> {
+        let (top, bottom) = (first.min(last), first.max(last));
+        if (top, bottom) == (1, LAST_ROW) {
+            return Some((first, last));
+        }
+        let (top, bottom) = match self {
+            RowMove::Deleted(deleted) => {
+                let above = count(deleted.partition_point(|&d| d < top));
+                let through = count(deleted.partition_point(|&d| d <= bottom));
+                if through - above == bottom - top + 1 {
+                    return None;
+                }
+                (top - above, bottom - through)
+            }
+            RowMove::Inserted { before, count } => {
+                let moved = |row: u32| match row >= *before {
+                    true => row.saturating_add(*count).min(LAST_ROW),
+                    false => row,
+                };
+                if top >= *before && top.saturating_add(*count) > LAST_ROW {
+                    return None;
+                }
+                (moved(top), moved(bottom))
+            }
+        };
+        Some(if first <= last {
+            (top, bottom)
+        } else {
+            (bottom, top)
+        })
+    }
+
+    /// Whether rows `first` to `last` stay as they are: the move happens
+    /// wholly below them.
+    pub fn leaves(&self, first: u32, last: u32) -> bool {
+        let bottom = first.max(last);
+        match self {
+            RowMove::Deleted(deleted) => deleted.first().is_none_or(|&d| d > bottom),
+            RowMove::Inserted { before, .. } => *before > bottom,
+        }
+    }
+}
+
+/// Rows moving on one sheet of a workbook, with what a formula needs to
+/// know about the workbook: the order of its sheets, for 3D references.
+#[derive(Debug, Clone, Copy)]
+pub struct SheetRows<'a> {
+    /// The sheet whose rows move.
+    pub sheet: &'a str,
+    /// Every sheet's name in the workbook's order, chart sheets included.
+    pub order: &'a [&'a str],
+    pub rows: &'a RowMove,
+}
+
+/// The formula as a spreadsheet app rewrites it once rows of one sheet
+/// have moved ([`SheetRows`]), for a formula on sheet `home_sheet` ("" for
+/// a defined name or a chart: its unqualified references then point at no
+/// sheet and are left alone). Sheet names compare without case.
 ///
-/// On the target sheet a cell below deleted rows moves up by as many,
-/// `$` or not, and a deleted cell becomes `#REF!` (`Data!#REF!` when
-/// qualified); a range (`A2:A10`, `3:5`) shrinks by its deleted rows and
-/// moves up by those above it, and becomes `#REF!` when all its rows go.
-/// Whole columns (`A:A`, and `A1:A1048576`, which is the same to Excel),
-/// other sheets, other workbooks (`[1]Data!A1`), names, structured
-/// references, literals and function names are left as written.
+/// On the moved sheet a cell goes where its row goes, `$` or not, and a
+/// deleted cell becomes `#REF!` (`Data!#REF!` when qualified); a range
+/// (`A2:A10`, `3:5`) shrinks by its deleted rows, grows by rows inserted
+/// inside it and moves with the rows above it, and becomes `#REF!` when
+/// all its rows go. Whole columns (`A:A`, and `A1:A1048576`, which is the
+/// same to Excel), other sheets, other workbooks (`[1]Data!A1`), names,
+/// structured references, literals and function names are left as written.
 ///
-/// Unadjustable: a 3D reference (`Alpha:Gamma!A1`), as the sheets between
-/// its ends are not known here.
-pub fn rows_deleted(
+/// Unadjustable: a 3D reference (`Alpha:Gamma!A1`) whose span includes the
+/// sheet, or whose ends are not sheets of the workbook.
+pub fn rows_moved(
     formula: &str,
     home_sheet: &str,
-    target_sheet: &str,
-    deleted: &[u32],
+    moved: &SheetRows<'_>,
 ) -> Result<String, Unadjustable> {
-    debug_assert!(
-        deleted.windows(2).all(|pair| pair[0] < pair[1]),
-        "deleted rows are sorted and distinct"
-    );
+    if let RowMove::Deleted(deleted) = moved.rows {
+        debug_assert!(
+            deleted.windows(2).all(|pair| pair[0] < pair[1]),
+            "deleted rows are sorted and distinct"
+        );
+    }
     let mut out = String::with_capacity(formula.len());
     for piece in pieces(formula) {
         match piece {
             Piece::Reference(reference) => {
                 out.push_str(reference.prefix);
-                if points_at(&reference, home_sheet, target_sheet)? {
-                    out.push_str(&target_after_deletion(&reference, deleted));
+                if points_at(&reference, home_sheet, moved)? {
+                    out.push_str(&target_moved(&reference, moved.rows));
                 } else {
                     out.push_str(reference.target_text);
                 }
@@ -162,6 +261,33 @@ pub fn rows_deleted(
     Ok(out)
 }
 
+/// A list of ranges as an element's `sqref` writes them (`A2:D21 F5`,
+/// no sheet names) once rows have moved: each range moves or shrinks as a
+/// formula's does, and those whose rows are all deleted go. `None` when
+/// none is left.
+pub fn ranges_moved(ranges: &str, rows: &RowMove) -> Option<String> {
+    let kept: Vec<String> = ranges
+        .split_ascii_whitespace()
+        .filter_map(|range| range_moved(range, rows))
+        .collect();
+    (!kept.is_empty()).then(|| kept.join(" "))
+}
+
+/// One range or cell without a sheet (`B4`, `A2:D21`, `3:5`) once rows
+/// have moved; `None` when its rows are all deleted. Text that is no
+/// range is kept as it is.
+pub fn range_moved(range: &str, rows: &RowMove) -> Option<String> {
+    let Some(Piece::Reference(reference)) = pieces(range).into_iter().next() else {
+        return Some(range.to_owned());
+    };
+    if reference.target_text.len() != range.len() {
+        return Some(range.to_owned());
+    }
+    match target_moved(&reference, rows) {
+        gone if gone == GONE => None,
+        text => Some(text),
+    }
+}
 /// The formula with every reference cut off below row `last_row`: whole
 /// columns (`A:C`) become `A1:C{last_row}`, and a range that ends lower
 /// (`A2:A1048576`) ends there. For an engine that reads every row a
@@ -197,73 +323,59 @@ pub fn rows_bounded(formula: &str, last_row: u32) -> String {
     out
 }
 
-/// Whether `reference`, in a formula on `home_sheet`, points at
-/// `target_sheet`. A 3D span is unadjustable: it may include it.
+/// Whether `reference`, in a formula on `home_sheet`, points at the
+/// sheet whose rows move. A 3D span is unadjustable when it includes it.
 fn points_at(
     reference: &Reference<'_>,
     home_sheet: &str,
-    target_sheet: &str,
+    moved: &SheetRows<'_>,
 ) -> Result<bool, Unadjustable> {
     match &reference.sheet {
-        Sheet::Own => Ok(!home_sheet.is_empty() && same_sheet(home_sheet, target_sheet)),
-        Sheet::Named(name) => Ok(same_sheet(name, target_sheet)),
-        Sheet::Span(span) => Err(Unadjustable(format!(
-            "a 3D reference spans sheets {span}, which may include {target_sheet}"
-        ))),
+        Sheet::Own => Ok(!home_sheet.is_empty() && same_sheet(home_sheet, moved.sheet)),
+        Sheet::Named(name) => Ok(same_sheet(name, moved.sheet)),
+        Sheet::Span(span) => match span_includes(span, moved) {
+            Some(false) => Ok(false),
+            Some(true) | None => Err(Unadjustable(format!(
+                "the 3D reference {}{} spans sheets {span}, which include {}",
+                reference.prefix, reference.target_text, moved.sheet
+            ))),
+        },
         Sheet::External | Sheet::Deleted => Ok(false),
     }
 }
 
-/// The text of `reference`'s target (its prefix aside) once the rows
-/// `deleted` of its sheet are gone.
-fn target_after_deletion(reference: &Reference<'_>, deleted: &[u32]) -> String {
-    const GONE: &str = "#REF!";
+/// Whether the 3D span `First:Last` includes the sheet whose rows move;
+/// `None` when an end is no sheet of the workbook.
+fn span_includes(span: &str, moved: &SheetRows<'_>) -> Option<bool> {
+    let (first, last) = span.split_once(':')?;
+    let place = |name: &str| moved.order.iter().position(|s| same_sheet(s, name));
+    let (first, last) = (place(first)?, place(last)?);
+    let target = place(moved.sheet)?;
+    Some((first.min(last)..=first.max(last)).contains(&target))
+}
+
+/// What a reference to cells that are gone becomes.
+const GONE: &str = "#REF!";
+
+/// The text of `reference`'s target (its prefix aside) once rows of its
+/// sheet have moved.
+fn target_moved(reference: &Reference<'_>, rows: &RowMove) -> String {
     match &reference.target {
-        Target::Cell(cell) => row_after_deletion(cell.row.number, deleted)
+        Target::Cell(cell) => rows
+            .row(cell.row.number)
             .map_or_else(|| GONE.to_owned(), |row| cell.renumbered(row)),
-        Target::Cells(first, last) => {
-            range_after_deletion(first.row.number, last.row.number, deleted).map_or_else(
-                || GONE.to_owned(),
-                |(top, bottom)| format!("{}:{}", first.renumbered(top), last.renumbered(bottom)),
-            )
-        }
-        Target::Rows(first, last) => range_after_deletion(first.number, last.number, deleted)
-            .map_or_else(
-                || GONE.to_owned(),
-                |(top, bottom)| format!("{}:{}", first.renumbered(top), last.renumbered(bottom)),
-            ),
+        Target::Cells(first, last) => rows.span(first.row.number, last.row.number).map_or_else(
+            || GONE.to_owned(),
+            |(top, bottom)| format!("{}:{}", first.renumbered(top), last.renumbered(bottom)),
+        ),
+        Target::Rows(first, last) => rows.span(first.number, last.number).map_or_else(
+            || GONE.to_owned(),
+            |(top, bottom)| format!("{}:{}", first.renumbered(top), last.renumbered(bottom)),
+        ),
         Target::Columns(..) | Target::Name | Target::Table | Target::Error => {
             reference.target_text.to_owned()
         }
     }
-}
-
-/// The number row `row` has once the rows `deleted` are gone; `None` when
-/// it is one of them.
-fn row_after_deletion(row: u32, deleted: &[u32]) -> Option<u32> {
-    let above = deleted.partition_point(|&d| d < row);
-    (deleted.get(above) != Some(&row)).then(|| row - count(above))
-}
-
-/// The ends the rows `first` to `last` (either way round, kept) have once
-/// the rows `deleted` are gone; `None` when every one of them is. A range
-/// over every row is a whole column to Excel and stays as it is.
-fn range_after_deletion(first: u32, last: u32, deleted: &[u32]) -> Option<(u32, u32)> {
-    let (top, bottom) = (first.min(last), first.max(last));
-    if (top, bottom) == (1, LAST_ROW) {
-        return Some((first, last));
-    }
-    let above = count(deleted.partition_point(|&d| d < top));
-    let through = count(deleted.partition_point(|&d| d <= bottom));
-    if through - above == bottom - top + 1 {
-        return None;
-    }
-    let (top, bottom) = (top - above, bottom - through);
-    Some(if first <= last {
-        (top, bottom)
-    } else {
-        (bottom, top)
-    })
 }
 
 /// A count of deleted rows as a row number: fewer rows than a sheet holds.
@@ -911,6 +1023,81 @@ mod tests {
         }
     }
 
+    /// The sheets of the workbook the tests' formulas live in, in order.
+    const ORDER: &[&str] = &[
+        "Alpha", "Jan 1", "Beta", "Orders", "Mar 1", "Gamma", "Summary", "My Sheet", "Other",
+        "Bob's",
+    ];
+
+    /// [`rows_moved`] for rows `deleted` of sheet `target`.
+    fn rows_deleted(
+        formula: &str,
+        home: &str,
+        target: &str,
+        deleted: &[u32],
+    ) -> Result<String, Unadjustable> {
+        let rows = RowMove::Deleted(deleted.to_vec());
+        let moved = SheetRows {
+            sheet: target,
+            order: ORDER,
+            rows: &rows,
+        };
+        rows_moved(formula, home, &moved)
+    }
+
+    /// [`rows_moved`] for `count` rows inserted before row `before` of
+    /// sheet `Orders`, for a formula there.
+    fn inserted_on_orders(formula: &str, before: u32, count: u32) -> String {
+        let rows = RowMove::Inserted { before, count };
+        let moved = SheetRows {
+            sheet: "Orders",
+            order: ORDER,
+            rows: &rows,
+        };
+        rows_moved(formula, "Orders", &moved).expect(formula)
+    }
+
+    #[test]
+    fn inserting_rows_moves_the_rows_below_down_and_grows_ranges_across() {
+        let cases: [(&str, u32, u32, &str); 10] = [
+            ("B5*C5", 5, 1, "B6*C6"),
+            ("B5*C5", 6, 2, "B5*C5"),
+            ("$D$10+D2", 3, 4, "$D$14+D2"),
+            ("SUM(A2:A10)", 5, 1, "SUM(A2:A11)"),
+            ("SUM(A2:A10)", 2, 1, "SUM(A3:A11)"),
+            ("SUM(A2:A10)", 11, 1, "SUM(A2:A10)"),
+            ("SUM(3:5)+SUM(A:A)", 4, 2, "SUM(3:7)+SUM(A:A)"),
+            ("SUM(A1:A1048576)", 4, 2, "SUM(A1:A1048576)"),
+            ("Other!A5+Orders!A5", 1, 1, "Other!A5+Orders!A6"),
+            ("A1048576", 2, 1, "#REF!"),
+        ];
+        for (formula, before, count, expected) in cases {
+            assert_eq!(
+                inserted_on_orders(formula, before, count),
+                expected,
+                "{formula}"
+            );
+        }
+    }
+
+    #[test]
+    fn ranges_of_an_element_move_shrink_and_go() {
+        let deleted = RowMove::Deleted(vec![10]);
+        assert_eq!(
+            ranges_moved("A2:D21 A10:D10 B12 $C$15", &deleted).as_deref(),
+            Some("A2:D20 B11 $C$14")
+        );
+        assert_eq!(ranges_moved("A10:D10 E10", &deleted), None);
+        let inserted = RowMove::Inserted {
+            before: 10,
+            count: 2,
+        };
+        assert_eq!(
+            ranges_moved("A2:D21 A10:D10 B3", &inserted).as_deref(),
+            Some("A2:D23 A12:D12 B3")
+        );
+    }
+
     /// `rows_deleted` for a formula on sheet `Orders`, rows deleted there.
     fn deleted_on_orders(formula: &str, deleted: &[u32]) -> String {
         rows_deleted(formula, "Orders", "Orders", deleted).expect(formula)
@@ -1032,6 +1219,11 @@ mod tests {
         for formula in ["SUM(Alpha:Gamma!A2)", "SUM('Jan 1:Mar 1'!A2)", "A:C!A1"] {
             let refused = rows_deleted(formula, "Orders", "Orders", &[1]);
             assert!(refused.is_err(), "{formula}");
+        }
+        // A span that leaves the sheet out is no reference to it.
+        for formula in ["SUM(Summary:Other!A2)", "SUM(Alpha:Beta!A2)"] {
+            let kept = rows_deleted(formula, "Orders", "Orders", &[1]);
+            assert_eq!(kept.as_deref(), Ok(formula));
         }
         let Err(Unadjustable(reason)) = rows_deleted("Alpha:Gamma!A2", "X", "Beta", &[1]) else {
             panic!("a 3D reference is adjusted");

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::format::{Color, Font};
+use super::formula::RowMove;
 
 /// A rectangle of cells, both corners included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,17 +154,18 @@ pub struct TextRun {
     pub text: String,
 }
 
-/// `cells`, kept by cell, once the rows at `removed` (sorted, 0-based) are
-/// gone: those on removed rows go, those below move up.
-fn cells_moved_up<T>(cells: &mut BTreeMap<(u32, u16), T>, removed: &[usize]) {
+/// `cells`, kept by cell, once rows have moved: those on deleted rows go,
+/// the others go where their rows go.
+fn cells_moved<T>(cells: &mut BTreeMap<(u32, u16), T>, rows: &RowMove) {
     *cells = std::mem::take(cells)
         .into_iter()
-        .filter(|((row, _), _)| removed.binary_search(&(*row as usize)).is_err())
-        .map(|((row, column), value)| {
-            let above = removed.partition_point(|&r| r < row as usize) as u32;
-            ((row - above, column), value)
-        })
+        .filter_map(|((row, column), value)| Some(((moved_index(row, rows)?, column), value)))
         .collect();
+}
+
+/// Where the row at 0-based `index` goes; `None` when it is deleted.
+fn moved_index(index: u32, rows: &RowMove) -> Option<u32> {
+    rows.row(index + 1).map(|row| row - 1)
 }
 
 impl Range {
@@ -176,20 +178,21 @@ impl Range {
         }
     }
 
-    /// The range once the rows at `removed` (sorted, 0-based) are gone: it
-    /// shrinks by the removed rows inside it and moves up by those above
-    /// it. `None` when all its rows are removed.
-    fn without_rows(self, removed: &[usize]) -> Option<Range> {
-        let before = |row: u32| removed.partition_point(|&r| r < row as usize) as u32;
-        let up_to = |row: u32| removed.partition_point(|&r| r <= row as usize) as u32;
-        let first_row = self.first_row - before(self.first_row);
-        let kept =
-            (self.last_row - self.first_row + 1) - (up_to(self.last_row) - before(self.first_row));
-        (kept > 0).then(|| Range {
-            first_row,
-            last_row: first_row + kept - 1,
+    /// The range once rows have moved ([`RowMove::span`]): it shrinks by
+    /// deleted rows inside it, grows by rows inserted inside it, and moves
+    /// with those above it. `None` when all its rows are deleted.
+    pub fn moved(self, rows: &RowMove) -> Option<Range> {
+        let (first, last) = rows.span(self.first_row + 1, self.last_row + 1)?;
+        Some(Range {
+            first_row: first - 1,
+            last_row: last - 1,
             ..self
         })
+    }
+
+    /// Whether the range holds any of rows `first..=last` (0-based).
+    pub fn rows_overlap(&self, first: u32, last: u32) -> bool {
+        first <= self.last_row && last >= self.first_row
     }
 }
 
@@ -302,48 +305,63 @@ impl Layout {
         grew
     }
 
-    /// Removes the rows at `removed` (sorted, 0-based) from everything
-    /// anchored to rows: rows below move up, ranges shrink, and what lay
-    /// only on removed rows goes with them.
-    pub fn rows_removed(&mut self, removed: &[usize]) {
-        if removed.is_empty() || self.is_empty() {
+    /// Moves everything anchored to rows with them ([`RowMove`]): rows
+    /// below a delete move up and those below an insert down, ranges shrink
+    /// or grow, and what lay only on deleted rows goes with them. Inserted
+    /// rows take the cell formats of the row above them, as in a
+    /// spreadsheet app.
+    pub fn rows_moved(&mut self, rows: &RowMove) {
+        if self.is_empty() {
             return;
         }
-        let gone = |row: usize| removed.binary_search(&row).is_ok();
-        let mut index = 0;
-        self.formats.retain(|_| {
-            index += 1;
-            !gone(index - 1)
-        });
-        let moved = |row: u32| row - removed.partition_point(|&r| r < row as usize) as u32;
+        match rows {
+            RowMove::Deleted(deleted) => {
+                let mut index = 0;
+                self.formats.retain(|_| {
+                    index += 1;
+                    deleted.binary_search(&index).is_err()
+                });
+            }
+            &RowMove::Inserted { before, count } => {
+                let at = (before - 1) as usize;
+                if at <= self.formats.len() {
+                    let above = at
+                        .checked_sub(1)
+                        .and_then(|row| self.formats.get(row))
+                        .cloned()
+                        .unwrap_or_default();
+                    let new = std::iter::repeat_n(above, count as usize);
+                    self.formats.splice(at..at, new);
+                }
+            }
+        }
         self.rows = std::mem::take(&mut self.rows)
             .into_iter()
-            .filter(|(row, _)| !gone(*row as usize))
-            .map(|(row, props)| (moved(row), props))
+            .filter_map(|(row, props)| Some((moved_index(row, rows)?, props)))
             .collect();
         self.merges = std::mem::take(&mut self.merges)
             .into_iter()
-            .filter_map(|range| range.without_rows(removed))
+            .filter_map(|range| range.moved(rows))
             .filter(|range| {
                 range.first_row != range.last_row || range.first_column != range.last_column
             })
             .collect();
         self.array_formulas = std::mem::take(&mut self.array_formulas)
             .into_iter()
-            .filter_map(|range| range.without_rows(removed))
+            .filter_map(|range| range.moved(rows))
             .collect();
-        cells_moved_up(&mut self.rich_text, removed);
-        cells_moved_up(&mut self.iso_dates, removed);
+        cells_moved(&mut self.rich_text, rows);
+        cells_moved(&mut self.iso_dates, rows);
         self.links = std::mem::take(&mut self.links)
             .into_iter()
-            .filter(|link| !gone(link.range.first_row as usize))
+            .filter(|link| moved_index(link.range.first_row, rows).is_some())
             .filter_map(|link| {
-                let range = link.range.without_rows(removed)?;
+                let range = link.range.moved(rows)?;
                 Some(Link { range, ..link })
             })
             .collect();
         self.tables
-            .retain_mut(|table| match table.range.without_rows(removed) {
+            .retain_mut(|table| match table.range.moved(rows) {
                 Some(mut range) => {
                     // A table keeps at least one row below its header, as
                     // in a spreadsheet app when all its data is deleted.
@@ -356,9 +374,13 @@ impl Layout {
                 // Every row of it, its header's too, is gone.
                 None => false,
             });
-        self.autofilter = self
-            .autofilter
-            .and_then(|range| range.without_rows(removed));
+        self.autofilter = self.autofilter.and_then(|range| range.moved(rows));
+        if let Some((row, column)) = self.freeze {
+            // The frozen rows lose those deleted among them and take in
+            // rows inserted among them.
+            let kept = rows.span(1, row.max(1)).map_or(0, |(_, last)| last);
+            self.freeze = Some((if row == 0 { 0 } else { kept }, column));
+        }
     }
 }
 
@@ -377,11 +399,17 @@ mod tests {
 
     #[test]
     fn ranges_shrink_and_move_with_removed_rows() {
-        assert_eq!(rows(4, 6).without_rows(&[1, 2]), Some(rows(2, 4)));
-        assert_eq!(rows(4, 6).without_rows(&[5]), Some(rows(4, 5)));
-        assert_eq!(rows(4, 6).without_rows(&[4, 5, 6]), None);
-        assert_eq!(rows(4, 6).without_rows(&[0, 4, 9]), Some(rows(3, 4)));
-        assert_eq!(rows(4, 6).without_rows(&[7, 8]), Some(rows(4, 6)));
+        // 0-based ranges, 1-based rows deleted.
+        let deleted = |rows: &[u32]| RowMove::Deleted(rows.to_vec());
+        assert_eq!(rows(4, 6).moved(&deleted(&[2, 3])), Some(rows(2, 4)));
+        assert_eq!(rows(4, 6).moved(&deleted(&[6])), Some(rows(4, 5)));
+        assert_eq!(rows(4, 6).moved(&deleted(&[5, 6, 7])), None);
+        assert_eq!(rows(4, 6).moved(&deleted(&[1, 5, 10])), Some(rows(3, 4)));
+        assert_eq!(rows(4, 6).moved(&deleted(&[8, 9])), Some(rows(4, 6)));
+        let inserted = |before, count| RowMove::Inserted { before, count };
+        assert_eq!(rows(4, 6).moved(&inserted(6, 2)), Some(rows(4, 8)));
+        assert_eq!(rows(4, 6).moved(&inserted(5, 1)), Some(rows(5, 7)));
+        assert_eq!(rows(4, 6).moved(&inserted(8, 1)), Some(rows(4, 6)));
     }
 
     #[test]
@@ -418,9 +446,9 @@ mod tests {
             }],
             ..Layout::default()
         };
-        layout.rows_removed(&[1, 2]);
+        layout.rows_moved(&RowMove::Deleted(vec![2, 3]));
         assert_eq!(layout.tables[0].range, rows(0, 1));
-        layout.rows_removed(&[0, 1]);
+        layout.rows_moved(&RowMove::Deleted(vec![1, 2]));
         assert!(layout.tables.is_empty());
     }
 
@@ -453,7 +481,7 @@ mod tests {
             }],
             ..Layout::default()
         };
-        layout.rows_removed(&[1]);
+        layout.rows_moved(&RowMove::Deleted(vec![2]));
         assert_eq!(layout.formats, vec![vec![1], vec![3]]);
         assert_eq!(layout.rows.keys().copied().collect::<Vec<_>>(), vec![1]);
         assert!(layout.rows[&1].hidden);

@@ -315,9 +315,13 @@ pub struct UpdateBody {
     /// With `type: row`: the row number, as the spreadsheet app shows it.
     #[schema(value_type = Option<u64>, minimum = 1)]
     row: Option<Value>,
+    /// With `type: rows` and `data` an object (v1.2): the numbers of the
+    /// rows to set to `data`, as the sheet stands before the request.
+    #[schema(value_type = Option<Vec<u64>>)]
+    rows: Option<Value>,
     /// Column name → new value; only these cells change, `null` clears one.
-    /// With `type: rows`, an array of such objects, each with `_row`, the
-    /// number of the row it sets.
+    /// With `type: rows` and no `rows`, an array of such objects, each with
+    /// `_row`, the number of the row it sets.
     #[schema(schema_with = update_data_schema, required = true)]
     data: Option<Value>,
     #[serde(flatten)]
@@ -333,7 +337,8 @@ pub enum UpdateType {
     Filter,
     /// The one row numbered `row`, set to `data`.
     Row,
-    /// Each row of `data` by its `_row`, with its own values (v1.1).
+    /// The rows numbered in `rows`, each set to `data` (v1.2); without
+    /// `rows`, each row of `data` by its `_row`, with its own values (v1.1).
     Rows,
 }
 
@@ -349,6 +354,10 @@ pub struct DeleteBody {
     /// With `type: row`: the row number, as the spreadsheet app shows it.
     #[schema(value_type = Option<u64>, minimum = 1)]
     row: Option<Value>,
+    /// With `type: rows` (v1.2): the numbers of the rows to delete, as the
+    /// sheet stands before the request; all or nothing.
+    #[schema(value_type = Option<Vec<u64>>)]
+    rows: Option<Value>,
     #[serde(flatten)]
     #[schema(ignore)]
     unknown: Map<String, Value>,
@@ -362,6 +371,8 @@ pub enum SelectorType {
     Filter,
     /// The one row numbered `row`.
     Row,
+    /// The rows numbered in `rows` (v1.2).
+    Rows,
 }
 
 /// The names of the body schemas, whose objects allow no other fields.
@@ -482,6 +493,9 @@ pub enum Selector {
     Filter(Vec<FilterExpr>),
     /// One row, by the number the sheet shows for it.
     Row(u64),
+    /// Rows by the numbers the sheet shows for them (`type: rows` with
+    /// `rows`, §11.2), each once.
+    Numbers(Vec<u64>),
     /// Rows by number, each with its own values (`PATCH` with `type:
     /// rows`, §10.2); the values are in [`UpdateRows::rows`].
     Rows,
@@ -649,13 +663,15 @@ impl UpdateRows {
         })?;
         let mut problems = Problems::new();
         report_unknown(&body.unknown, &mut problems);
-        if body.r#type.as_ref().and_then(Value::as_str) == Some("rows") {
+        let rows_type = body.r#type.as_ref().and_then(Value::as_str) == Some("rows");
+        if rows_type && body.rows.is_none() {
             return rows_update(&body, problems);
         }
         let selector = selector_from_json(
             body.r#type.as_ref(),
             body.filter.as_ref(),
             body.row.as_ref(),
+            body.rows.as_ref(),
             "must be one of filter or row or rows",
             &mut problems,
         );
@@ -762,7 +778,8 @@ impl DeleteRows {
             body.r#type.as_ref(),
             body.filter.as_ref(),
             body.row.as_ref(),
-            "must be one of filter or row",
+            body.rows.as_ref(),
+            "must be one of filter or row or rows",
             &mut problems,
         );
         checked(DeleteRows { selector }, problems)
@@ -892,22 +909,41 @@ impl ListQuery {
     }
 }
 
-/// The query of `POST` rows: `on_conflict=<column>` (§10.2), at most once;
-/// nothing else.
-pub fn on_conflict_from_pairs(pairs: &[(String, String)]) -> Result<Option<String>, Problems> {
+/// The query of `POST` rows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InsertQuery {
+    /// Upsert on this column (§10.2).
+    pub on_conflict: Option<String>,
+    /// Insert as new sheet rows before this row (§11.2).
+    pub before: Option<u64>,
+}
+
+/// The query of `POST` rows: `on_conflict=<column>` (§10.2) or
+/// `before=<row>` (§11.2), each at most once; nothing else.
+pub fn insert_query_from_pairs(pairs: &[(String, String)]) -> Result<InsertQuery, Problems> {
     let mut problems = Problems::new();
-    let mut column = None;
+    let mut query = InsertQuery::default();
     for_each_parameter(
         pairs,
-        &["on_conflict"],
+        &["on_conflict", "before"],
         &[],
         &mut problems,
-        |_, value, problems| match value {
-            "" => problems.push("on_conflict", "must name a column"),
-            value => column = Some(value.to_owned()),
+        |name, value, problems| match (name, value) {
+            ("on_conflict", "") => problems.push("on_conflict", "must name a column"),
+            ("on_conflict", value) => query.on_conflict = Some(value.to_owned()),
+            (_, value) => match value.parse::<u64>() {
+                Ok(row) if row >= 1 => query.before = Some(row),
+                _ => problems.push("before", "must be a row number (an integer of 1 or more)"),
+            },
         },
     );
-    problems.into_result(column)
+    if query.on_conflict.is_some() && query.before.is_some() {
+        problems.push(
+            "before",
+            "cannot be combined with on_conflict: an upsert appends its new rows",
+        );
+    }
+    problems.into_result(query)
 }
 
 /// Calls `take` with each parameter of the query that `single` names, at
@@ -987,11 +1023,16 @@ fn selector_from_json(
     kind: Option<&Value>,
     filter: Option<&Value>,
     row: Option<&Value>,
+    numbers: Option<&Value>,
     types: &'static str,
     problems: &mut Problems,
 ) -> Selector {
     let nothing = || Selector::Filter(Vec::new());
-    match kind.filter(|v| !v.is_null()).map(Value::as_str) {
+    let kind = kind.filter(|v| !v.is_null()).map(Value::as_str);
+    if numbers.is_some() && kind != Some(Some("rows")) {
+        problems.push("rows", "is allowed only when type is rows");
+    }
+    match kind {
         None => {
             problems.push("type", "is required");
             filter.map_or_else(nothing, |f| {
@@ -1026,11 +1067,62 @@ fn selector_from_json(
                 }
             }
         }
+        Some(Some("rows")) => {
+            for (field, given) in [("filter", filter), ("row", row)] {
+                if given.is_some() {
+                    problems.push(field, "is not allowed when type is rows");
+                }
+            }
+            match numbers {
+                None => {
+                    problems.push("rows", "is required when type is rows");
+                    nothing()
+                }
+                Some(numbers) => Selector::Numbers(row_numbers(numbers, problems)),
+            }
+        }
         Some(_) => {
             problems.push("type", types);
             nothing()
         }
     }
+}
+
+/// `rows` of a `type: rows` delete or update (§11.2): a non-empty array of
+/// row numbers, each at most once, as many as one read may return.
+fn row_numbers(numbers: &Value, problems: &mut Problems) -> Vec<u64> {
+    let Value::Array(items) = numbers else {
+        problems.push("rows", "must be an array of row numbers");
+        return Vec::new();
+    };
+    if items.is_empty() {
+        problems.push("rows", "must name at least one row");
+    }
+    if items.len() > MAX_LIMIT {
+        problems.push(
+            "rows",
+            format!(
+                "names {} rows; at most {MAX_LIMIT} are allowed",
+                items.len()
+            ),
+        );
+        return Vec::new();
+    }
+    let mut seen = HashSet::new();
+    let mut found = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        match item.as_u64().filter(|&n| n >= 1) {
+            Some(n) if !seen.insert(n) => {
+                problems.push(format!("rows[{index}]"), format!("names row {n} again"));
+            }
+            Some(n) => found.push(n),
+            None => problems.push(
+                format!("rows[{index}]"),
+                "must be a row number (an integer of 1 or more)",
+            ),
+        }
+    }
+    found
 }
 
 /// A filter expression, or a non-empty array of them: the ones that parse.

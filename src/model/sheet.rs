@@ -12,9 +12,11 @@ use serde_json::{Map, Value};
 
 use super::filter::{FilterExpr, number_key, to_seconds};
 use super::format::CellFormat;
-use super::formula::{Unadjustable, cell_name, rows_deleted, shifted};
+use super::formula::{
+    RowMove, SheetRows, Unadjustable, cell_name, quoted_sheet, rows_moved, shifted,
+};
 use super::header::{Column, Header};
-use super::layout::{Layout, LinkTarget};
+use super::layout::{Layout, LinkTarget, Range};
 use super::problems::Problems;
 use super::request::{
     DeleteRows, InsertRows, NewRow, NewSheet, ROW_KEY, ReadQuery, RowValues, Selector, UpdateRows,
@@ -154,57 +156,145 @@ impl Workbook {
     }
 
     /// Deletes rows of one sheet, moving the rows below up, as a
-    /// spreadsheet app does: every formula, defined name and hyperlink that
-    /// refers to the sheet's rows is adjusted (references below move up,
-    /// ranges shrink, a reference to a deleted cell becomes `#REF!`), and
-    /// merged ranges, tables and the rest of the layout move with the rows.
-    ///
-    /// Refused, naming the cause, when a reference cannot be adjusted
-    /// correctly: a 3D reference that may span the sheet, or a carried
-    /// element or part that points at its cells (a conditional format, a
-    /// drawing, a chart's series), which the service does not rewrite.
+    /// spreadsheet app does (§11.2): see [`Workbook::move_rows`].
     pub fn delete_rows(&mut self, sheet_name: &str, request: &DeleteRows) -> Result<usize, Error> {
         let index = self.sheet_index(sheet_name)?;
         let rows = self.sheets[index].select(&request.selector, Problems::new())?;
         if rows.is_empty() {
             return Ok(0);
         }
-        if let Some(reason) = self.carried_references_to(index) {
-            return Err(Error::Conflict(reason));
-        }
-        let deleted: Vec<u32> = rows.iter().map(|&row| row as u32 + 1).collect();
-        let adjusted = self.references_adjusted(index, &deleted)?;
-        adjusted.apply(self);
-        self.sheets[index].remove_rows(&rows);
+        let deleted = rows.iter().map(|&row| row as u32 + 1).collect();
+        self.move_rows(index, RowMove::Deleted(deleted))?;
         Ok(rows.len())
     }
 
+    /// Inserts the rows of `request` as new sheet rows before row `before`
+    /// (1-based: a data row, or the row after the last one), moving that
+    /// row and the rows below down (§11.2). The new rows take the formats
+    /// of the row above, and a formula column's formulas, as appended rows
+    /// do.
+    pub fn insert_before(
+        &mut self,
+        sheet_name: &str,
+        request: InsertRows,
+        before: u64,
+    ) -> Result<usize, Error> {
+        let index = self.sheet_index(sheet_name)?;
+        let sheet = &self.sheets[index];
+        let Some(header) = Header::of(sheet) else {
+            return Err(Problems::one(
+                "before",
+                "the sheet has no header row yet: insert without before",
+            )
+            .into());
+        };
+        let first = header.row as u64 + 2;
+        let after_last = sheet
+            .last_non_blank_row()
+            .map_or(first, |last| last as u64 + 2);
+        let mut problems = insert_problems(&header, &request);
+        if !(first..=after_last).contains(&before) {
+            problems.push(
+                "before",
+                format!(
+                    "must be a data row ({first}–{}) or the row after the last one ({after_last})",
+                    after_last - 1
+                ),
+            );
+        }
+        let count = request.rows.len();
+        if after_last as usize - 1 + count > MAX_ROWS {
+            problems.push(
+                "data",
+                format!("{count} rows would push the sheet past its last row ({MAX_ROWS})"),
+            );
+        }
+        if !problems.is_empty() {
+            return Err(problems.into());
+        }
+        if count == 0 {
+            return Ok(0);
+        }
+        let moved = RowMove::Inserted {
+            before: before as u32,
+            count: count as u32,
+        };
+        self.move_rows(index, moved)?;
+        let sheet = &mut self.sheets[index];
+        sheet.put_rows(&header, (before - 1) as usize, request);
+        Ok(count)
+    }
+
+    /// Moves rows of sheet `index` as a spreadsheet app does: every
+    /// formula, defined name and hyperlink that refers to the sheet's rows
+    /// is adjusted (references move with their rows, ranges shrink or grow,
+    /// a reference to a deleted cell becomes `#REF!`), and merged ranges,
+    /// tables and the rest of the layout move with the rows; what the file
+    /// carries beyond the model moves when it is written.
+    ///
+    /// Refused, naming the cause, only where a spreadsheet app refuses too
+    /// (§11.2): the move would cut through an array formula or a pivot
+    /// table, or a 3D reference spans the sheet.
+    fn move_rows(&mut self, index: usize, rows: RowMove) -> Result<(), Error> {
+        if let Some(reason) = self.sheets[index].cut_by(&rows) {
+            return Err(Error::Conflict(reason));
+        }
+        let adjusted = self.references_adjusted(index, &rows)?;
+        adjusted.apply(self);
+        self.sheets[index].move_rows(rows);
+        Ok(())
+    }
+
+    /// Every sheet's name in the workbook's order, chart sheets included.
+    pub fn sheet_order(&self) -> Vec<&str> {
+        let mut worksheets = self.sheets.iter().map(|s| s.name.as_str());
+        let mut others = self.carried.other_sheets.iter().peekable();
+        (0..self.sheet_count())
+            .filter_map(
+                |position| match others.next_if(|other| other.position == position) {
+                    Some(other) => Some(other.name.as_str()),
+                    None => worksheets.next(),
+                },
+            )
+            .collect()
+    }
+
     /// The new text of every formula, defined name and hyperlink place
-    /// that deleting `deleted` (1-based) of sheet `index` changes; a
-    /// conflict names the first that cannot be adjusted.
-    fn references_adjusted(&self, index: usize, deleted: &[u32]) -> Result<Adjusted, Error> {
+    /// that moving `rows` of sheet `index` changes; a conflict names the
+    /// first that cannot be adjusted.
+    fn references_adjusted(&self, index: usize, rows: &RowMove) -> Result<Adjusted, Error> {
         let target = &self.sheets[index].name;
+        let order = self.sheet_order();
+        let moved = SheetRows {
+            sheet: target,
+            order: &order,
+            rows,
+        };
         let unadjustable = |what: String, why: Unadjustable| {
             Error::Conflict(format!(
-                "{what} cannot be adjusted for rows deleted from sheet {target:?}: {why}"
+                "{what} cannot be adjusted for rows moved on sheet {target:?}: {why}"
             ))
+        };
+        let deleted = |s: usize, r: usize| match rows {
+            RowMove::Deleted(deleted) => {
+                s == index && deleted.binary_search(&(r as u32 + 1)).is_ok()
+            }
+            RowMove::Inserted { .. } => false,
         };
         let mut adjusted = Adjusted::default();
         for (s, sheet) in self.sheets.iter().enumerate() {
             for (r, row) in sheet.rows.iter().enumerate() {
-                if s == index && deleted.binary_search(&(r as u32 + 1)).is_ok() {
+                if deleted(s, r) {
                     continue;
                 }
                 for (c, cell) in row.iter().enumerate() {
                     let Cell::Formula(formula) = cell else {
                         continue;
                     };
-                    let text = rows_deleted(&formula.expr, &sheet.name, target, deleted).map_err(
-                        |why| {
-                            let place = format!("{}!{}", sheet.name, cell_name(r as u32, c as u32));
-                            unadjustable(format!("the formula in {place}"), why)
-                        },
-                    )?;
+                    let text = rows_moved(&formula.expr, &sheet.name, &moved).map_err(|why| {
+                        let place = format!("{}!{}", sheet.name, cell_name(r as u32, c as u32));
+                        unadjustable(format!("the formula in {place}"), why)
+                    })?;
                     if text != formula.expr {
                         adjusted.formulas.push(((s, r, c), text));
                     }
@@ -212,10 +302,9 @@ impl Workbook {
             }
             for (l, link) in sheet.layout.links.iter().enumerate() {
                 if let LinkTarget::Location(place) = &link.target {
-                    let text =
-                        rows_deleted(place, &sheet.name, target, deleted).map_err(|why| {
-                            unadjustable(format!("a hyperlink on sheet {:?}", sheet.name), why)
-                        })?;
+                    let text = rows_moved(place, &sheet.name, &moved).map_err(|why| {
+                        unadjustable(format!("a hyperlink on sheet {:?}", sheet.name), why)
+                    })?;
                     if text != *place {
                         adjusted.links.push(((s, l), text));
                     }
@@ -223,7 +312,7 @@ impl Workbook {
             }
         }
         for (n, name) in self.names.iter().enumerate() {
-            let text = rows_deleted(&name.refers_to, "", target, deleted)
+            let text = rows_moved(&name.refers_to, "", &moved)
                 .map_err(|why| unadjustable(format!("the defined name {:?}", name.name), why))?;
             if text != name.refers_to {
                 adjusted.names.push((n, text));
@@ -231,27 +320,9 @@ impl Workbook {
         }
         Ok(adjusted)
     }
-
-    /// Why carried content may point at cells of sheet `index`, if it may:
-    /// an element of the sheet anchored to its cells (a conditional format,
-    /// a drawing), or a carried part whose formulas name it (a chart).
-    fn carried_references_to(&self, index: usize) -> Option<String> {
-        let name = &self.sheets[index].name;
-        let moved = "deleting rows would move those cells and the service does not rewrite them";
-        let carried = &self.sheets[index].carried.anchored;
-        if !carried.is_empty() {
-            return Some(format!(
-                "sheet {name:?} has {}, which point at its cells; {moved}",
-                carried.join(" and ")
-            ));
-        }
-        self.carried.mentioning(name).map(|what| {
-            format!("the workbook's {what} may refer to rows of sheet {name:?}; {moved}")
-        })
-    }
 }
 
-/// The new texts a delete gives formulas, hyperlink places and names.
+/// The new texts a row move gives formulas, hyperlink places and names.
 #[derive(Default)]
 struct Adjusted {
     /// By sheet, 0-based row and column.
@@ -384,16 +455,6 @@ impl Sheet {
             .map(|header| insert_problems(header, &request))
             .unwrap_or_default();
         let count = request.rows.len();
-        let rows: Vec<Vec<(usize, Cell)>> = request
-            .rows
-            .into_iter()
-            .map(|row| {
-                row.cells
-                    .into_iter()
-                    .filter_map(|(name, cell)| Some((header.resolve(&name).ok()?, cell)))
-                    .collect()
-            })
-            .collect();
         if existing.is_none() && header.all().len() > MAX_COLUMNS {
             problems.push(
                 "data",
@@ -421,31 +482,43 @@ impl Sheet {
                 self.set(0, column.index, Cell::Text(column.name.clone()));
             }
         }
-        let fill = match &existing {
-            Some(header) => self.formulas_filled_down(header, start - 1),
+        self.put_rows(&header, start, request);
+        if self.layout.rows_appended(start, count) {
+            // Structured references now cover more rows.
+            self.edited.moved = true;
+        }
+        Ok(count)
+    }
+
+    /// Sets the rows of a checked insert from row `start` (0-based) on,
+    /// with the formulas of the row above filled down into the columns a
+    /// row does not give.
+    fn put_rows(&mut self, header: &Header, start: usize, request: InsertRows) {
+        let fill = match start.checked_sub(1) {
+            Some(above) => self.formulas_filled_down(header, above),
             None => Vec::new(),
         };
-        for (offset, cells) in rows.into_iter().enumerate() {
-            let row = start + offset;
+        for (offset, row) in request.rows.into_iter().enumerate() {
+            let row_index = start + offset;
+            let cells: Vec<(usize, Cell)> = row
+                .cells
+                .into_iter()
+                .filter_map(|(name, cell)| Some((header.resolve(&name).ok()?, cell)))
+                .collect();
             for &(column, ref expr) in &fill {
                 if cells.iter().all(|(given, _)| *given != column) {
                     let expr = shifted(expr, offset as i64 + 1, 0);
                     self.set(
-                        row,
+                        row_index,
                         column,
                         Cell::Formula(Box::new(Formula::new(expr, Cell::Empty))),
                     );
                 }
             }
             for (column, cell) in cells {
-                self.set(row, column, cell);
+                self.set(row_index, column, cell);
             }
         }
-        if self.layout.rows_appended(start, count) {
-            // Structured references now cover more rows.
-            self.edited.moved = true;
-        }
-        Ok(count)
     }
 
     /// The formulas that rows inserted below row `last` (the last data row)
@@ -466,7 +539,7 @@ impl Sheet {
                 let range = &table.range;
                 !table.totals_row
                     && (range.first_row as usize) < last
-                    && range.last_row as usize == last
+                    && last <= range.last_row as usize
                     && (usize::from(range.first_column)..=usize::from(range.last_column))
                         .contains(&column)
             })
@@ -773,47 +846,132 @@ impl Sheet {
                     })
                     .collect())
             }
-            Selector::Row(number) => {
-                let index = usize::try_from(*number - 1).unwrap_or(usize::MAX);
-                if let Some(header) = &header
-                    && index <= header.row
-                {
-                    problems.push(
-                        "row",
-                        format!(
-                            "row {number} is the header row or above it; data starts at row {}",
-                            header.row + 2
-                        ),
-                    );
-                }
-                if !problems.is_empty() {
-                    return Err(problems.into());
-                }
-                match (header, self.last_non_blank_row()) {
-                    (Some(_), Some(last)) if index <= last => Ok(vec![index]),
-                    _ => Err(Error::NotFound(format!(
-                        "row {number} is below the last data row of sheet {:?}",
-                        self.name
-                    ))),
-                }
-            }
+            Selector::Row(number) => self.numbered(&[*number], header.as_ref(), "row", problems),
+            Selector::Numbers(numbers) => self.numbered(numbers, header.as_ref(), "rows", problems),
             // Only updates take rows with values, and they set them
             // themselves (`update_rows`); nothing else selects by them.
             Selector::Rows => problems.into_result(Vec::new()).map_err(Error::from),
         }
     }
 
-    /// Removes the rows at the given sorted indexes; rows below move up.
-    fn remove_rows(&mut self, sorted: &[usize]) {
-        let mut doomed = sorted.iter().peekable();
-        let mut index = 0;
-        self.rows.retain(|_| {
-            let remove = doomed.next_if_eq(&&index).is_some();
-            index += 1;
-            !remove
-        });
-        self.layout.rows_removed(sorted);
+    /// The 0-based indexes of data rows given by number (sorted), all or
+    /// nothing: a number at or above the header is a problem of `field`
+    /// (400), one below the last data row a 404.
+    fn numbered(
+        &self,
+        numbers: &[u64],
+        header: Option<&Header>,
+        field: &str,
+        mut problems: Problems,
+    ) -> Result<Vec<usize>, Error> {
+        let index = |number: u64| usize::try_from(number - 1).unwrap_or(usize::MAX);
+        if let Some(header) = header {
+            for (i, &number) in numbers.iter().enumerate() {
+                if index(number) <= header.row {
+                    let field = match numbers.len() {
+                        1 if field == "row" => field.to_owned(),
+                        _ => format!("{field}[{i}]"),
+                    };
+                    problems.push(
+                        field,
+                        format!(
+                            "row {number} is the header row or above it; data starts at row {}",
+                            header.row + 2
+                        ),
+                    );
+                }
+            }
+        }
+        if !problems.is_empty() {
+            return Err(problems.into());
+        }
+        let last = self.last_non_blank_row();
+        let below = numbers
+            .iter()
+            .find(|&&number| header.is_none() || last.is_none_or(|last| index(number) > last));
+        if let Some(number) = below {
+            return Err(Error::NotFound(format!(
+                "row {number} is below the last data row of sheet {:?}",
+                self.name
+            )));
+        }
+        let mut rows: Vec<usize> = numbers.iter().map(|&n| index(n)).collect();
+        rows.sort_unstable();
+        rows.dedup();
+        Ok(rows)
+    }
+
+    /// Moves the sheet's cells and layout with `rows`, and records the move
+    /// for what the file carries beyond the model (the xlsx layer moves
+    /// that when the workbook is written).
+    fn move_rows(&mut self, rows: RowMove) {
+        match &rows {
+            RowMove::Deleted(deleted) => {
+                let mut number = 0;
+                self.rows.retain(|_| {
+                    number += 1;
+                    deleted.binary_search(&number).is_err()
+                });
+            }
+            &RowMove::Inserted { before, count } => {
+                let at = (before - 1) as usize;
+                if at < self.rows.len() {
+                    let new = std::iter::repeat_with(Vec::new).take(count as usize);
+                    self.rows.splice(at..at, new);
+                }
+            }
+        }
+        self.layout.rows_moved(&rows);
+        if !self.carried.pivots.is_empty() {
+            let carried = std::sync::Arc::make_mut(&mut self.carried);
+            carried
+                .pivots
+                .retain_mut(|pivot| match pivot.range.moved(&rows) {
+                    Some(range) => {
+                        pivot.range = range;
+                        true
+                    }
+                    None => false,
+                });
+        }
         self.edited.moved = true;
+        self.edited.moves.push(rows);
+    }
+
+    /// Why moving `rows` would cut through something a spreadsheet app
+    /// changes only as a whole, if it would: an array formula's range, a
+    /// pivot table's body (§11.2).
+    fn cut_by(&self, rows: &RowMove) -> Option<String> {
+        // 0-based rows, as the layout's ranges have them.
+        let cuts = |range: &Range| match rows {
+            RowMove::Deleted(deleted) => {
+                let (first, last) = (range.first_row + 1, range.last_row + 1);
+                let inside = deleted.iter().filter(|&&d| (first..=last).contains(&d));
+                let count = inside.count() as u32;
+                count > 0 && count < last - first + 1
+            }
+            RowMove::Inserted { before, .. } => {
+                range.first_row + 1 < *before && *before <= range.last_row + 1
+            }
+        };
+        let place = |range: &Range| {
+            let first = cell_name(range.first_row, u32::from(range.first_column));
+            let last = cell_name(range.last_row, u32::from(range.last_column));
+            format!("{}!{first}:{last}", quoted_sheet(&self.name))
+        };
+        if let Some(array) = self.layout.array_formulas.iter().find(|r| cuts(r)) {
+            return Some(format!(
+                "the rows would cut through the array formula in {}; a spreadsheet app changes an array formula only as a whole",
+                place(array)
+            ));
+        }
+        self.carried.pivots.iter().find(|p| cuts(&p.range)).map(|pivot| {
+            format!(
+                "the rows would cut through the pivot table {:?} at {}; a spreadsheet app changes a pivot table only as a whole",
+                pivot.name,
+                place(&pivot.range)
+            )
+        })
     }
 }
 
@@ -940,7 +1098,7 @@ fn row_index(row: &RowValues) -> usize {
 fn filter_problems(header: Option<&Header>, selector: &Selector) -> Problems {
     match selector {
         Selector::Filter(filters) => bind_problems(header, filters),
-        Selector::Row(_) | Selector::Rows => Problems::new(),
+        Selector::Row(_) | Selector::Rows | Selector::Numbers(_) => Problems::new(),
     }
 }
 

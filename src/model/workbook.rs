@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::carried::{Carried, CarriedSheet};
 use super::format::{CellFormat, Font};
+use super::formula::RowMove;
 use super::layout::Layout;
 use super::value::Cell;
 
@@ -97,6 +98,10 @@ pub struct Edited {
     /// Rows were removed, or a table's range changed: cells may be
     /// anywhere else now.
     pub moved: bool,
+    /// The row moves made, in order, which what the sheet carries beyond
+    /// the model (notes, drawings, conditional formats…) has yet to follow:
+    /// the xlsx layer moves it when the workbook is written.
+    pub moves: Vec<RowMove>,
 }
 
 impl Workbook {

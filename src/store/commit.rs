@@ -260,6 +260,14 @@ impl Store {
             self.remember(id, identity, workbook, kept);
             return Attempt::Done(Ok(()));
         }
+        // What the file carries beyond the model follows the rows that
+        // moved; a formula there that cannot follow refuses the batch.
+        if let Err(error) = crate::xlsx::carried_rows_moved(&mut workbook) {
+            return Attempt::Refused {
+                error: error.into(),
+                changed: changes,
+            };
+        }
         // Once rewritten, the file no longer holds what the rewrite lost.
         workbook.unkept.clear();
         let edits = workbook.take_edits();

@@ -9,9 +9,9 @@ use quick_xml::Writer;
 use quick_xml::events::{BytesStart, Event};
 
 use super::ReadError;
-use super::package::{attr, for_each_element};
+use super::package::{attr, for_each_element, range_ref};
 use crate::model::carried::{
-    Carried, CarriedSheet, CarriedXml, CellStyles, Element, OtherSheet, Part, Relationship,
+    Carried, CarriedSheet, CarriedXml, CellStyles, Element, OtherSheet, Part, Pivot, Relationship,
 };
 
 /// The relationships namespace, which `r:id` attributes belong to.
@@ -51,43 +51,6 @@ const WRITTEN_RELATIONSHIPS: &[&str] = &[
     "sharedStrings",
     "calcChain",
     "hyperlink",
-];
-
-/// Carried sheet elements that point at cells, by name, said for a user.
-const ANCHORED: &[(&str, &str)] = &[
-    ("conditionalFormatting", "conditional format(s)"),
-    ("dataValidations", "data validation list(s)"),
-    ("drawing", "drawing(s) (images, shapes or charts)"),
-    ("legacyDrawing", "note or form control drawing(s)"),
-    ("oleObjects", "embedded object list(s)"),
-    ("controls", "form control list(s)"),
-    ("protectedRanges", "protected range list(s)"),
-    ("rowBreaks", "manual page break list(s)"),
-    ("ignoredErrors", "ignored-error list(s)"),
-    ("autoFilter", "autofilter(s) with criteria"),
-    ("sortState", "sort setting(s)"),
-    ("scenarios", "scenario list(s)"),
-    ("dataConsolidate", "consolidation setting(s)"),
-    ("customSheetViews", "custom view list(s)"),
-    ("cellWatches", "cell watch list(s)"),
-    ("smartTags", "smart tag list(s)"),
-    (
-        "extLst",
-        "extension list(s) (sparklines, newer conditional formats or validations)",
-    ),
-];
-
-/// Relationship types of a sheet whose parts point at its cells.
-const ANCHORED_RELATIONSHIPS: &[(&str, &str)] = &[
-    ("pivotTable", "pivot table(s)"),
-    ("comments", "note part(s)"),
-    ("threadedComment", "threaded comment part(s)"),
-];
-
-/// Carried parts whose formulas may name sheets, by name prefix.
-const MENTIONING_PARTS: &[(&str, &str)] = &[
-    ("xl/charts/chart", "chart"),
-    ("xl/pivotCache/pivotCacheDefinition", "pivot table source"),
 ];
 
 /// Whether the child `name` of `<worksheet>` is carried; `empty` tells an
@@ -397,16 +360,15 @@ pub fn collect(
         carried.parts.push(rels_part);
     }
     let mut by_sheet = HashMap::new();
-    let sheet_names: Vec<String> = sheets.iter().map(|s| s.sheet_name.clone()).collect();
     for mut sheet in sheets {
         sheet.elements.retain(|e| !writer_like(e));
         let xml = carried_xml(parts, &sheet.part, sheet.root_attributes, sheet.elements)?;
         reach(&sheet.part, &xml.relationships);
-        let anchored = anchored(&xml);
+        let pivots = pivots(parts, &sheet.part, &xml.relationships)?;
         let sheet_carried = CarriedSheet {
             xml,
             columns: sheet.columns,
-            anchored,
+            pivots,
         };
         by_sheet.insert(sheet.sheet_name, sheet_carried);
     }
@@ -425,17 +387,6 @@ pub fn collect(
                 carried
                     .parts
                     .push(part(content_types, rels_name(&name), rels));
-            }
-        }
-        if let Some((_, what)) = MENTIONING_PARTS.iter().find(|(p, _)| name.starts_with(p)) {
-            let text = String::from_utf8_lossy(bytes).to_lowercase();
-            let named: Vec<String> = sheet_names
-                .iter()
-                .filter(|s| text.contains(&s.to_lowercase()))
-                .cloned()
-                .collect();
-            if !named.is_empty() {
-                carried.mentions.push((format!("{what} {name:?}"), named));
             }
         }
         carried.parts.push(part(content_types, name, bytes));
@@ -498,26 +449,33 @@ fn writer_defaults() -> &'static WriterDefaults {
     })
 }
 
-/// What a sheet carries that points at its cells, counted per kind.
-fn anchored(xml: &CarriedXml) -> Vec<String> {
+/// The pivot tables of a sheet, from the parts its relationships lead to:
+/// each one's name and the cells its body takes (`<location ref>`).
+fn pivots(
+    parts: &HashMap<String, Vec<u8>>,
+    sheet_part: &str,
+    relationships: &[Relationship],
+) -> Result<Vec<Pivot>, ReadError> {
     let mut found = Vec::new();
-    for (name, what) in ANCHORED {
-        let count = xml.elements.iter().filter(|e| e.name == *name).count();
-        if count > 0 {
-            found.push(format!("{count} {what}"));
+    for relationship in relationships.iter().filter(|r| is_kind(r, "pivotTable")) {
+        let Some(xml) = target_part(sheet_part, relationship).and_then(|p| parts.get(&p)) else {
+            continue;
+        };
+        let mut name = String::new();
+        let mut range = None;
+        for_each_element(xml.as_slice(), |e| {
+            match e.local_name().as_ref() {
+                "pivotTableDefinition" => name = attr(e, "name").unwrap_or_default(),
+                "location" => range = attr(e, "ref").and_then(|r| range_ref(&r)),
+                _ => {}
+            }
+            Ok(())
+        })?;
+        if let Some(range) = range {
+            found.push(Pivot { name, range });
         }
     }
-    for (kind, what) in ANCHORED_RELATIONSHIPS {
-        let count = xml
-            .relationships
-            .iter()
-            .filter(|r| is_kind(r, kind))
-            .count();
-        if count > 0 {
-            found.push(format!("{count} {what}"));
-        }
-    }
-    found
+    Ok(found)
 }
 
 fn part(content_types: &ContentTypes, name: String, bytes: &[u8]) -> Part {

@@ -12,7 +12,9 @@ mod merge;
 mod package;
 mod read;
 mod rich;
+mod shift;
 mod styles;
+mod tree;
 mod write;
 
 pub use package::{MAX_UNPACKED_BYTES, sheet_names};
@@ -20,6 +22,7 @@ pub use package::{MAX_UNPACKED_BYTES, sheet_names};
 /// Days between the 1900 and the 1904 date systems' day zero.
 const DAYS_1900_TO_1904: f64 = 1462.0;
 pub use read::read_workbook;
+pub use shift::carried_rows_moved;
 pub use write::{Rewrite, write_workbook};
 
 /// Where `needle` first occurs in `haystack` (the writer's parts are

@@ -1,0 +1,494 @@
+//! What a workbook carries beyond the model, moved with rows (§11.2).
+//!
+//! The model moves its own cells, formulas, names and layout when rows are
+//! deleted or inserted, and records each move ([`Edited::moves`]). Before
+//! the workbook is written, [`carried_rows_moved`] moves the rest the same
+//! way, with the one rule of [`RowMove`] and [`rows_moved`]:
+//! - on the sheet itself: conditional formats and data validations (their
+//!   ranges, x14 ones too), sparklines, ignored errors, protected ranges,
+//!   manual page breaks, a carried autofilter and sort, the selection and
+//!   the pane; notes and threaded comments with their boxes, drawing
+//!   anchors (images, shapes, charts, form controls) and pivot tables'
+//!   places, in the parts the sheet leads to;
+//! - everywhere: the formulas inside those elements (rules, list sources,
+//!   sparkline sources, form control links) that name the sheet, chart
+//!   series and categories, and pivot caches' sources.
+//!
+//! A range that loses all its rows goes with its element, as does a note
+//! on a deleted row.
+//!
+//! [`Edited::moves`]: crate::model::Edited::moves
+
+use std::sync::Arc;
+
+use super::WriteError;
+use super::carry::{is_kind, target_part};
+use super::tree::{self, Element, Node};
+use crate::model::Workbook;
+use crate::model::carried::{CarriedSheet, Part};
+use crate::model::formula::{RowMove, SheetRows, range_moved, ranges_moved, rows_moved};
+
+/// Moves what every sheet carries, and the parts that point at its cells,
+/// with the row moves its edits recorded. Refused (naming it) when a
+/// formula there cannot be adjusted: a 3D reference spanning the sheet.
+pub fn carried_rows_moved(workbook: &mut Workbook) -> Result<(), WriteError> {
+    for index in 0..workbook.sheets.len() {
+        let moves = workbook.sheets[index].edited.moves.clone();
+        for rows in &moves {
+            sheet_rows_moved(workbook, index, rows)?;
+        }
+    }
+    Ok(())
+}
+
+/// Moves what is carried for one row move of sheet `index`.
+fn sheet_rows_moved(
+    workbook: &mut Workbook,
+    index: usize,
+    rows: &RowMove,
+) -> Result<(), WriteError> {
+    let names: Vec<String> = workbook
+        .sheet_order()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let order: Vec<&str> = names.iter().map(String::as_str).collect();
+    let target = workbook.sheets[index].name.clone();
+    let moved = SheetRows {
+        sheet: &target,
+        order: &order,
+        rows,
+    };
+    for (s, sheet) in workbook.sheets.iter_mut().enumerate() {
+        if sheet.carried.xml.elements.is_empty() {
+            continue;
+        }
+        let mover = Mover {
+            home: &sheet.name,
+            own: s == index,
+            moved: &moved,
+        };
+        let carried = Arc::make_mut(&mut sheet.carried);
+        elements_moved(carried, &mover)?;
+    }
+    let parts = sheet_parts(&workbook.sheets[index].carried);
+    let carried = Arc::make_mut(&mut workbook.carried);
+    let own = Mover {
+        home: &target,
+        own: true,
+        moved: &moved,
+    };
+    let anywhere = Mover {
+        home: "",
+        own: false,
+        moved: &moved,
+    };
+    for part in &mut carried.parts {
+        let mover = if parts.contains(&part.name) {
+            &own
+        } else if mentions_cells(&part.name) {
+            &anywhere
+        } else {
+            continue;
+        };
+        part_moved(part, mover)?;
+    }
+    Ok(())
+}
+
+/// The parts a sheet's relationships lead to that point at its cells:
+/// drawings, notes and their boxes, threaded comments, pivot tables, form
+/// controls' properties.
+fn sheet_parts(sheet: &CarriedSheet) -> Vec<String> {
+    const KINDS: &[&str] = &[
+        "drawing",
+        "vmlDrawing",
+        "comments",
+        "threadedComment",
+        "pivotTable",
+        "ctrlProp",
+    ];
+    // The writer writes worksheets under `xl/worksheets/`, as the file
+    // had them: relative targets resolve from there.
+    sheet
+        .xml
+        .relationships
+        .iter()
+        .filter(|r| KINDS.iter().any(|kind| is_kind(r, kind)))
+        .filter_map(|r| target_part("xl/worksheets/sheet.xml", r))
+        .collect()
+}
+
+/// Whether a workbook part may name any sheet's cells in its formulas:
+/// charts and pivot caches.
+fn mentions_cells(part: &str) -> bool {
+    part.starts_with("xl/charts/chart") || part.starts_with("xl/pivotCache/pivotCacheDefinition")
+}
+
+/// Moves a sheet's carried elements; those left pointing at nothing go.
+fn elements_moved(carried: &mut CarriedSheet, mover: &Mover<'_>) -> Result<(), WriteError> {
+    let mut kept = Vec::with_capacity(carried.xml.elements.len());
+    for mut element in std::mem::take(&mut carried.xml.elements) {
+        let mut nodes = tree::parse(element.xml.as_bytes()).map_err(unrewritable)?;
+        let before = nodes.len();
+        mover.nodes(&mut nodes)?;
+        if nodes.len() < before {
+            continue;
+        }
+        element.xml = String::from_utf8_lossy(&tree::write(&nodes)).into_owned();
+        kept.push(element);
+    }
+    carried.xml.elements = kept;
+    Ok(())
+}
+
+/// Moves what a carried part points at.
+fn part_moved(part: &mut Part, mover: &Mover<'_>) -> Result<(), WriteError> {
+    let mut nodes = tree::parse(&part.bytes).map_err(unrewritable)?;
+    mover.nodes(&mut nodes)?;
+    part.bytes = Arc::from(tree::write(&nodes));
+    Ok(())
+}
+
+fn unrewritable(error: super::ReadError) -> WriteError {
+    WriteError::Refused(format!("a part the rows' move rewrites is no XML: {error}"))
+}
+
+/// Moves the elements of one part or sheet, home to `home`.
+struct Mover<'a> {
+    /// The sheet the elements belong to ("" for a chart or pivot cache,
+    /// whose references all name their sheet).
+    home: &'a str,
+    /// Whether the elements sit on the sheet whose rows move, so that
+    /// their ranges and anchors move too (else only their formulas).
+    own: bool,
+    moved: &'a SheetRows<'a>,
+}
+
+impl Mover<'_> {
+    /// Moves each element of `nodes`, dropping those that point at
+    /// nothing left.
+    fn nodes(&self, nodes: &mut Vec<Node>) -> Result<(), WriteError> {
+        let mut failed = None;
+        nodes.retain_mut(|node| match node {
+            Node::Element(element) => match self.element(element) {
+                Ok(keep) => keep,
+                Err(error) => {
+                    failed.get_or_insert(error);
+                    true
+                }
+            },
+            Node::Other(_) => true,
+        });
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// Moves one element and its children; whether it stays.
+    fn element(&self, element: &mut Element) -> Result<bool, WriteError> {
+        let rows = self.moved.rows;
+        let name = element.name().to_owned();
+        match name.as_str() {
+            // The guard moves the ranges; the arm drops what has none left.
+            "conditionalFormatting"
+            | "dataValidation"
+            | "ignoredError"
+            | "protectedRange"
+            | "sparkline"
+                if self.own && !self.sqref_moved(element) =>
+            {
+                return Ok(false);
+            }
+            "autoFilter" | "sortState" | "sortCondition" | "location" if self.own => {
+                if let Some(range) = element.attr("ref") {
+                    match range_moved(&range, rows) {
+                        Some(new) => element.set_attr("ref", &new),
+                        None => return Ok(false),
+                    }
+                }
+            }
+            "comment" | "threadedComment" | "cellWatch" if self.own => {
+                let key = if name == "cellWatch" { "r" } else { "ref" };
+                if let Some(cell) = element.attr(key) {
+                    match range_moved(&cell, rows) {
+                        Some(new) => element.set_attr(key, &new),
+                        None => return Ok(false),
+                    }
+                }
+            }
+            "brk" if self.own && element.attr("id").is_some() => {
+                return Ok(self.page_break_moved(element));
+            }
+            "selection" if self.own => self.selection_moved(element),
+            "pane" if self.own => {
+                if let Some(cell) = element.attr("topLeftCell") {
+                    element.set_attr("topLeftCell", &self.cell_kept(&cell));
+                }
+            }
+            "twoCellAnchor" | "oneCellAnchor" if self.own => anchor_moved(element, rows),
+            // The guard moves the shape; the arm drops a note on a deleted row.
+            "shape" if self.own && !self.vml_shape_moved(element) => return Ok(false),
+            "worksheetSource" => {
+                let ours = element
+                    .attr("sheet")
+                    .is_some_and(|sheet| same_sheet(&sheet, self.moved.sheet));
+                if let (true, Some(range)) = (ours, element.attr("ref")) {
+                    // A source whose rows all go keeps its place, as the
+                    // cache keeps its records until it is refreshed.
+                    if let Some(new) = range_moved(&range, rows) {
+                        element.set_attr("ref", &new);
+                    }
+                }
+            }
+            "formula" | "formula1" | "formula2" | "f" | "FmlaLink" | "FmlaRange" => {
+                let text = element.text();
+                let new = self.formula(&text)?;
+                if new != text {
+                    element.set_text(&new);
+                }
+                return Ok(true);
+            }
+            "cfvo" => {
+                if let Some(value) = element.attr("val") {
+                    let new = self.formula(&value)?;
+                    if new != value {
+                        element.set_attr("val", &new);
+                    }
+                }
+            }
+            _ => {}
+        }
+        for name in ["fmlaLink", "fmlaRange", "fmlaTxbx"] {
+            if let Some(value) = element.attr(name) {
+                let new = self.formula(&value)?;
+                if new != value {
+                    element.set_attr(name, &new);
+                }
+            }
+        }
+        let before = element.elements().count();
+        self.nodes(&mut element.children)?;
+        let after = element.elements().count();
+        Ok(self.container_kept(element, before, after))
+    }
+
+    /// A formula of the element, moved.
+    fn formula(&self, text: &str) -> Result<String, WriteError> {
+        rows_moved(text, self.home, self.moved).map_err(|why| {
+            WriteError::Refused(format!(
+                "a formula on sheet {:?} ({text}) cannot be adjusted: {why}",
+                self.home
+            ))
+        })
+    }
+
+    /// Moves an element's ranges: its `sqref` attribute, or an `xm:sqref`
+    /// child (x14 elements); whether any is left.
+    fn sqref_moved(&self, element: &mut Element) -> bool {
+        let rows = self.moved.rows;
+        if let Some(ranges) = element.attr("sqref") {
+            return match ranges_moved(&ranges, rows) {
+                Some(new) => {
+                    element.set_attr("sqref", &new);
+                    true
+                }
+                None => false,
+            };
+        }
+        match element.child_mut("sqref") {
+            Some(child) => match ranges_moved(&child.text(), rows) {
+                Some(new) => {
+                    child.set_text(&new);
+                    true
+                }
+                None => false,
+            },
+            None => true,
+        }
+    }
+
+    /// A manual page break (`<brk id>`, the 0-based row it comes before…
+    /// the row number it follows) moved; whether it stays.
+    fn page_break_moved(&self, element: &mut Element) -> bool {
+        let Some(id) = element.attr("id").and_then(|id| id.parse::<u32>().ok()) else {
+            return true;
+        };
+        // A break after row `id` (1-based) goes with that row.
+        match self.moved.rows.row(id) {
+            Some(row) => {
+                element.set_attr("id", &row.to_string());
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The selection's cells, moved; a selection on deleted rows stays
+    /// where the rows below came up to.
+    fn selection_moved(&self, element: &mut Element) {
+        let active = element.attr("activeCell").map(|c| self.cell_kept(&c));
+        if let Some(active) = &active {
+            element.set_attr("activeCell", active);
+        }
+        if let Some(ranges) = element.attr("sqref") {
+            let new = ranges_moved(&ranges, self.moved.rows)
+                .or_else(|| active.clone())
+                .unwrap_or(ranges);
+            element.set_attr("sqref", &new);
+        }
+    }
+
+    /// A cell moved with its row; a cell of a deleted row becomes the cell
+    /// that takes its place.
+    fn cell_kept(&self, cell: &str) -> String {
+        if let Some(new) = range_moved(cell, self.moved.rows) {
+            return new;
+        }
+        let column: String = cell.chars().take_while(|c| !c.is_ascii_digit()).collect();
+        let row: u32 = cell[column.len()..].parse().unwrap_or(1);
+        format!("{column}{}", row_kept(row, self.moved.rows))
+    }
+
+    /// A VML shape: a note's box moves with its cell, and goes with a
+    /// deleted row; a form control's box moves as a drawing's anchor does.
+    /// Whether it stays.
+    fn vml_shape_moved(&self, shape: &mut Element) -> bool {
+        let rows = self.moved.rows;
+        let Some(data) = shape.child_mut("ClientData") else {
+            return true;
+        };
+        let note = data.attr("ObjectType").is_some_and(|t| t == "Note");
+        let cell_row = data
+            .child("Row")
+            .and_then(|r| r.text().trim().parse::<u32>().ok());
+        let shift = match (note, cell_row) {
+            (true, Some(row)) => match rows.row(row + 1) {
+                Some(new) => {
+                    if let Some(element) = data.child_mut("Row") {
+                        element.set_text(&(new - 1).to_string());
+                    }
+                    Some(i64::from(new) - i64::from(row + 1))
+                }
+                None => return false,
+            },
+            _ => None,
+        };
+        if let Some(anchor) = data.child_mut("Anchor") {
+            let mut values: Vec<String> = anchor
+                .text()
+                .split(',')
+                .map(|v| v.trim().to_owned())
+                .collect();
+            if values.len() == 8 {
+                for at in [2, 6] {
+                    if let Ok(row) = values[at].parse::<u32>() {
+                        let new = match shift {
+                            Some(by) => u32::try_from(i64::from(row) + by).unwrap_or(0),
+                            None => row_kept(row + 1, rows) - 1,
+                        };
+                        values[at] = new.to_string();
+                    }
+                }
+                anchor.set_text(&values.join(", "));
+            }
+        }
+        true
+    }
+
+    /// Whether a container stays once its children moved: a list whose
+    /// every member went goes too, and a list's count follows its members.
+    fn container_kept(&self, element: &mut Element, before: usize, after: usize) -> bool {
+        if after == before {
+            return true;
+        }
+        match element.name() {
+            "dataValidations" | "rowBreaks" | "colBreaks" | "ignoredErrors" | "protectedRanges"
+            | "commentList" | "sparklines" | "sparklineGroup" | "cellWatches"
+            | "dataValidations14" => {
+                if after == 0 && element.name() != "commentList" {
+                    return false;
+                }
+                for count in ["count", "manualBreakCount"] {
+                    if element.attr(count).is_some() {
+                        element.set_attr(count, &after.to_string());
+                    }
+                }
+                true
+            }
+            _ => true,
+        }
+    }
+}
+
+/// The row (1-based) that sits where row `row` was once rows moved: its
+/// own place, or for a deleted row the place the rows below came up to.
+fn row_kept(row: u32, rows: &RowMove) -> u32 {
+    match rows {
+        RowMove::Deleted(deleted) => {
+            let above = deleted.partition_point(|&d| d < row) as u32;
+            (row - above).max(1)
+        }
+        RowMove::Inserted { .. } => rows.row(row).unwrap_or(row),
+    }
+}
+
+/// Moves a drawing's anchor: a two-cell anchor's corners go with their
+/// rows (an object on deleted rows shrinks; `editAs="oneCell"` keeps its
+/// size, `"absolute"` stays), a one-cell anchor's corner with its row.
+fn anchor_moved(element: &mut Element, rows: &RowMove) {
+    let edit_as = element.attr("editAs");
+    if edit_as.as_deref() == Some("absolute") {
+        return;
+    }
+    let corner_row = |element: &Element, name: &str| {
+        element
+            .child(name)
+            .and_then(|c| c.child("row"))
+            .and_then(|r| r.text().trim().parse::<u32>().ok())
+    };
+    let (Some(from), to) = (corner_row(element, "from"), corner_row(element, "to")) else {
+        return;
+    };
+    let new_from = corner_moved(from, rows);
+    let new_to = match (to, edit_as.as_deref()) {
+        // The object keeps its size: its far corner moves as the near one.
+        (Some(to), Some("oneCell")) => {
+            let by = i64::from(new_from.0) - i64::from(from);
+            Some(u32::try_from(i64::from(to) + by).unwrap_or(new_from.0))
+        }
+        (Some(to), _) => Some(corner_moved(to, rows).0),
+        (None, _) => None,
+    };
+    set_corner(element, "from", new_from);
+    if let (Some(to), Some(new)) = (to, new_to) {
+        let gone = rows.row(to + 1).is_none();
+        set_corner(element, "to", (new, gone));
+    }
+}
+
+/// A corner's new 0-based row, and whether its row was deleted (its
+/// offset inside the row is then lost).
+fn corner_moved(row: u32, rows: &RowMove) -> (u32, bool) {
+    match rows.row(row + 1) {
+        Some(new) => (new - 1, false),
+        None => (row_kept(row + 1, rows) - 1, true),
+    }
+}
+
+/// Sets a corner's row (`<xdr:row>`), and zeroes its offset when its row
+/// was deleted.
+fn set_corner(anchor: &mut Element, name: &str, (row, deleted): (u32, bool)) {
+    let Some(corner) = anchor.child_mut(name) else {
+        return;
+    };
+    if let Some(element) = corner.child_mut("row") {
+        element.set_text(&row.to_string());
+    }
+    if deleted && let Some(offset) = corner.child_mut("rowOff") {
+        offset.set_text("0");
+    }
+}
+
+/// Whether two sheet names are the same, case aside.
+fn same_sheet(a: &str, b: &str) -> bool {
+    a.to_lowercase() == b.to_lowercase()
+}
