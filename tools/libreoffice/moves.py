@@ -12,6 +12,8 @@ pivot   loads IN (sheets Data and Report), adds a DataPilot (pivot table)
         "Pivot" at Report!A3 whose source is Data!A1:D21 (rows: Name,
         data: sum of Qty) and stores it as OUT.
 ops     for each SOURCE (stem S), from a fresh load each time:
+        S__resave         nothing (the identity check: what a plain load and
+                          save changes);
         S__delete_row10   removes sheet row 10 of Data
                           (XTableRows.removeByIndex(9, 1));
         S__insert_before10  inserts one sheet row before row 10
@@ -162,8 +164,13 @@ def insert_before(row: int):
     return run
 
 
+def unchanged(_doc) -> str | None:
+    return None
+
+
 def operations(doc) -> list:
-    ops = [("delete_row10", delete_row("Data", 10)), ("insert_before10", insert_before(10))]
+    ops = [("resave", unchanged), ("delete_row10", delete_row("Data", 10)),
+           ("insert_before10", insert_before(10))]
     if doc.Sheets.hasByName("Report") and doc.Sheets.getByName("Report").DataPilotTables.Count:
         ops.append(("delete_report_row6", delete_row("Report", 6)))
     return ops
