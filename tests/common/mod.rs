@@ -3,6 +3,7 @@
 //! rust_xlsxwriter, and sheets read back from disk with calamine.
 #![allow(dead_code)] // each test binary uses a different part of this file
 
+pub mod elements;
 pub mod spawn;
 
 use std::path::{Path, PathBuf};

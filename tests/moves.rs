@@ -1,0 +1,416 @@
+//! Contract 11.2: rows move, and everything that points at cells moves with
+//! them, as LibreOffice moves it. The oracle is in fixtures/moves/ (see its
+//! README): source workbooks of two producers (openpyxl, and LibreOffice's
+//! re-save `*_lo.xlsx`), and per source and operation the element summary
+//! of LibreOffice's result (`expected/<source>__<op>.json`, made by
+//! `regenerate_expected` below from tools/libreoffice/moves.sh's output),
+//! or the refusal LibreOffice gave.
+//!
+//! `rows_move_as_libreoffice_moves_them` does each operation through sheetd
+//! and compares the downloaded workbook's summary with the expected one,
+//! kind by kind; `libreoffice_resave_keeps_every_kind` is the identity
+//! check that shows the summary compares meaning, not representation.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::elements::{Summary, differences, summarize};
+use common::*;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+/// Kinds that LibreOffice changes on a plain load and save of a source, so
+/// that its results cannot be compared with a workbook that keeps the
+/// source's version: (source, kind key, why). Left out of every comparison
+/// for that source. `libreoffice_resave_keeps_every_kind` fails when an
+/// entry is no longer needed.
+const EXCLUDED: &[(&str, &str, &str)] = &[
+    (
+        "drawing",
+        "Data/drawing_anchors",
+        "openpyxl writes no size (xfrm) for the two-cell picture F8:H12; LibreOffice derives \
+         the `to` cell from the picture's own size and writes F8:G11",
+    ),
+    (
+        "layout",
+        "Data/ignored_errors",
+        "LibreOffice 7.4 does not read <ignoredErrors>: a re-save drops them",
+    ),
+    (
+        "layout",
+        "Data/pane",
+        "headless LibreOffice (no view) does not write the frozen pane back",
+    ),
+    (
+        "layout",
+        "Data/selection",
+        "headless LibreOffice (no view) writes the selection as A1",
+    ),
+];
+
+/// Kinds left out for every source: (kind, why).
+const IGNORED_KINDS: &[(&str, &str)] = &[(
+    "note_box_anchors",
+    "headless LibreOffice lays no note boxes out: it writes the same placeholder anchor \
+     (rows 0..4) for every note, so its box rows say nothing",
+)];
+
+/// Where LibreOffice's result is not the contract's, the summary lines the
+/// contract asks for: (result, kind key, lines, why). `regenerate_expected`
+/// writes them into the expected file in place of LibreOffice's, with the
+/// reason under `corrected`; a corrected kind is compared even when
+/// [`EXCLUDED`] lists it.
+const CORRECTIONS: &[(&str, &str, &[&str], &str)] = &[
+    (
+        "validation__delete_row10",
+        "Data/data_validations",
+        VALIDATIONS_AFTER_DELETE,
+        VALIDATION_WHY,
+    ),
+    (
+        "validation_lo__delete_row10",
+        "Data/data_validations",
+        VALIDATIONS_AFTER_DELETE,
+        VALIDATION_WHY,
+    ),
+    (
+        "validation__insert_before10",
+        "Data/data_validations",
+        VALIDATIONS_AFTER_INSERT,
+        VALIDATION_WHY,
+    ),
+    (
+        "validation_lo__insert_before10",
+        "Data/data_validations",
+        VALIDATIONS_AFTER_INSERT,
+        VALIDATION_WHY,
+    ),
+    (
+        "drawing__delete_row10",
+        "Data/drawing_anchors",
+        &["chart at K8", "picture F8:H11", "picture at F14"],
+        DRAWING_WHY,
+    ),
+    (
+        "drawing__insert_before10",
+        "Data/drawing_anchors",
+        &["chart at K8", "picture F8:H13", "picture at F16"],
+        DRAWING_WHY,
+    ),
+    ("layout__delete_row10", "Data/pane", PANE, VIEW_WHY),
+    ("layout__insert_before10", "Data/pane", PANE, VIEW_WHY),
+    (
+        "layout__delete_row10",
+        "Data/selection",
+        &["bottomLeft activeCell=B11 sqref=B11"],
+        VIEW_WHY,
+    ),
+    (
+        "layout__insert_before10",
+        "Data/selection",
+        &["bottomLeft activeCell=B13 sqref=B13"],
+        VIEW_WHY,
+    ),
+    (
+        "layout__delete_row10",
+        "Data/ignored_errors",
+        &["B2:B20: formula", "D11:D13: numberStoredAsText"],
+        IGNORED_WHY,
+    ),
+    (
+        "layout__insert_before10",
+        "Data/ignored_errors",
+        &["A11 D13:D15: numberStoredAsText", "B2:B22: formula"],
+        IGNORED_WHY,
+    ),
+];
+
+const VALIDATIONS_AFTER_DELETE: &[&str] = &[
+    "A2:A20: list [$H$11:$H$14]",
+    "B2:B20: whole between [0 ; $J$15]",
+    "C2:C20: decimal lessThanOrEqual [$J$14]",
+    "E2:E20: list [LISTS!$A$1:$A$3]",
+    "I11:I13: textLength lessThan [$J$14+10]",
+];
+const VALIDATIONS_AFTER_INSERT: &[&str] = &[
+    "A2:A22: list [$H$13:$H$16]",
+    "B2:B22: whole between [0 ; $J$17]",
+    "C2:C22: decimal lessThanOrEqual [$J$16]",
+    "D11: custom [$B11>0]",
+    "E2:E22: list [LISTS!$A$1:$A$3]",
+    "I13:I15: textLength lessThan [$J$16+10]",
+];
+const VALIDATION_WHY: &str = "LibreOffice 7.4 moves and shrinks or grows the validations' \
+     ranges, but the formulas of validations read from xlsx ($H$12:$H$15, $J$15, $J$16, \
+     $B10) it moves only sometimes: never on this delete, on the insert in some runs and not \
+     in others, from the same file. Contract 11.2: the moved reference is right";
+const DRAWING_WHY: &str = "the picture's source anchor F8:H12 moved as LibreOffice moves \
+     drawing_lo's (its `to` row moves with the rows; see EXCLUDED)";
+const PANE: &[&str] = &["frozen xSplit=0 ySplit=1 topLeftCell=A2"];
+const VIEW_WHY: &str = "headless LibreOffice keeps no view (see EXCLUDED); by hand: the frozen \
+     pane stays below row 1, the selected cell moves with its row";
+const IGNORED_WHY: &str = "LibreOffice drops ignored errors (see EXCLUDED); by hand: the \
+     ranges move and shrink or grow as a conditional format's do";
+
+/// The operations, as sheetd is asked to do them.
+enum Op {
+    DeleteRow(&'static str, u32),
+    InsertBefore(u32),
+}
+
+const OPERATIONS: &[(&str, Op)] = &[
+    ("delete_row10", Op::DeleteRow("Data", 10)),
+    ("insert_before10", Op::InsertBefore(10)),
+    ("delete_report_row6", Op::DeleteRow("Report", 6)),
+];
+
+fn moves_dir() -> PathBuf {
+    fixture_path("moves")
+}
+
+fn expected_path(source: &str, op: &str) -> PathBuf {
+    moves_dir()
+        .join("expected")
+        .join(format!("{source}__{op}.json"))
+}
+
+/// The stems of the source workbooks, sorted.
+fn sources() -> Vec<String> {
+    let mut stems: Vec<String> = std::fs::read_dir(moves_dir())
+        .expect("fixtures/moves")
+        .filter_map(|e| {
+            let name = e.expect("entry").file_name().into_string().ok()?;
+            name.strip_suffix(".xlsx").map(str::to_owned)
+        })
+        .collect();
+    stems.sort();
+    assert!(!stems.is_empty(), "no sources in fixtures/moves");
+    stems
+}
+
+/// What LibreOffice made of an operation (with the corrected kinds).
+enum Expected {
+    Summary(Summary, Vec<String>),
+    Refused(String),
+}
+
+fn expected(source: &str, op: &str) -> Option<Expected> {
+    let path = expected_path(source, op);
+    let text = std::fs::read_to_string(&path).ok()?;
+    let value: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if let Some(reason) = value.get("refused") {
+        return Some(Expected::Refused(reason.as_str().unwrap_or("").to_owned()));
+    }
+    let summary = serde_json::from_value(value["kinds"].clone())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let corrected = value["corrected"]
+        .as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default();
+    Some(Expected::Summary(summary, corrected))
+}
+
+/// Whether a kind is left out of the comparisons for a source.
+fn excluded(source: &str, key: &str, corrected: &[String]) -> bool {
+    let ignored = IGNORED_KINDS
+        .iter()
+        .any(|(kind, _)| key.rsplit('/').next() == Some(kind));
+    let listed = EXCLUDED.iter().any(|(s, k, _)| *s == source && *k == key)
+        && !corrected.iter().any(|c| c == key);
+    ignored || listed
+}
+
+/// The differences between two summaries outside the excluded kinds, one
+/// line each, naming the fixture, the operation and the kind.
+fn report(
+    (source, op): (&str, &str),
+    (expected, corrected): (&Summary, &[String]),
+    actual: &Summary,
+    label: &str,
+) -> Vec<String> {
+    differences(expected, actual)
+        .into_iter()
+        .filter(|(key, _, _)| !excluded(source, key, corrected))
+        .map(|(key, missing, extra)| {
+            format!(
+                "{source}.xlsx {op}: {key}: only LibreOffice has {missing:?}, only {label} has {extra:?}"
+            )
+        })
+        .collect()
+}
+
+/// Writes fixtures/moves/expected/ from LibreOffice's results in
+/// target/moves-oracle/ (tools/libreoffice/moves.sh runs this).
+#[test]
+#[ignore = "needs target/moves-oracle from tools/libreoffice/moves.sh"]
+fn regenerate_expected() {
+    let oracle = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/moves-oracle");
+    let out = moves_dir().join("expected");
+    std::fs::create_dir_all(&out).expect("expected dir");
+    let mut written = 0;
+    for entry in std::fs::read_dir(&oracle).expect("target/moves-oracle (run moves.sh)") {
+        let path = entry.expect("entry").path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let Some((stem, ext)) = name.rsplit_once('.') else {
+            continue;
+        };
+        if !stem.contains("__") {
+            continue;
+        }
+        let value = match ext {
+            "xlsx" => {
+                let mut kinds = summarize(&std::fs::read(&path).expect("result reads"));
+                let mut corrected = BTreeMap::new();
+                for (_, key, lines, why) in CORRECTIONS.iter().filter(|(s, ..)| *s == stem) {
+                    let mut lines: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
+                    lines.sort();
+                    // LibreOffice may agree in some runs (see VALIDATION_WHY).
+                    let theirs = kinds.insert((*key).to_owned(), lines);
+                    corrected.insert(*key, json!({ "why": why, "libreoffice": theirs }));
+                }
+                json!({ "kinds": kinds, "corrected": corrected })
+            }
+            "refused" => {
+                let reason = std::fs::read_to_string(&path).expect("reason reads");
+                json!({ "refused": reason.trim() })
+            }
+            _ => continue,
+        };
+        let text = serde_json::to_string_pretty(&value).expect("json") + "\n";
+        std::fs::write(out.join(format!("{stem}.json")), text).expect("expected written");
+        written += 1;
+    }
+    assert!(written > 0, "nothing in {}", oracle.display());
+}
+
+/// The identity check: a source's summary equals that of LibreOffice's
+/// plain re-save of it, kind by kind, except the kinds in [`EXCLUDED`]
+/// (which must still differ, or the entry goes).
+#[test]
+fn libreoffice_resave_keeps_every_kind() {
+    let mut failures = Vec::new();
+    for source in sources() {
+        let bytes = std::fs::read(moves_dir().join(format!("{source}.xlsx"))).expect("source");
+        let Some(Expected::Summary(resaved, _)) = expected(&source, "resave") else {
+            failures.push(format!("{source}: no expected/{source}__resave.json"));
+            continue;
+        };
+        let summary = summarize(&bytes);
+        failures.extend(report(
+            (&source, "resave"),
+            (&resaved, &[]),
+            &summary,
+            "the source",
+        ));
+        let differing: Vec<String> = differences(&resaved, &summary)
+            .into_iter()
+            .map(|(key, _, _)| key)
+            .collect();
+        for (s, key, _) in EXCLUDED.iter().filter(|(s, _, _)| *s == source) {
+            if !differing.iter().any(|k| k == key) {
+                failures.push(format!("{s}: {key} is excluded but LibreOffice keeps it"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Each source and operation through sheetd, compared with LibreOffice.
+#[tokio::test]
+async fn rows_move_as_libreoffice_moves_them() {
+    let server = Server::start().await;
+    let mut failures = Vec::new();
+    let mut cases = 0;
+    for (n, source) in sources().into_iter().enumerate() {
+        for (m, (op, operation)) in OPERATIONS.iter().enumerate() {
+            let Some(expected) = expected(&source, op) else {
+                continue;
+            };
+            cases += 1;
+            let id = format!("0b1e3a5c-0000-4000-8000-{n:06}{m:06}");
+            server.add_fixture(&format!("moves/{source}.xlsx"), &id);
+            let before = std::fs::read(server.file(&id)).expect("copied");
+            let (status, body) = match operation {
+                Op::DeleteRow(sheet, row) => {
+                    server
+                        .delete(
+                            &format!("/v1/data/{id}/{sheet}"),
+                            json!({"type": "row", "row": row}),
+                        )
+                        .await
+                }
+                Op::InsertBefore(row) => {
+                    server
+                        .post(
+                            &format!("/v1/data/{id}/Data?before={row}"),
+                            json!({"data": [{"Name": "new", "Qty": 1, "Price": 2}]}),
+                        )
+                        .await
+                }
+            };
+            let answer = match operation {
+                Op::DeleteRow(..) => (StatusCode::OK, json!({"deleted": 1})),
+                Op::InsertBefore(_) => (StatusCode::CREATED, json!({"inserted": 1})),
+            };
+            match expected {
+                Expected::Refused(reason) => {
+                    let after = std::fs::read(server.file(&id)).expect("file");
+                    if status != StatusCode::CONFLICT {
+                        failures.push(format!(
+                            "{source}.xlsx {op}: LibreOffice refuses ({reason}), sheetd answered {status} {body}"
+                        ));
+                    } else if after != before {
+                        failures.push(format!(
+                            "{source}.xlsx {op}: refused with 409 but the workbook changed"
+                        ));
+                    }
+                }
+                Expected::Summary(summary, corrected) => {
+                    if (status, &body) != (answer.0, &answer.1) {
+                        failures.push(format!(
+                            "{source}.xlsx {op}: sheetd answered {status} {body}, expected {} {}",
+                            answer.0, answer.1
+                        ));
+                        continue;
+                    }
+                    let response = server.download(&id).await;
+                    assert_eq!(response.status(), StatusCode::OK, "download {source}");
+                    let bytes = response.bytes().await.expect("workbook bytes");
+                    failures.extend(report(
+                        (&source, op),
+                        (&summary, &corrected),
+                        &summarize(&bytes),
+                        "sheetd",
+                    ));
+                }
+            }
+        }
+    }
+    assert!(cases > 0, "no expected files in fixtures/moves/expected");
+    assert!(
+        failures.is_empty(),
+        "{} differences from LibreOffice in {cases} cases:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// The excluded kinds, for the README's table (run with --nocapture).
+#[test]
+fn excluded_kinds_are_explained() {
+    let mut by_source: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (source, key, why) in EXCLUDED {
+        assert!(!why.trim().is_empty(), "{source} {key}: say why");
+        assert!(
+            moves_dir().join(format!("{source}.xlsx")).is_file(),
+            "{source}: no such source"
+        );
+        by_source.entry(source).or_default().push(key);
+    }
+    for (source, keys) in by_source {
+        println!("{source}: {}", keys.join(", "));
+    }
+}
