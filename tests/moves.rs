@@ -125,7 +125,77 @@ const CORRECTIONS: &[(&str, &str, &[&str], &str)] = &[
         &["A11 D13:D15: numberStoredAsText", "B2:B22: formula"],
         IGNORED_WHY,
     ),
+    (
+        "layout__delete_row10",
+        "Data/hyperlinks",
+        &["A11 -> DATA!A14", "A14 -> DATA!A19"],
+        LINK_WHY,
+    ),
+    (
+        "layout_lo__delete_row10",
+        "Data/hyperlinks",
+        &["A11 -> DATA!A14", "A14 -> DATA!A19"],
+        LINK_WHY,
+    ),
+    (
+        "layout__insert_before10",
+        "Data/hyperlinks",
+        &["A11 -> DATA!A2", "A13 -> DATA!A16", "A16 -> DATA!A21"],
+        LINK_WHY,
+    ),
+    (
+        "layout_lo__insert_before10",
+        "Data/hyperlinks",
+        &["A11 -> DATA!A2", "A13 -> DATA!A16", "A16 -> DATA!A21"],
+        LINK_WHY,
+    ),
+    (
+        "x14__delete_row10",
+        "Data/sparklines",
+        SPARKLINES_AFTER_DELETE,
+        SPARKLINE_WHY,
+    ),
+    (
+        "x14_lo__delete_row10",
+        "Data/sparklines",
+        SPARKLINES_AFTER_DELETE,
+        SPARKLINE_WHY,
+    ),
+    (
+        "x14__insert_before10",
+        "Data/sparklines",
+        SPARKLINES_AFTER_INSERT,
+        SPARKLINE_WHY,
+    ),
+    (
+        "x14_lo__insert_before10",
+        "Data/sparklines",
+        SPARKLINES_AFTER_INSERT,
+        SPARKLINE_WHY,
+    ),
 ];
+
+const LINK_WHY: &str = "LibreOffice moves a hyperlink's cell but not the place it leads to, \
+     which then shows other data; contract 4.4 (a reference is never left pointing at the \
+     wrong data) and 11.2 (hyperlinks move): the place moves with its row";
+const SPARKLINES_AFTER_DELETE: &[&str] = &[
+    "G10 <- DATA!B10:C10",
+    "G11 <- DATA!B11:C11",
+    "G2 <- DATA!B2:B20",
+    "G8 <- DATA!B8:C8",
+    "G9 <- DATA!B9:C9",
+];
+const SPARKLINES_AFTER_INSERT: &[&str] = &[
+    "G11 <- DATA!B11:C11",
+    "G12 <- DATA!B12:C12",
+    "G13 <- DATA!B13:C13",
+    "G2 <- DATA!B2:B22",
+    "G8 <- DATA!B8:C8",
+    "G9 <- DATA!B9:C9",
+];
+const SPARKLINE_WHY: &str = "LibreOffice 7.4 leaves sparklines read from xlsx where they \
+     were (neither their cells nor their sources move); 11.2: they move as a conditional \
+     format's ranges do, and the one on the deleted row goes";
 
 const VALIDATIONS_AFTER_DELETE: &[&str] = &[
     "A2:A20: list [$H$11:$H$14]",

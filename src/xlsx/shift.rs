@@ -25,7 +25,7 @@ use super::WriteError;
 use super::carry::{is_kind, target_part};
 use super::tree::{self, Element, Node};
 use crate::model::Workbook;
-use crate::model::carried::{CarriedSheet, Part};
+use crate::model::carried::{CarriedSheet, CarriedXml, Part};
 use crate::model::formula::{RowMove, SheetRows, range_moved, ranges_moved, rows_moved};
 
 /// Moves what every sheet carries, and the parts that point at its cells,
@@ -69,7 +69,7 @@ fn sheet_rows_moved(
             moved: &moved,
         };
         let carried = Arc::make_mut(&mut sheet.carried);
-        elements_moved(carried, &mover)?;
+        elements_moved(&mut carried.xml, &mover)?;
     }
     let parts = sheet_parts(&workbook.sheets[index].carried);
     let carried = Arc::make_mut(&mut workbook.carried);
@@ -83,6 +83,9 @@ fn sheet_rows_moved(
         own: false,
         moved: &moved,
     };
+    // The built-in names (print areas and titles) the workbook part
+    // carries as the file wrote them; the model moves the others.
+    elements_moved(&mut carried.workbook, &anywhere)?;
     for part in &mut carried.parts {
         let mover = if parts.contains(&part.name) {
             &own
@@ -125,10 +128,10 @@ fn mentions_cells(part: &str) -> bool {
     part.starts_with("xl/charts/chart") || part.starts_with("xl/pivotCache/pivotCacheDefinition")
 }
 
-/// Moves a sheet's carried elements; those left pointing at nothing go.
-fn elements_moved(carried: &mut CarriedSheet, mover: &Mover<'_>) -> Result<(), WriteError> {
-    let mut kept = Vec::with_capacity(carried.xml.elements.len());
-    for mut element in std::mem::take(&mut carried.xml.elements) {
+/// Moves a part's carried elements; those left pointing at nothing go.
+fn elements_moved(carried: &mut CarriedXml, mover: &Mover<'_>) -> Result<(), WriteError> {
+    let mut kept = Vec::with_capacity(carried.elements.len());
+    for mut element in std::mem::take(&mut carried.elements) {
         let mut nodes = tree::parse(element.xml.as_bytes()).map_err(unrewritable)?;
         let before = nodes.len();
         mover.nodes(&mut nodes)?;
@@ -138,7 +141,7 @@ fn elements_moved(carried: &mut CarriedSheet, mover: &Mover<'_>) -> Result<(), W
         element.xml = String::from_utf8_lossy(&tree::write(&nodes)).into_owned();
         kept.push(element);
     }
-    carried.xml.elements = kept;
+    carried.elements = kept;
     Ok(())
 }
 
@@ -239,7 +242,15 @@ impl Mover<'_> {
                     }
                 }
             }
-            "formula" | "formula1" | "formula2" | "f" | "FmlaLink" | "FmlaRange" => {
+            "definedName"
+                if !element
+                    .attr("name")
+                    .is_some_and(|n| n.starts_with("_xlnm.")) =>
+            {
+                return Ok(true);
+            }
+            "formula" | "formula1" | "formula2" | "f" | "FmlaLink" | "FmlaRange"
+            | "definedName" => {
                 let text = element.text();
                 let new = self.formula(&text)?;
                 if new != text {
