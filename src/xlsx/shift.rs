@@ -23,10 +23,11 @@ use std::sync::Arc;
 
 use super::WriteError;
 use super::carry::{is_kind, target_part};
+use super::package::range_ref;
 use super::tree::{self, Element, Node};
 use crate::model::Workbook;
 use crate::model::carried::{CarriedSheet, CarriedXml, Part};
-use crate::model::formula::{RowMove, SheetRows, range_moved, ranges_moved, rows_moved};
+use crate::model::formula::{RowMove, SheetRows, range_moved, ranges_moved, rows_moved, shifted};
 
 /// Moves what every sheet carries, and the parts that point at its cells,
 /// with the row moves its edits recorded. Refused (naming it) when a
@@ -67,6 +68,7 @@ fn sheet_rows_moved(
             home: &sheet.name,
             own: s == index,
             moved: &moved,
+            anchor_shift: 0,
         };
         let carried = Arc::make_mut(&mut sheet.carried);
         elements_moved(&mut carried.xml, &mover)?;
@@ -77,11 +79,13 @@ fn sheet_rows_moved(
         home: &target,
         own: true,
         moved: &moved,
+        anchor_shift: 0,
     };
     let anywhere = Mover {
         home: "",
         own: false,
         moved: &moved,
+        anchor_shift: 0,
     };
     // The built-in names (print areas and titles) the workbook part
     // carries as the file wrote them; the model moves the others.
@@ -166,6 +170,12 @@ struct Mover<'a> {
     /// their ranges and anchors move too (else only their formulas).
     own: bool,
     moved: &'a SheetRows<'a>,
+    /// Rows to copy a rule's formulas down by before they move: a
+    /// conditional format's or validation's formulas are written as in the
+    /// first cell of its range, and when that cell's row is deleted the
+    /// rule's cell becomes the first one left (as in a spreadsheet app,
+    /// `$B10>5` on A10:D15 stays `$B10>5` on A10:D14 once row 10 goes).
+    anchor_shift: i64,
 }
 
 impl Mover<'_> {
@@ -190,6 +200,10 @@ impl Mover<'_> {
     fn element(&self, element: &mut Element) -> Result<bool, WriteError> {
         let rows = self.moved.rows;
         let name = element.name().to_owned();
+        let anchor_shift = match name.as_str() {
+            "conditionalFormatting" | "dataValidation" if self.own => self.anchor_shift(element),
+            _ => self.anchor_shift,
+        };
         match name.as_str() {
             // The guard moves the ranges; the arm drops what has none left.
             "conditionalFormatting"
@@ -277,13 +291,48 @@ impl Mover<'_> {
             }
         }
         let before = element.elements().count();
-        self.nodes(&mut element.children)?;
+        let inner = Mover {
+            anchor_shift,
+            ..*self
+        };
+        inner.nodes(&mut element.children)?;
         let after = element.elements().count();
         Ok(self.container_kept(element, before, after))
     }
 
+    /// How far a rule's formulas are copied down before they move (see
+    /// [`Mover::anchor_shift`]): from the first cell of its first range to
+    /// the first row of that range left, when that cell's row is deleted.
+    fn anchor_shift(&self, element: &Element) -> i64 {
+        let ranges = element
+            .attr("sqref")
+            .or_else(|| element.child("sqref").map(Element::text));
+        let first = ranges
+            .as_deref()
+            .and_then(|r| r.split_ascii_whitespace().next());
+        let Some(range) = first.and_then(range_ref) else {
+            return 0;
+        };
+        let rows = self.moved.rows;
+        let top = range.first_row + 1;
+        if rows.row(top).is_some() {
+            return 0;
+        }
+        (top..=range.last_row + 1)
+            .find(|&row| rows.row(row).is_some())
+            .map_or(0, |row| i64::from(row - top))
+    }
+
     /// A formula of the element, moved.
     fn formula(&self, text: &str) -> Result<String, WriteError> {
+        let copied;
+        let text = match self.anchor_shift {
+            0 => text,
+            by => {
+                copied = shifted(text, by, 0);
+                &copied
+            }
+        };
         rows_moved(text, self.home, self.moved).map_err(|why| {
             WriteError::Refused(format!(
                 "a formula on sheet {:?} ({text}) cannot be adjusted: {why}",
@@ -502,4 +551,171 @@ fn set_corner(anchor: &mut Element, name: &str, (row, deleted): (u32, bool)) {
 /// Whether two sheet names are the same, case aside.
 fn same_sheet(a: &str, b: &str) -> bool {
     a.to_lowercase() == b.to_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `xml`, an element or part of sheet `home` ("" for a chart), once
+    /// rows of sheet `Data` moved; `None` when it goes.
+    fn moved_from(xml: &str, rows: RowMove, home: &str) -> Result<Option<String>, WriteError> {
+        let order = ["Data", "Report"];
+        let moved = SheetRows {
+            sheet: "Data",
+            order: &order,
+            rows: &rows,
+        };
+        let mover = Mover {
+            home,
+            own: home == "Data",
+            moved: &moved,
+            anchor_shift: 0,
+        };
+        let mut nodes = tree::parse(xml.as_bytes()).unwrap();
+        mover.nodes(&mut nodes)?;
+        Ok((!nodes.is_empty()).then(|| String::from_utf8(tree::write(&nodes)).unwrap()))
+    }
+
+    /// [`moved_from`] for an element of `Data` (`own`) or a chart.
+    fn moved(xml: &str, rows: RowMove, own: bool) -> Option<String> {
+        moved_from(xml, rows, if own { "Data" } else { "" }).unwrap()
+    }
+
+    fn deleted(rows: &[u32]) -> RowMove {
+        RowMove::Deleted(rows.to_vec())
+    }
+
+    #[test]
+    fn a_rule_whose_first_row_goes_keeps_its_formula_for_the_next() {
+        let rule = r#"<conditionalFormatting sqref="A10:D15"><cfRule type="expression" priority="1"><formula>$B10&gt;$J$20</formula></cfRule></conditionalFormatting>"#;
+        assert_eq!(
+            moved(rule, deleted(&[10]), true).unwrap(),
+            r#"<conditionalFormatting sqref="A10:D14"><cfRule type="expression" priority="1"><formula>$B10&gt;$J$19</formula></cfRule></conditionalFormatting>"#
+        );
+        assert_eq!(moved(rule, deleted(&[10, 11, 12, 13, 14, 15]), true), None);
+        let inserted = moved(
+            rule,
+            RowMove::Inserted {
+                before: 3,
+                count: 2,
+            },
+            true,
+        )
+        .unwrap();
+        assert!(inserted.contains(r#"sqref="A12:D17""#), "{inserted}");
+        assert!(inserted.contains("$B12&gt;$J$22"), "{inserted}");
+    }
+
+    #[test]
+    fn validations_go_with_their_rows_and_the_count_follows() {
+        let list = r#"<dataValidations count="2"><dataValidation type="list" sqref="A10"><formula1>$H$12:$H$15</formula1></dataValidation><dataValidation type="list" sqref="B2:B20"><formula1>Report!$A$1:$A$3</formula1></dataValidation></dataValidations>"#;
+        assert_eq!(
+            moved(list, deleted(&[10]), true).unwrap(),
+            r#"<dataValidations count="1"><dataValidation type="list" sqref="B2:B19"><formula1>Report!$A$1:$A$3</formula1></dataValidation></dataValidations>"#
+        );
+    }
+
+    #[test]
+    fn elements_of_other_sheets_move_only_their_references_to_the_sheet() {
+        let rule = r#"<dataValidation type="list" sqref="A10"><formula1>Data!$H$12:$H$15</formula1></dataValidation>"#;
+        assert_eq!(
+            moved_from(rule, deleted(&[10]), "Report").unwrap().unwrap(),
+            r#"<dataValidation type="list" sqref="A10"><formula1>Data!$H$11:$H$14</formula1></dataValidation>"#
+        );
+    }
+
+    #[test]
+    fn notes_on_deleted_rows_go_and_the_others_move_with_their_boxes() {
+        let comments = r#"<comments><commentList><comment ref="B10"><text>a</text></comment><comment ref="B12"><text>b</text></comment></commentList></comments>"#;
+        assert_eq!(
+            moved(comments, deleted(&[10]), true).unwrap(),
+            r#"<comments><commentList><comment ref="B11"><text>b</text></comment></commentList></comments>"#
+        );
+        let vml = r#"<xml><v:shape><x:ClientData ObjectType="Note"><x:Anchor>2, 15, 8, 2, 4, 15, 12, 16</x:Anchor><x:Row>9</x:Row></x:ClientData></v:shape><v:shape><x:ClientData ObjectType="Note"><x:Anchor>2, 15, 10, 2, 4, 15, 14, 16</x:Anchor><x:Row>11</x:Row></x:ClientData></v:shape></xml>"#;
+        assert_eq!(
+            moved(vml, deleted(&[10]), true).unwrap(),
+            r#"<xml><v:shape><x:ClientData ObjectType="Note"><x:Anchor>2, 15, 9, 2, 4, 15, 13, 16</x:Anchor><x:Row>10</x:Row></x:ClientData></v:shape></xml>"#
+        );
+    }
+
+    #[test]
+    fn drawings_shrink_grow_and_move_with_their_rows() {
+        let anchor = |edit_as: &str, from: u32, to: u32| {
+            format!(
+                r#"<xdr:twoCellAnchor{edit_as}><xdr:from><xdr:col>5</xdr:col><xdr:colOff>0</xdr:colOff><xdr:row>{from}</xdr:row><xdr:rowOff>10</xdr:rowOff></xdr:from><xdr:to><xdr:col>7</xdr:col><xdr:colOff>0</xdr:colOff><xdr:row>{to}</xdr:row><xdr:rowOff>20</xdr:rowOff></xdr:to></xdr:twoCellAnchor>"#
+            )
+        };
+        // Rows 8 to 12 (0-based 7 to 11); row 10 deleted, a row inserted.
+        assert_eq!(
+            moved(&anchor("", 7, 11), deleted(&[10]), true).unwrap(),
+            anchor("", 7, 10)
+        );
+        let inserted = RowMove::Inserted {
+            before: 10,
+            count: 1,
+        };
+        assert_eq!(
+            moved(&anchor("", 7, 11), inserted.clone(), true).unwrap(),
+            anchor("", 7, 12)
+        );
+        assert_eq!(
+            moved(&anchor("", 11, 12), inserted.clone(), true).unwrap(),
+            anchor("", 12, 13)
+        );
+        // Moved, not sized; or left where it is.
+        let one_cell = r#" editAs="oneCell""#;
+        assert_eq!(
+            moved(&anchor(one_cell, 3, 11), deleted(&[1]), true).unwrap(),
+            anchor(one_cell, 2, 10)
+        );
+        let absolute = r#" editAs="absolute""#;
+        assert_eq!(
+            moved(&anchor(absolute, 3, 11), deleted(&[1]), true).unwrap(),
+            anchor(absolute, 3, 11)
+        );
+    }
+
+    #[test]
+    fn charts_and_pivot_sources_follow_the_sheet_they_read() {
+        let series = r#"<c:ser><c:val><c:numRef><c:f>Data!$B$2:$B$21</c:f></c:numRef></c:val><c:cat><c:f>Report!$A$2:$A$21</c:f></c:cat></c:ser>"#;
+        assert_eq!(
+            moved(series, deleted(&[10]), false).unwrap(),
+            r#"<c:ser><c:val><c:numRef><c:f>Data!$B$2:$B$20</c:f></c:numRef></c:val><c:cat><c:f>Report!$A$2:$A$21</c:f></c:cat></c:ser>"#
+        );
+        let source = r#"<cacheSource type="worksheet"><worksheetSource ref="A1:D21" sheet="data"/></cacheSource>"#;
+        assert_eq!(
+            moved(
+                source,
+                RowMove::Inserted {
+                    before: 5,
+                    count: 3
+                },
+                false
+            )
+            .unwrap(),
+            r#"<cacheSource type="worksheet"><worksheetSource ref="A1:D24" sheet="data"/></cacheSource>"#
+        );
+    }
+
+    #[test]
+    fn page_breaks_and_the_selection_follow_their_rows() {
+        let breaks = r#"<rowBreaks count="2" manualBreakCount="2"><brk id="10" max="16383" man="1"/><brk id="15" max="16383" man="1"/></rowBreaks>"#;
+        assert_eq!(
+            moved(breaks, deleted(&[10]), true).unwrap(),
+            r#"<rowBreaks count="1" manualBreakCount="1"><brk id="14" max="16383" man="1"/></rowBreaks>"#
+        );
+        let view = r#"<sheetView><pane ySplit="1" topLeftCell="A2" state="frozen"/><selection activeCell="B10" sqref="B10"/></sheetView>"#;
+        assert_eq!(
+            moved(view, deleted(&[10]), true).unwrap(),
+            r#"<sheetView><pane ySplit="1" topLeftCell="A2" state="frozen"/><selection activeCell="B10" sqref="B10"/></sheetView>"#
+        );
+    }
+
+    #[test]
+    fn a_3d_reference_across_the_sheet_is_refused() {
+        let rule = r#"<dataValidation type="decimal" sqref="A2"><formula1>SUM(Data:Report!A1)</formula1></dataValidation>"#;
+        let refused = moved_from(rule, deleted(&[10]), "Data").unwrap_err();
+        assert!(refused.to_string().contains("Data:Report"), "{refused}");
+    }
 }
