@@ -16,6 +16,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use calamine::Data;
 use common::elements::{Summary, differences, summarize};
 use common::*;
 use reqwest::StatusCode;
@@ -482,5 +483,263 @@ fn excluded_kinds_are_explained() {
     }
     for (source, keys) in by_source {
         println!("{source}: {}", keys.join(", "));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The API of row moves (§11.2): positions, numbers, refusals
+// ---------------------------------------------------------------------------
+
+/// Orders (item, qty, price, total = qty × price) with three rows, and
+/// Summary reading Orders' quantities.
+fn orders_workbook(server: &Server) {
+    use Spec::*;
+    make_workbook(
+        &server.file(ID),
+        &[
+            (
+                "Orders",
+                vec![
+                    vec![S("item"), S("qty"), S("price"), S("total")],
+                    vec![S("a"), N(1.0), N(10.0), F("=B2*C2", "10")],
+                    vec![S("b"), N(2.0), N(10.0), F("=B3*C3", "20")],
+                    vec![S("c"), N(3.0), N(10.0), F("=B4*C4", "30")],
+                ],
+            ),
+            (
+                "Summary",
+                vec![
+                    vec![F("=SUM(Orders!B2:B4)", "6")],
+                    vec![F("=Orders!B4", "3")],
+                ],
+            ),
+        ],
+    );
+}
+
+#[tokio::test]
+async fn rows_inserted_before_a_row_move_it_down_with_everything_that_reads_it() {
+    let server = Server::start().await;
+    orders_workbook(&server);
+    let (status, body) = server
+        .post(
+            &format!("{}?before=3", rows_path("Orders")),
+            json!({"data": [{"item": "new", "qty": 5, "price": 2}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body, json!({"inserted": 1}));
+    let path = server.file(ID);
+    assert_grid_eq(
+        &read_sheet(&path, "Orders"),
+        &[
+            vec![s("item"), s("qty"), s("price"), s("total")],
+            vec![
+                s("a"),
+                Data::Float(1.0),
+                Data::Float(10.0),
+                Data::Float(10.0),
+            ],
+            vec![
+                s("new"),
+                Data::Float(5.0),
+                Data::Float(2.0),
+                Data::Float(10.0),
+            ],
+            vec![
+                s("b"),
+                Data::Float(2.0),
+                Data::Float(10.0),
+                Data::Float(20.0),
+            ],
+            vec![
+                s("c"),
+                Data::Float(3.0),
+                Data::Float(10.0),
+                Data::Float(30.0),
+            ],
+        ],
+    );
+    // The new row takes the formula column's formula; the rows below keep
+    // theirs, moved; another sheet's references follow the rows (the sum
+    // grows: the row went in inside its range).
+    let totals: Vec<String> = formulas_of(&path, "Orders")
+        .into_iter()
+        .map(|f| f.2)
+        .collect();
+    assert_eq!(totals, ["B2*C2", "B3*C3", "B4*C4", "B5*C5"]);
+    let summary: Vec<String> = formulas_of(&path, "Summary")
+        .into_iter()
+        .map(|f| f.2)
+        .collect();
+    assert_eq!(summary, ["SUM(Orders!B2:B5)", "Orders!B5"]);
+    assert_grid_eq(
+        &read_sheet(&path, "Summary"),
+        &[vec![Data::Float(11.0)], vec![Data::Float(3.0)]],
+    );
+}
+
+#[tokio::test]
+async fn before_must_name_a_data_row_or_the_one_after_the_last() {
+    let server = Server::start().await;
+    orders_workbook(&server);
+    let original = std::fs::read(server.file(ID)).unwrap();
+    for before in ["1", "6", "0", "x"] {
+        let (status, body) = server
+            .post(
+                &format!("{}?before={before}", rows_path("Orders")),
+                json!({"data": [{"item": "new"}]}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "before={before}: {body}");
+        assert!(body["error"].as_str().unwrap().contains("before"), "{body}");
+    }
+    let (status, body) = server
+        .post(
+            &format!("{}?before=2&on_conflict=item", rows_path("Orders")),
+            json!({"data": [{"item": "new"}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), original);
+    // The row after the last one is a place too: the rows go at the end.
+    let (status, _) = server
+        .post(
+            &format!("{}?before=5", rows_path("Orders")),
+            json!({"data": [{"item": "d", "qty": 4, "price": 1}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(read_sheet(&server.file(ID), "Orders")[4][0], s("d"));
+}
+
+#[tokio::test]
+async fn rows_by_number_are_deleted_and_updated_all_or_nothing() {
+    let server = Server::start().await;
+    orders_workbook(&server);
+    let original = std::fs::read(server.file(ID)).unwrap();
+    // A number below the data: nothing happens.
+    let (status, body) = server
+        .delete(
+            &rows_path("Orders"),
+            json!({"type": "rows", "rows": [2, 9]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), original);
+    let (status, body) = server
+        .patch(
+            &rows_path("Orders"),
+            json!({"type": "rows", "rows": [4, 2], "data": {"price": 1}}),
+        )
+        .await;
+    assert_eq!((status, body), (StatusCode::OK, json!({"updated": 2})));
+    // Numbers as the sheet stands before the request, in any order.
+    let (status, body) = server
+        .delete(
+            &rows_path("Orders"),
+            json!({"type": "rows", "rows": [4, 2]}),
+        )
+        .await;
+    assert_eq!((status, body), (StatusCode::OK, json!({"deleted": 2})));
+    let path = server.file(ID);
+    assert_grid_eq(
+        &read_sheet(&path, "Orders"),
+        &[
+            vec![s("item"), s("qty"), s("price"), s("total")],
+            vec![
+                s("b"),
+                Data::Float(2.0),
+                Data::Float(10.0),
+                Data::Float(20.0),
+            ],
+        ],
+    );
+    let summary: Vec<String> = formulas_of(&path, "Summary")
+        .into_iter()
+        .map(|f| f.2)
+        .collect();
+    assert_eq!(summary, ["SUM(Orders!B2:B2)", "Orders!#REF!"]);
+}
+
+#[tokio::test]
+async fn cutting_through_an_array_formula_is_refused_naming_it() {
+    let server = Server::start().await;
+    let path = server.file(ID);
+    {
+        let mut book = rust_xlsxwriter::Workbook::new();
+        let sheet = book.add_worksheet().set_name("Data").unwrap();
+        sheet.write_string(0, 0, "n").unwrap();
+        sheet.write_string(0, 1, "double").unwrap();
+        for row in 1..=5 {
+            sheet.write_number(row, 0, f64::from(row)).unwrap();
+        }
+        sheet.write_array_formula(1, 1, 3, 1, "=A2:A4*2").unwrap();
+        book.save(&path).unwrap();
+    }
+    let original = std::fs::read(&path).unwrap();
+    let cuts = [
+        server
+            .delete(&rows_path("Data"), json!({"type": "row", "row": 3}))
+            .await,
+        server
+            .post(
+                &format!("{}?before=3", rows_path("Data")),
+                json!({"data": [{"n": 9}]}),
+            )
+            .await,
+    ];
+    for (status, body) in cuts {
+        assert_eq!(status, StatusCode::CONFLICT, "{body}");
+        let detail = body["detail"].as_str().unwrap();
+        assert!(detail.contains("array formula in Data!B2:B4"), "{detail}");
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), original);
+    // Rows below it, and all of its rows at once, may go.
+    let (status, body) = server
+        .delete(&rows_path("Data"), json!({"type": "rows", "rows": [6]}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = server
+        .delete(
+            &rows_path("Data"),
+            json!({"type": "rows", "rows": [2, 3, 4]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+#[tokio::test]
+async fn a_3d_reference_refuses_a_delete_only_on_the_sheets_it_spans() {
+    use Spec::*;
+    let server = Server::start().await;
+    let column = |name: &'static str| vec![vec![S(name)], vec![N(1.0)], vec![N(2.0)]];
+    make_workbook(
+        &server.file(ID),
+        &[
+            ("Jan", column("v")),
+            ("Feb", column("v")),
+            ("Mar", column("v")),
+            (
+                "Total",
+                vec![
+                    vec![S("sum")],
+                    vec![F("=SUM(Jan:Feb!A3)", "4")],
+                    vec![N(0.0)],
+                ],
+            ),
+        ],
+    );
+    let (status, body) = server
+        .delete(&rows_path("Feb"), json!({"type": "row", "row": 2}))
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    let detail = body["detail"].as_str().unwrap();
+    assert!(detail.contains("Jan:Feb"), "{detail}");
+    for sheet in ["Mar", "Total"] {
+        let (status, body) = server
+            .delete(&rows_path(sheet), json!({"type": "row", "row": 3}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{sheet}: {body}");
     }
 }

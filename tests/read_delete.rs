@@ -110,20 +110,6 @@ fn assert_untouched(path: &Path, before: &FileState) {
     assert_eq!(after.inode, before.inode, "the file was replaced");
 }
 
-/// The formula text of every formula cell of a sheet on disk, by position.
-fn formulas_of(path: &Path, sheet: &str) -> Vec<(u32, u32, String)> {
-    let mut workbook: Xlsx<_> = open_workbook(path).expect("workbook opens");
-    let range = workbook.worksheet_formula(sheet).expect("sheet exists");
-    range
-        .cells()
-        .filter(|(_, _, f)| !f.is_empty())
-        .map(|(r, c, f)| {
-            let (row0, col0) = range.start().expect("non-empty range");
-            (row0 + r as u32, col0 + c as u32, f.clone())
-        })
-        .collect()
-}
-
 // ---------------------------------------------------------------------------
 // §4.3 Read rows
 // ---------------------------------------------------------------------------

@@ -221,7 +221,9 @@ impl Workbook {
         };
         self.move_rows(index, moved)?;
         let sheet = &mut self.sheets[index];
-        sheet.put_rows(&header, (before - 1) as usize, request);
+        let start = (before - 1) as usize;
+        let below = (before < after_last).then_some(start + count);
+        sheet.put_rows(&header, start, below, request);
         Ok(count)
     }
 
@@ -482,7 +484,7 @@ impl Sheet {
                 self.set(0, column.index, Cell::Text(column.name.clone()));
             }
         }
-        self.put_rows(&header, start, request);
+        self.put_rows(&header, start, None, request);
         if self.layout.rows_appended(start, count) {
             // Structured references now cover more rows.
             self.edited.moved = true;
@@ -492,10 +494,17 @@ impl Sheet {
 
     /// Sets the rows of a checked insert from row `start` (0-based) on,
     /// with the formulas of the row above filled down into the columns a
-    /// row does not give.
-    fn put_rows(&mut self, header: &Header, start: usize, request: InsertRows) {
+    /// row does not give. `below`: the row after the new ones, when they
+    /// went in between rows.
+    fn put_rows(
+        &mut self,
+        header: &Header,
+        start: usize,
+        below: Option<usize>,
+        request: InsertRows,
+    ) {
         let fill = match start.checked_sub(1) {
-            Some(above) => self.formulas_filled_down(header, above),
+            Some(above) => self.formulas_filled_down(header, above, below),
             None => Vec::new(),
         };
         for (offset, row) in request.rows.into_iter().enumerate() {
@@ -521,12 +530,18 @@ impl Sheet {
         }
     }
 
-    /// The formulas that rows inserted below row `last` (the last data row)
-    /// take, by column: a formula of `last` that the data row above it
-    /// holds too, moved down one row (the same relative formula), or that
-    /// is in a table's column (a calculated column). The engine computes
-    /// their results when the batch is written.
-    fn formulas_filled_down(&self, header: &Header, last: usize) -> Vec<(usize, String)> {
+    /// The formulas that rows inserted below row `last` (a data row) take,
+    /// by column: a formula of `last` that the data row above it holds too,
+    /// moved down one row (the same relative formula), or the row `below`
+    /// the new ones, moved down as far; or that is in a table's column (a
+    /// calculated column). The engine computes their results when the
+    /// batch is written.
+    fn formulas_filled_down(
+        &self,
+        header: &Header,
+        last: usize,
+        below: Option<usize>,
+    ) -> Vec<(usize, String)> {
         if last <= header.row {
             return Vec::new();
         }
@@ -551,7 +566,11 @@ impl Sheet {
                 let expr = formula(last, column)?;
                 let repeated = last > header.row + 1
                     && formula(last - 1, column).is_some_and(|above| shifted(above, 1, 0) == expr);
-                (repeated || in_table(column)).then(|| (column, expr.to_owned()))
+                let continued = below.is_some_and(|below| {
+                    let by = (below - last) as i64;
+                    formula(below, column).is_some_and(|f| shifted(expr, by, 0) == f)
+                });
+                (repeated || continued || in_table(column)).then(|| (column, expr.to_owned()))
             })
             .collect()
     }

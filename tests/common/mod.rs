@@ -229,6 +229,20 @@ pub fn read_sheet(path: &Path, sheet: &str) -> Vec<Vec<Data>> {
     grid
 }
 
+/// The formula text of every formula cell of a sheet on disk, by position.
+pub fn formulas_of(path: &Path, sheet: &str) -> Vec<(u32, u32, String)> {
+    let mut workbook: Xlsx<_> = open_workbook(path).expect("workbook opens");
+    let range = workbook.worksheet_formula(sheet).expect("sheet exists");
+    range
+        .cells()
+        .filter(|(_, _, f)| !f.is_empty())
+        .map(|(r, c, f)| {
+            let (row0, col0) = range.start().expect("non-empty range");
+            (row0 + r as u32, col0 + c as u32, f.clone())
+        })
+        .collect()
+}
+
 /// The sheet names of a workbook on disk, in order.
 pub fn sheet_names(path: &Path) -> Vec<String> {
     let workbook: Xlsx<_> = open_workbook(path).expect("workbook opens");
