@@ -5,11 +5,12 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
-use quick_xml::Writer;
-use quick_xml::events::{BytesStart, Event};
+use quick_xml::events::Event;
 
 use super::ReadError;
-use super::package::{attr, for_each_element};
+use super::xml::{
+    attr, capture_children, first_attribute, flag, for_each_element, root_namespaces,
+};
 use crate::model::carried::{
     Carried, CarriedSheet, CarriedXml, CellStyles, Element, OtherSheet, Part, Relationship,
 };
@@ -102,115 +103,6 @@ pub fn carries_sheet_element(name: &str, empty: bool) -> bool {
 /// Whether the child `name` of `<workbook>` is carried.
 pub fn carries_workbook_element(name: &str) -> bool {
     !WRITTEN_WORKBOOK_ELEMENTS.contains(&name)
-}
-
-/// Copies an element's events, start to end, into XML text.
-pub struct Capture {
-    name: String,
-    depth: usize,
-    out: Writer<Vec<u8>>,
-}
-
-impl Default for Capture {
-    fn default() -> Capture {
-        Capture {
-            name: String::new(),
-            depth: 0,
-            out: Writer::new(Vec::new()),
-        }
-    }
-}
-
-impl Capture {
-    /// Takes the next event, the element's own start (or empty) tag first;
-    /// gives the element once it is complete.
-    pub fn push(&mut self, event: &Event<'_>) -> Result<Option<Element>, ReadError> {
-        if let (Event::Start(e) | Event::Empty(e), 0) = (event, self.depth) {
-            self.name = e.local_name().as_ref().to_owned();
-        }
-        self.out
-            .write_event(event.borrow())
-            .map_err(|e| ReadError(format!("copying XML: {e}")))?;
-        match event {
-            Event::Start(_) => self.depth += 1,
-            Event::End(_) => self.depth = self.depth.saturating_sub(1),
-            _ => {}
-        }
-        if self.depth > 0 {
-            return Ok(None);
-        }
-        let xml = String::from_utf8_lossy(self.out.get_ref()).into_owned();
-        self.out.get_mut().clear();
-        Ok(Some(Element {
-            name: std::mem::take(&mut self.name),
-            xml,
-        }))
-    }
-}
-
-/// Copies the children of a part's root element that a test picks, from
-/// the events of the whole part.
-#[derive(Default)]
-pub struct ChildCopier {
-    open: Option<Capture>,
-}
-
-impl ChildCopier {
-    /// Takes the next event, met at `depth` (0 is the root's own tag);
-    /// `wanted` picks children by local name and whether they are empty.
-    /// Gives a copied child once it is complete.
-    pub fn push(
-        &mut self,
-        event: &Event<'_>,
-        depth: usize,
-        wanted: impl Fn(&str, bool) -> bool,
-    ) -> Result<Option<Element>, ReadError> {
-        if let Some(open) = &mut self.open {
-            let element = open.push(event)?;
-            if element.is_some() {
-                self.open = None;
-            }
-            return Ok(element);
-        }
-        if let (Event::Start(e) | Event::Empty(e), 1) = (event, depth)
-            && wanted(e.local_name().as_ref(), matches!(event, Event::Empty(_)))
-        {
-            let mut open = Capture::default();
-            let element = open.push(event)?;
-            if element.is_none() {
-                self.open = Some(open);
-            }
-            return Ok(element);
-        }
-        Ok(None)
-    }
-}
-
-/// The namespace declarations and `mc:Ignorable` of a part's root element.
-pub fn root_attributes(root: &BytesStart<'_>) -> Vec<(String, String)> {
-    super::package::all_attributes(root)
-        .into_iter()
-        .filter(|(key, _)| {
-            key == "xmlns" || key.starts_with("xmlns:") || key.ends_with(":Ignorable")
-        })
-        .collect()
-}
-
-/// The namespace declarations of a part's root element.
-fn root_namespaces(xml: &[u8]) -> Result<Vec<(String, String)>, ReadError> {
-    let mut reader = quick_xml::Reader::from_reader(xml);
-    let mut buf = Vec::new();
-    loop {
-        match reader
-            .read_event_into(&mut buf)
-            .map_err(super::package::xml_error)?
-        {
-            Event::Start(e) | Event::Empty(e) => return Ok(root_attributes(&e)),
-            Event::Eof => return Ok(Vec::new()),
-            _ => {}
-        }
-        buf.clear();
-    }
 }
 
 /// A part's relationships as its `.rels` part states them.
@@ -565,9 +457,7 @@ fn theme_name(parts: &HashMap<String, Vec<u8>>) -> Result<Option<String>, ReadEr
 fn declares_1904(xml: &str) -> bool {
     let mut reader = quick_xml::Reader::from_str(xml);
     match reader.read_event() {
-        Ok(Event::Start(e) | Event::Empty(e)) => {
-            super::package::attr(&e, "date1904").is_some_and(|v| super::styles::is_true(&v))
-        }
+        Ok(Event::Start(e) | Event::Empty(e)) => flag(&e, "date1904"),
         _ => false,
     }
 }
@@ -621,52 +511,6 @@ fn cell_styles(styles: &[u8]) -> Result<Option<CellStyles>, ReadError> {
         formats: capture_children(styles, Some("cellStyleXfs"))?,
         styles: named,
     }))
-}
-
-/// The value of an attribute of the start tag `xml` begins with.
-pub fn first_attribute(xml: &[u8], name: &str) -> Option<String> {
-    let mut reader = quick_xml::Reader::from_reader(xml);
-    match reader.read_event() {
-        Ok(Event::Start(e) | Event::Empty(e)) => attr(&e, name),
-        _ => None,
-    }
-}
-
-/// The children of the first `parent` element of a part (of its root
-/// element when `None`), as XML text.
-pub fn capture_children(xml: &[u8], parent: Option<&str>) -> Result<Vec<String>, ReadError> {
-    let mut reader = quick_xml::Reader::from_reader(xml);
-    let mut buf = Vec::new();
-    let mut inside = false;
-    let mut capture: Option<Capture> = None;
-    let mut found = Vec::new();
-    loop {
-        let event = reader
-            .read_event_into(&mut buf)
-            .map_err(super::package::xml_error)?;
-        match (&event, inside, &mut capture) {
-            (Event::Eof, ..) => return Ok(found),
-            (_, true, Some(open)) => {
-                if let Some(element) = open.push(&event)? {
-                    found.push(element.xml);
-                    capture = None;
-                }
-            }
-            (Event::Start(_) | Event::Empty(_), true, None) => {
-                let mut open = Capture::default();
-                match open.push(&event)? {
-                    Some(element) => found.push(element.xml),
-                    None => capture = Some(open),
-                }
-            }
-            (Event::End(_), true, None) => return Ok(found),
-            (Event::Start(e), false, _) => {
-                inside = parent.is_none_or(|parent| e.local_name().as_ref() == parent);
-            }
-            _ => {}
-        }
-        buf.clear();
-    }
 }
 
 /// `[Content_Types].xml`, parsed.

@@ -15,13 +15,10 @@ use rust_xlsxwriter::utility::cell_range;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
-use super::carry::{
-    capture_children, first_attribute, is_relationships_ns, read_relationships, rels_name,
-    target_part,
-};
+use super::WriteError;
+use super::carry::{is_relationships_ns, read_relationships, rels_name, target_part};
 use super::fix::{self, Fixes};
-use super::package::all_attributes;
-use super::{WriteError, find, rfind};
+use super::xml::{all_attributes, attr, capture_children, escape, find, first_attribute, rfind};
 use crate::model::carried::{Carried, CarriedXml, CellStyles, Element, OtherSheet, Relationship};
 use crate::model::layout::{Link, LinkTarget, Range};
 use crate::model::workbook::DefinedName;
@@ -501,10 +498,6 @@ fn insert_before_last(text: &str, closing: &str, insert: &str) -> String {
     }
 }
 
-fn escape(text: &str) -> String {
-    quick_xml::escape::escape(text).into_owned()
-}
-
 /// The relationships part of `source` with `carried` added under new ids,
 /// after the part's own, except those leading to a part the writer
 /// `produced`; the new ids by the carried ones.
@@ -768,12 +761,10 @@ fn column_styles(cols: &[u8]) -> Vec<(u32, u32, String)> {
     loop {
         match reader.read_event() {
             Ok(Event::Empty(col) | Event::Start(col)) if col.local_name().as_ref() == "col" => {
-                let number = |name| super::package::attr(&col, name).and_then(|v| v.parse().ok());
-                if let (Some(min), Some(max), Some(style)) = (
-                    number("min"),
-                    number("max"),
-                    super::package::attr(&col, "style"),
-                ) {
+                let number = |name| attr(&col, name).and_then(|v| v.parse().ok());
+                if let (Some(min), Some(max), Some(style)) =
+                    (number("min"), number("max"), attr(&col, "style"))
+                {
                     found.push((min, max, style));
                 }
             }
@@ -786,7 +777,7 @@ fn column_styles(cols: &[u8]) -> Vec<(u32, u32, String)> {
 /// An original `<col>` with the writer's format id for its first column
 /// in place of the file's own.
 fn with_style(col: &BytesStart<'_>, styles: &[(u32, u32, String)]) -> BytesStart<'static> {
-    let first: Option<u32> = super::package::attr(col, "min").and_then(|m| m.parse().ok());
+    let first: Option<u32> = attr(col, "min").and_then(|m| m.parse().ok());
     let style = first.and_then(|first| {
         styles
             .iter()

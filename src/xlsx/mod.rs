@@ -14,6 +14,7 @@ mod read;
 mod rich;
 mod styles;
 mod write;
+mod xml;
 
 pub use package::{MAX_UNPACKED_BYTES, sheet_names};
 
@@ -21,17 +22,6 @@ pub use package::{MAX_UNPACKED_BYTES, sheet_names};
 const DAYS_1900_TO_1904: f64 = 1462.0;
 pub use read::read_workbook;
 pub use write::{Rewrite, write_workbook};
-
-/// Where `needle` first occurs in `haystack` (the writer's parts are
-/// searched as bytes, at memory speed).
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    memchr::memmem::find(haystack, needle)
-}
-
-/// Where `needle` last occurs in `haystack`.
-fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    memchr::memmem::rfind(haystack, needle)
-}
 
 /// Why bytes are no readable workbook, said for the user.
 #[derive(Debug, thiserror::Error)]
