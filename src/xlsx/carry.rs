@@ -8,23 +8,11 @@ use std::sync::{Arc, OnceLock};
 use quick_xml::events::Event;
 
 use super::ReadError;
-use super::xml::{
-    attr, capture_children, first_attribute, flag, for_each_element, root_namespaces,
-};
+use super::opc::{ContentTypes, is_kind, read_relationships, rels_name, rels_of, target_part};
+use super::xml::{capture_children, first_attribute, flag, root_namespaces};
 use crate::model::carried::{
     Carried, CarriedSheet, CarriedXml, CellStyles, Element, OtherSheet, Part, Relationship,
 };
-
-/// The relationships namespace, which `r:id` attributes belong to.
-pub const RELATIONSHIPS_NS: &str =
-    "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
-/// The same namespace in the strict form of the format.
-pub const STRICT_RELATIONSHIPS_NS: &str = "http://purl.oclc.org/ooxml/officeDocument/relationships";
-
-/// Whether a namespace URI is the relationships namespace, in either form.
-pub fn is_relationships_ns(uri: &str) -> bool {
-    uri == RELATIONSHIPS_NS || uri == STRICT_RELATIONSHIPS_NS
-}
 
 /// Elements of a worksheet that the writer produces from the model. Any
 /// other child of `<worksheet>` is carried. (An `autoFilter` is the model's
@@ -103,65 +91,6 @@ pub fn carries_sheet_element(name: &str, empty: bool) -> bool {
 /// Whether the child `name` of `<workbook>` is carried.
 pub fn carries_workbook_element(name: &str) -> bool {
     !WRITTEN_WORKBOOK_ELEMENTS.contains(&name)
-}
-
-/// A part's relationships as its `.rels` part states them.
-pub fn read_relationships(xml: &[u8]) -> Result<Vec<Relationship>, ReadError> {
-    let mut found = Vec::new();
-    for_each_element(xml, |e| {
-        if e.local_name().as_ref() != "Relationship" {
-            return Ok(());
-        }
-        let [id, kind, target, mode] = ["Id", "Type", "Target", "TargetMode"].map(|n| attr(e, n));
-        if let (Some(id), Some(kind), Some(target)) = (id, kind, target) {
-            found.push(Relationship {
-                id,
-                kind,
-                target,
-                external: mode.is_some_and(|m| m == "External"),
-            });
-        }
-        Ok(())
-    })?;
-    Ok(found)
-}
-
-/// The `.rels` part of `part`.
-pub fn rels_name(part: &str) -> String {
-    match part.rsplit_once('/') {
-        Some((dir, file)) => format!("{dir}/_rels/{file}.rels"),
-        None => format!("_rels/{part}.rels"),
-    }
-}
-
-/// The relationships part of `part`, found as the package finds parts:
-/// ignoring case (`Sheet1.xml` may have `_rels/sheet1.xml.rels`).
-pub fn rels_of<'a>(parts: &'a HashMap<String, Vec<u8>>, part: &str) -> Option<&'a Vec<u8>> {
-    let name = rels_name(part);
-    parts.get(&name).or_else(|| {
-        parts
-            .iter()
-            .find(|(other, _)| other.eq_ignore_ascii_case(&name))
-            .map(|(_, bytes)| bytes)
-    })
-}
-
-/// Whether a relationship is of the kind named by the last path segment
-/// of its type (`worksheet`), whichever form of the format states it: the
-/// strict form spells some in camel case (`extendedProperties`).
-pub fn is_kind(relationship: &Relationship, kind: &str) -> bool {
-    let last = relationship.kind.rsplit('/').next().unwrap_or_default();
-    let plain = |text: &str| text.replace('-', "").to_ascii_lowercase();
-    plain(last) == plain(kind)
-}
-
-/// The part a relationship of `source` leads to (none for a URL).
-pub fn target_part(source: &str, relationship: &Relationship) -> Option<String> {
-    if relationship.external {
-        return None;
-    }
-    let dir = source.rsplit_once('/').map_or("", |(dir, _)| dir);
-    Some(super::package::resolve_part(dir, &relationship.target))
 }
 
 /// Whether a relationship of the package, the workbook or a sheet leads to
@@ -511,38 +440,4 @@ fn cell_styles(styles: &[u8]) -> Result<Option<CellStyles>, ReadError> {
         formats: capture_children(styles, Some("cellStyleXfs"))?,
         styles: named,
     }))
-}
-
-/// `[Content_Types].xml`, parsed.
-#[derive(Debug, Default)]
-pub struct ContentTypes {
-    /// By part name, without the leading `/`.
-    pub overrides: HashMap<String, String>,
-    /// By extension, lower case.
-    pub defaults: HashMap<String, String>,
-}
-
-impl ContentTypes {
-    pub fn parse(xml: &[u8]) -> Result<ContentTypes, ReadError> {
-        let mut types = ContentTypes::default();
-        for_each_element(xml, |e| {
-            let kind = attr(e, "ContentType");
-            match (e.local_name().as_ref(), kind) {
-                ("Override", Some(kind)) => {
-                    if let Some(part) = attr(e, "PartName") {
-                        let part = part.trim_start_matches('/').to_owned();
-                        types.overrides.insert(part, kind);
-                    }
-                }
-                ("Default", Some(kind)) => {
-                    if let Some(ext) = attr(e, "Extension") {
-                        types.defaults.insert(ext.to_ascii_lowercase(), kind);
-                    }
-                }
-                _ => {}
-            }
-            Ok(())
-        })?;
-        Ok(types)
-    }
 }

@@ -16,8 +16,10 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
 use super::WriteError;
-use super::carry::{is_relationships_ns, read_relationships, rels_name, target_part};
 use super::fix::{self, Fixes};
+use super::opc::{
+    EMPTY_RELATIONSHIPS, add_relationships, is_relationships_ns, rels_name, with_carried_types,
+};
 use super::xml::{all_attributes, attr, capture_children, escape, find, first_attribute, rfind};
 use crate::model::carried::{Carried, CarriedXml, CellStyles, Element, OtherSheet, Relationship};
 use crate::model::layout::{Link, LinkTarget, Range};
@@ -93,11 +95,6 @@ const WORKBOOK_ORDER: &[&str] = &[
     "extLst",
 ];
 
-/// The default content type of a plain workbook part, which a carried one
-/// (macro-enabled, template) replaces.
-const PLAIN_WORKBOOK_TYPE: &str =
-    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml";
-
 /// Writes the writer's package `written` to `out` with what `workbook`
 /// carries put back, and each sheet's `fixes` applied.
 ///
@@ -141,7 +138,7 @@ pub fn merge<W: Write + Seek>(
         .map_or(0, |xml| count_children(xml, "dxfs"));
     for name in &names {
         let changed = match name.as_str() {
-            "[Content_Types].xml" => Some(content_types(&source.read(name)?, workbook)),
+            "[Content_Types].xml" => Some(with_carried_types(&source.read(name)?, carried)),
             "_rels/.rels" => {
                 let xml = source.read(name)?;
                 Some(add_relationships(&xml, &carried.package, "", &produced).0)
@@ -331,9 +328,6 @@ fn sheet_part<W: Write + Seek>(
     })
 }
 
-/// An empty relationships part, for a sheet the writer gave none.
-const EMPTY_RELATIONSHIPS: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<Relationships xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\"></Relationships>";
-
 /// Whether `name` is the relationships part of a sheet that carries
 /// something: that part is written with the sheet.
 fn is_sheet_rels_with_carried(name: &str, workbook: &Workbook) -> bool {
@@ -456,91 +450,6 @@ fn put<W: Write + Seek>(
     zip.start_file(name, options).map_err(zip_error)?;
     zip.write_all(bytes)?;
     Ok(())
-}
-
-/// `[Content_Types].xml` with the carried parts' types.
-fn content_types(xml: &[u8], workbook: &Workbook) -> Vec<u8> {
-    let carried = &workbook.carried;
-    let mut text = String::from_utf8_lossy(xml).into_owned();
-    if let Some(kind) = &carried.workbook_content_type {
-        text = text.replace(PLAIN_WORKBOOK_TYPE, &escape(kind));
-    }
-    let mut added = String::new();
-    for (extension, kind) in &carried.defaults {
-        let declared = format!("Extension=\"{}\"", escape(extension));
-        if !text
-            .to_ascii_lowercase()
-            .contains(&declared.to_ascii_lowercase())
-        {
-            added.push_str(&format!(
-                "<Default {declared} ContentType=\"{}\"/>",
-                escape(kind)
-            ));
-        }
-    }
-    for part in &carried.parts {
-        if let Some(kind) = &part.content_type {
-            added.push_str(&format!(
-                "<Override PartName=\"/{}\" ContentType=\"{}\"/>",
-                escape(&part.name),
-                escape(kind)
-            ));
-        }
-    }
-    insert_before_last(&text, "</Types>", &added).into_bytes()
-}
-
-/// `text` with `insert` before the last `closing`.
-fn insert_before_last(text: &str, closing: &str, insert: &str) -> String {
-    match text.rfind(closing) {
-        Some(at) => format!("{}{insert}{}", &text[..at], &text[at..]),
-        None => text.to_owned(),
-    }
-}
-
-/// The relationships part of `source` with `carried` added under new ids,
-/// after the part's own, except those leading to a part the writer
-/// `produced`; the new ids by the carried ones.
-fn add_relationships(
-    xml: &[u8],
-    carried: &[Relationship],
-    source: &str,
-    produced: &HashSet<&str>,
-) -> (Vec<u8>, HashMap<String, String>) {
-    let text = String::from_utf8_lossy(xml);
-    let taken: HashSet<String> = read_relationships(xml)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|r| r.id)
-        .collect();
-    let mut next = taken.len() + 1;
-    let mut renamed = HashMap::new();
-    let mut added = String::new();
-    for relationship in carried {
-        if target_part(source, relationship).is_some_and(|t| produced.contains(t.as_str())) {
-            continue;
-        }
-        let id = loop {
-            let id = format!("rId{next}");
-            next += 1;
-            if !taken.contains(&id) {
-                break id;
-            }
-        };
-        added.push_str(&format!(
-            "<Relationship Id=\"{id}\" Type=\"{}\" Target=\"{}\"{}/>",
-            escape(&relationship.kind),
-            escape(&relationship.target),
-            if relationship.external {
-                " TargetMode=\"External\""
-            } else {
-                ""
-            }
-        ));
-        renamed.insert(relationship.id.clone(), id);
-    }
-    let merged = insert_before_last(&text, "</Relationships>", &added);
-    (merged.into_bytes(), renamed)
 }
 
 /// How many children the first `list` element of `xml` has.

@@ -9,6 +9,7 @@
 mod carry;
 mod fix;
 mod merge;
+mod opc;
 mod package;
 mod read;
 mod rich;

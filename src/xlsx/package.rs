@@ -17,9 +17,9 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
 use super::carry::{
-    self, ContentTypes, SheetCapture, WorkbookCapture, carries_sheet_element,
-    carries_workbook_element,
+    self, SheetCapture, WorkbookCapture, carries_sheet_element, carries_workbook_element,
 };
+use super::opc::{ContentTypes, relationships};
 use super::rich::{RunReader, rich_shared_strings};
 use super::styles::{Palette, Styles, parse_styles, read_color};
 use super::xml::{
@@ -993,44 +993,6 @@ fn keep_name(name: DefinedName, xml: Element, book: &mut WorkbookXml) {
     book.capture.elements.push(xml);
 }
 
-/// The relationships of `part`: where each id leads, internal targets
-/// resolved to part names (`../tables/table1.xml` from `xl/worksheets/` is
-/// `xl/tables/table1.xml`), outside addresses as they are.
-fn relationships(
-    parts: &HashMap<String, Vec<u8>>,
-    part: &str,
-) -> Result<HashMap<String, String>, ReadError> {
-    let Some(xml) = carry::rels_of(parts, part) else {
-        return Ok(HashMap::new());
-    };
-    Ok(carry::read_relationships(xml)?
-        .into_iter()
-        .map(|relationship| {
-            let target = carry::target_part(part, &relationship)
-                .unwrap_or_else(|| relationship.target.clone());
-            (relationship.id, target)
-        })
-        .collect())
-}
-
-/// A relative part reference resolved against the directory of its source.
-pub(super) fn resolve_part(dir: &str, target: &str) -> String {
-    if let Some(absolute) = target.strip_prefix('/') {
-        return absolute.to_owned();
-    }
-    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
-    for piece in target.split('/') {
-        match piece {
-            ".." => {
-                parts.pop();
-            }
-            "." | "" => {}
-            other => parts.push(other),
-        }
-    }
-    parts.join("/")
-}
-
 /// A table part (`xl/tables/tableN.xml`).
 fn parse_table(xml: &[u8]) -> Result<Table, ReadError> {
     let mut table: Option<Table> = None;
@@ -1116,22 +1078,6 @@ mod tests {
             })
         );
         assert_eq!(range_ref("C3:B2"), None);
-    }
-
-    #[test]
-    fn resolves_relative_part_names() {
-        assert_eq!(
-            resolve_part("xl/worksheets", "../tables/table1.xml"),
-            "xl/tables/table1.xml"
-        );
-        assert_eq!(
-            resolve_part("xl", "worksheets/sheet1.xml"),
-            "xl/worksheets/sheet1.xml"
-        );
-        assert_eq!(
-            resolve_part("xl", "/xl/worksheets/sheet2.xml"),
-            "xl/worksheets/sheet2.xml"
-        );
     }
 
     #[test]
