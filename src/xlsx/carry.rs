@@ -9,16 +9,11 @@ use quick_xml::events::Event;
 
 use super::ReadError;
 use super::opc::{ContentTypes, is_kind, read_relationships, rels_name, rels_of, target_part};
+use super::sheet_children::{self, WrittenBy};
 use super::xml::{capture_children, first_attribute, flag, root_namespaces};
 use crate::model::carried::{
     Carried, CarriedSheet, CarriedXml, CellStyles, Element, OtherSheet, Part, Relationship,
 };
-
-/// Elements of a worksheet that the writer produces from the model. Any
-/// other child of `<worksheet>` is carried. (An `autoFilter` is the model's
-/// unless it holds criteria: see [`carries_sheet_element`].)
-const WRITTEN_SHEET_ELEMENTS: &[&str] =
-    &["dimension", "cols", "sheetData", "mergeCells", "hyperlinks"];
 
 /// Children of `<workbook>` the writer produces from the model; the others
 /// are carried, and replace the writer's when it writes them too.
@@ -42,30 +37,6 @@ const WRITTEN_RELATIONSHIPS: &[&str] = &[
     "hyperlink",
 ];
 
-/// Carried sheet elements that point at cells, by name, said for a user.
-const ANCHORED: &[(&str, &str)] = &[
-    ("conditionalFormatting", "conditional format(s)"),
-    ("dataValidations", "data validation list(s)"),
-    ("drawing", "drawing(s) (images, shapes or charts)"),
-    ("legacyDrawing", "note or form control drawing(s)"),
-    ("oleObjects", "embedded object list(s)"),
-    ("controls", "form control list(s)"),
-    ("protectedRanges", "protected range list(s)"),
-    ("rowBreaks", "manual page break list(s)"),
-    ("ignoredErrors", "ignored-error list(s)"),
-    ("autoFilter", "autofilter(s) with criteria"),
-    ("sortState", "sort setting(s)"),
-    ("scenarios", "scenario list(s)"),
-    ("dataConsolidate", "consolidation setting(s)"),
-    ("customSheetViews", "custom view list(s)"),
-    ("cellWatches", "cell watch list(s)"),
-    ("smartTags", "smart tag list(s)"),
-    (
-        "extLst",
-        "extension list(s) (sparklines, newer conditional formats or validations)",
-    ),
-];
-
 /// Relationship types of a sheet whose parts point at its cells.
 const ANCHORED_RELATIONSHIPS: &[(&str, &str)] = &[
     ("pivotTable", "pivot table(s)"),
@@ -82,9 +53,10 @@ const MENTIONING_PARTS: &[(&str, &str)] = &[
 /// Whether the child `name` of `<worksheet>` is carried; `empty` tells an
 /// element without content (`<autoFilter ref="A1:C9"/>`).
 pub fn carries_sheet_element(name: &str, empty: bool) -> bool {
-    match name {
-        "autoFilter" => !empty,
-        _ => !WRITTEN_SHEET_ELEMENTS.contains(&name),
+    match sheet_children::written_by(name) {
+        WrittenBy::Model => false,
+        WrittenBy::ModelWhenEmpty => !empty,
+        WrittenBy::Carried => true,
     }
 }
 
@@ -322,7 +294,7 @@ fn writer_defaults() -> &'static WriterDefaults {
 /// What a sheet carries that points at its cells, counted per kind.
 fn anchored(xml: &CarriedXml) -> Vec<String> {
     let mut found = Vec::new();
-    for (name, what) in ANCHORED {
+    for (name, what) in &sheet_children::anchored_children() {
         let count = xml.elements.iter().filter(|e| e.name == *name).count();
         if count > 0 {
             found.push(format!("{count} {what}"));

@@ -13,6 +13,7 @@ mod opc;
 mod package;
 mod read;
 mod rich;
+mod sheet_children;
 mod styles;
 mod write;
 mod xml;

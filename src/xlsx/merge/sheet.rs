@@ -21,50 +21,8 @@ use crate::xlsx::WriteError;
 use crate::xlsx::fix::{self, Fixes};
 use crate::xlsx::opc::{EMPTY_RELATIONSHIPS, add_relationships, rels_name};
 use crate::xlsx::package::range_ref;
+use crate::xlsx::sheet_children;
 use crate::xlsx::xml::{attr, escape, find, first_attribute, rfind};
-
-/// Children of `<worksheet>` in the order the schema requires.
-const SHEET_ORDER: &[&str] = &[
-    "sheetPr",
-    "dimension",
-    "sheetViews",
-    "sheetFormatPr",
-    "cols",
-    "sheetData",
-    "sheetCalcPr",
-    "sheetProtection",
-    "protectedRanges",
-    "scenarios",
-    "autoFilter",
-    "sortState",
-    "dataConsolidate",
-    "customSheetViews",
-    "mergeCells",
-    "phoneticPr",
-    "conditionalFormatting",
-    "dataValidations",
-    "hyperlinks",
-    "printOptions",
-    "pageMargins",
-    "pageSetup",
-    "headerFooter",
-    "rowBreaks",
-    "colBreaks",
-    "customProperties",
-    "cellWatches",
-    "ignoredErrors",
-    "smartTags",
-    "drawing",
-    "legacyDrawing",
-    "legacyDrawingHF",
-    "drawingHF",
-    "picture",
-    "oleObjects",
-    "controls",
-    "webPublishItems",
-    "tableParts",
-    "extLst",
-];
 
 /// The writer's worksheet part `name` of `sheet` with what the sheet
 /// carries put in, its hyperlinks and its `fixes` (its relationships part,
@@ -303,7 +261,11 @@ fn splice_sheet(
         elements.push((element.name.clone(), bytes));
     }
     elements.extend(hyperlinks.map(|links| ("hyperlinks".to_owned(), links)));
-    let mut children = interleave(SHEET_ORDER, std::mem::take(&mut parts.children), elements);
+    let mut children = interleave(
+        sheet_children::position,
+        std::mem::take(&mut parts.children),
+        elements,
+    );
     if !data.is_empty() {
         children = replace_once(&children, b"<sheetData/>", data);
     }

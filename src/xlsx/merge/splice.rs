@@ -139,16 +139,17 @@ fn with_namespaces(root: &BytesStart<'_>, carried: &[(String, String)]) -> Vec<u
     out.into_inner()
 }
 
-/// Orders children by the schema: known names by their place, unknown
-/// carried ones right after the known element that preceded them.
-fn place(order: &[&str], name: &str) -> Option<usize> {
+/// The place of `name` in a schema's `order` of children.
+pub(super) fn place(order: &[&str], name: &str) -> Option<usize> {
     order.iter().position(|known| *known == name)
 }
 
-/// Puts carried elements among the writer's children, in schema order;
-/// a carried element replaces the writer's of the same name.
+/// Puts carried elements among the writer's children, in schema order
+/// (`position` gives a known child's place); a carried element replaces
+/// the writer's of the same name. Known names go by their place, unknown
+/// carried ones right after the known element that preceded them.
 pub(super) fn interleave(
-    order: &[&str],
+    position: impl Fn(&str) -> Option<usize>,
     written: Vec<(String, Vec<u8>)>,
     carried: Vec<(String, Vec<u8>)>,
 ) -> Vec<u8> {
@@ -156,14 +157,14 @@ pub(super) fn interleave(
     let mut keyed: Vec<((usize, u8, usize), Vec<u8>)> = Vec::new();
     let mut last = 0;
     for (name, bytes) in &written {
-        last = place(order, name).unwrap_or(last);
+        last = position(name).unwrap_or(last);
         if !carried_names.contains(name.as_str()) {
             keyed.push(((last, 0, keyed.len()), bytes.clone()));
         }
     }
     let mut last = 0;
     for (i, (name, bytes)) in carried.into_iter().enumerate() {
-        let key = match place(order, &name) {
+        let key = match position(&name) {
             Some(at) => {
                 last = at;
                 (at, 1, i)

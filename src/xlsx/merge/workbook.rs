@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::splice::{
-    Parts, cut, interleave, reassemble, rebind, relationship_prefixes, replace_once,
+    Parts, cut, interleave, place, reassemble, rebind, relationship_prefixes, replace_once,
     with_attributes, xml_error,
 };
 use crate::model::carried::{Carried, OtherSheet};
@@ -116,7 +116,7 @@ pub(super) fn splice_workbook(
         }
     }
     let children = interleave(
-        WORKBOOK_ORDER,
+        |name| place(WORKBOOK_ORDER, name),
         std::mem::take(&mut parts.children),
         elements,
     );
