@@ -6,16 +6,27 @@
 //! package reads what calamine does not expose ([`package`], with the styles
 //! of [`styles`]); rust_xlsxwriter writes the workbook back ([`write`]).
 
+/// What a rewrite carries, read from the package.
 mod carry;
+/// Cells the writer cannot write as the model holds them, put right after.
 mod fix;
+/// The writer's package with what a rewrite carries put back.
 mod merge;
+/// Relationships and content types, read and written.
 mod opc;
+/// One pass over the package for what calamine does not expose.
 mod package;
+/// Cell values, with calamine.
 mod read;
+/// Rich text runs of shared and inline strings.
 mod rich;
+/// The children of `<worksheet>`: schema order, writer, anchoring.
 mod sheet_children;
+/// `styles.xml` → cell formats, and cell formats → writer formats.
 mod styles;
+/// The workbook written back, with rust_xlsxwriter.
 mod write;
+/// XML helpers every reader and the merge share.
 mod xml;
 
 pub use package::{MAX_UNPACKED_BYTES, sheet_names};
