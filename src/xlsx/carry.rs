@@ -5,31 +5,18 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
-use quick_xml::Writer;
-use quick_xml::events::{BytesStart, Event};
+use quick_xml::events::Event;
 
 use super::ReadError;
-use super::package::{attr, for_each_element, range_ref};
+use super::opc::{ContentTypes, is_kind, read_relationships, rels_name, rels_of, target_part};
+use super::package::range_ref;
+use super::sheet_children::{self, WrittenBy};
+use super::xml::{
+    attr, capture_children, first_attribute, flag, for_each_element, root_namespaces,
+};
 use crate::model::carried::{
     Carried, CarriedSheet, CarriedXml, CellStyles, Element, OtherSheet, Part, Pivot, Relationship,
 };
-
-/// The relationships namespace, which `r:id` attributes belong to.
-pub const RELATIONSHIPS_NS: &str =
-    "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
-/// The same namespace in the strict form of the format.
-pub const STRICT_RELATIONSHIPS_NS: &str = "http://purl.oclc.org/ooxml/officeDocument/relationships";
-
-/// Whether a namespace URI is the relationships namespace, in either form.
-pub fn is_relationships_ns(uri: &str) -> bool {
-    uri == RELATIONSHIPS_NS || uri == STRICT_RELATIONSHIPS_NS
-}
-
-/// Elements of a worksheet that the writer produces from the model. Any
-/// other child of `<worksheet>` is carried. (An `autoFilter` is the model's
-/// unless it holds criteria: see [`carries_sheet_element`].)
-const WRITTEN_SHEET_ELEMENTS: &[&str] =
-    &["dimension", "cols", "sheetData", "mergeCells", "hyperlinks"];
 
 /// Children of `<workbook>` the writer produces from the model; the others
 /// are carried, and replace the writer's when it writes them too.
@@ -56,183 +43,16 @@ const WRITTEN_RELATIONSHIPS: &[&str] = &[
 /// Whether the child `name` of `<worksheet>` is carried; `empty` tells an
 /// element without content (`<autoFilter ref="A1:C9"/>`).
 pub fn carries_sheet_element(name: &str, empty: bool) -> bool {
-    match name {
-        "autoFilter" => !empty,
-        _ => !WRITTEN_SHEET_ELEMENTS.contains(&name),
+    match sheet_children::written_by(name) {
+        WrittenBy::Model => false,
+        WrittenBy::ModelWhenEmpty => !empty,
+        WrittenBy::Carried => true,
     }
 }
 
 /// Whether the child `name` of `<workbook>` is carried.
 pub fn carries_workbook_element(name: &str) -> bool {
     !WRITTEN_WORKBOOK_ELEMENTS.contains(&name)
-}
-
-/// Copies an element's events, start to end, into XML text.
-pub struct Capture {
-    name: String,
-    depth: usize,
-    out: Writer<Vec<u8>>,
-}
-
-impl Default for Capture {
-    fn default() -> Capture {
-        Capture {
-            name: String::new(),
-            depth: 0,
-            out: Writer::new(Vec::new()),
-        }
-    }
-}
-
-impl Capture {
-    /// Takes the next event, the element's own start (or empty) tag first;
-    /// gives the element once it is complete.
-    pub fn push(&mut self, event: &Event<'_>) -> Result<Option<Element>, ReadError> {
-        if let (Event::Start(e) | Event::Empty(e), 0) = (event, self.depth) {
-            self.name = e.local_name().as_ref().to_owned();
-        }
-        self.out
-            .write_event(event.borrow())
-            .map_err(|e| ReadError(format!("copying XML: {e}")))?;
-        match event {
-            Event::Start(_) => self.depth += 1,
-            Event::End(_) => self.depth = self.depth.saturating_sub(1),
-            _ => {}
-        }
-        if self.depth > 0 {
-            return Ok(None);
-        }
-        let xml = String::from_utf8_lossy(self.out.get_ref()).into_owned();
-        self.out.get_mut().clear();
-        Ok(Some(Element {
-            name: std::mem::take(&mut self.name),
-            xml,
-        }))
-    }
-}
-
-/// Copies the children of a part's root element that a test picks, from
-/// the events of the whole part.
-#[derive(Default)]
-pub struct ChildCopier {
-    open: Option<Capture>,
-}
-
-impl ChildCopier {
-    /// Takes the next event, met at `depth` (0 is the root's own tag);
-    /// `wanted` picks children by local name and whether they are empty.
-    /// Gives a copied child once it is complete.
-    pub fn push(
-        &mut self,
-        event: &Event<'_>,
-        depth: usize,
-        wanted: impl Fn(&str, bool) -> bool,
-    ) -> Result<Option<Element>, ReadError> {
-        if let Some(open) = &mut self.open {
-            let element = open.push(event)?;
-            if element.is_some() {
-                self.open = None;
-            }
-            return Ok(element);
-        }
-        if let (Event::Start(e) | Event::Empty(e), 1) = (event, depth)
-            && wanted(e.local_name().as_ref(), matches!(event, Event::Empty(_)))
-        {
-            let mut open = Capture::default();
-            let element = open.push(event)?;
-            if element.is_none() {
-                self.open = Some(open);
-            }
-            return Ok(element);
-        }
-        Ok(None)
-    }
-}
-
-/// The namespace declarations and `mc:Ignorable` of a part's root element.
-pub fn root_attributes(root: &BytesStart<'_>) -> Vec<(String, String)> {
-    super::package::all_attributes(root)
-        .into_iter()
-        .filter(|(key, _)| {
-            key == "xmlns" || key.starts_with("xmlns:") || key.ends_with(":Ignorable")
-        })
-        .collect()
-}
-
-/// The namespace declarations of a part's root element.
-fn root_namespaces(xml: &[u8]) -> Result<Vec<(String, String)>, ReadError> {
-    let mut reader = quick_xml::Reader::from_reader(xml);
-    let mut buf = Vec::new();
-    loop {
-        match reader
-            .read_event_into(&mut buf)
-            .map_err(super::package::xml_error)?
-        {
-            Event::Start(e) | Event::Empty(e) => return Ok(root_attributes(&e)),
-            Event::Eof => return Ok(Vec::new()),
-            _ => {}
-        }
-        buf.clear();
-    }
-}
-
-/// A part's relationships as its `.rels` part states them.
-pub fn read_relationships(xml: &[u8]) -> Result<Vec<Relationship>, ReadError> {
-    let mut found = Vec::new();
-    for_each_element(xml, |e| {
-        if e.local_name().as_ref() != "Relationship" {
-            return Ok(());
-        }
-        let [id, kind, target, mode] = ["Id", "Type", "Target", "TargetMode"].map(|n| attr(e, n));
-        if let (Some(id), Some(kind), Some(target)) = (id, kind, target) {
-            found.push(Relationship {
-                id,
-                kind,
-                target,
-                external: mode.is_some_and(|m| m == "External"),
-            });
-        }
-        Ok(())
-    })?;
-    Ok(found)
-}
-
-/// The `.rels` part of `part`.
-pub fn rels_name(part: &str) -> String {
-    match part.rsplit_once('/') {
-        Some((dir, file)) => format!("{dir}/_rels/{file}.rels"),
-        None => format!("_rels/{part}.rels"),
-    }
-}
-
-/// The relationships part of `part`, found as the package finds parts:
-/// ignoring case (`Sheet1.xml` may have `_rels/sheet1.xml.rels`).
-pub fn rels_of<'a>(parts: &'a HashMap<String, Vec<u8>>, part: &str) -> Option<&'a Vec<u8>> {
-    let name = rels_name(part);
-    parts.get(&name).or_else(|| {
-        parts
-            .iter()
-            .find(|(other, _)| other.eq_ignore_ascii_case(&name))
-            .map(|(_, bytes)| bytes)
-    })
-}
-
-/// Whether a relationship is of the kind named by the last path segment
-/// of its type (`worksheet`), whichever form of the format states it: the
-/// strict form spells some in camel case (`extendedProperties`).
-pub fn is_kind(relationship: &Relationship, kind: &str) -> bool {
-    let last = relationship.kind.rsplit('/').next().unwrap_or_default();
-    let plain = |text: &str| text.replace('-', "").to_ascii_lowercase();
-    plain(last) == plain(kind)
-}
-
-/// The part a relationship of `source` leads to (none for a URL).
-pub fn target_part(source: &str, relationship: &Relationship) -> Option<String> {
-    if relationship.external {
-        return None;
-    }
-    let dir = source.rsplit_once('/').map_or("", |(dir, _)| dir);
-    Some(super::package::resolve_part(dir, &relationship.target))
 }
 
 /// Whether a relationship of the package, the workbook or a sheet leads to
@@ -523,9 +343,7 @@ fn theme_name(parts: &HashMap<String, Vec<u8>>) -> Result<Option<String>, ReadEr
 fn declares_1904(xml: &str) -> bool {
     let mut reader = quick_xml::Reader::from_str(xml);
     match reader.read_event() {
-        Ok(Event::Start(e) | Event::Empty(e)) => {
-            super::package::attr(&e, "date1904").is_some_and(|v| super::styles::is_true(&v))
-        }
+        Ok(Event::Start(e) | Event::Empty(e)) => flag(&e, "date1904"),
         _ => false,
     }
 }
@@ -579,84 +397,4 @@ fn cell_styles(styles: &[u8]) -> Result<Option<CellStyles>, ReadError> {
         formats: capture_children(styles, Some("cellStyleXfs"))?,
         styles: named,
     }))
-}
-
-/// The value of an attribute of the start tag `xml` begins with.
-pub fn first_attribute(xml: &[u8], name: &str) -> Option<String> {
-    let mut reader = quick_xml::Reader::from_reader(xml);
-    match reader.read_event() {
-        Ok(Event::Start(e) | Event::Empty(e)) => attr(&e, name),
-        _ => None,
-    }
-}
-
-/// The children of the first `parent` element of a part (of its root
-/// element when `None`), as XML text.
-pub fn capture_children(xml: &[u8], parent: Option<&str>) -> Result<Vec<String>, ReadError> {
-    let mut reader = quick_xml::Reader::from_reader(xml);
-    let mut buf = Vec::new();
-    let mut inside = false;
-    let mut capture: Option<Capture> = None;
-    let mut found = Vec::new();
-    loop {
-        let event = reader
-            .read_event_into(&mut buf)
-            .map_err(super::package::xml_error)?;
-        match (&event, inside, &mut capture) {
-            (Event::Eof, ..) => return Ok(found),
-            (_, true, Some(open)) => {
-                if let Some(element) = open.push(&event)? {
-                    found.push(element.xml);
-                    capture = None;
-                }
-            }
-            (Event::Start(_) | Event::Empty(_), true, None) => {
-                let mut open = Capture::default();
-                match open.push(&event)? {
-                    Some(element) => found.push(element.xml),
-                    None => capture = Some(open),
-                }
-            }
-            (Event::End(_), true, None) => return Ok(found),
-            (Event::Start(e), false, _) => {
-                inside = parent.is_none_or(|parent| e.local_name().as_ref() == parent);
-            }
-            _ => {}
-        }
-        buf.clear();
-    }
-}
-
-/// `[Content_Types].xml`, parsed.
-#[derive(Debug, Default)]
-pub struct ContentTypes {
-    /// By part name, without the leading `/`.
-    pub overrides: HashMap<String, String>,
-    /// By extension, lower case.
-    pub defaults: HashMap<String, String>,
-}
-
-impl ContentTypes {
-    pub fn parse(xml: &[u8]) -> Result<ContentTypes, ReadError> {
-        let mut types = ContentTypes::default();
-        for_each_element(xml, |e| {
-            let kind = attr(e, "ContentType");
-            match (e.local_name().as_ref(), kind) {
-                ("Override", Some(kind)) => {
-                    if let Some(part) = attr(e, "PartName") {
-                        let part = part.trim_start_matches('/').to_owned();
-                        types.overrides.insert(part, kind);
-                    }
-                }
-                ("Default", Some(kind)) => {
-                    if let Some(ext) = attr(e, "Extension") {
-                        types.defaults.insert(ext.to_ascii_lowercase(), kind);
-                    }
-                }
-                _ => {}
-            }
-            Ok(())
-        })?;
-        Ok(types)
-    }
 }

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rust_xlsxwriter::utility::row_col_to_cell;
 
-use super::find;
+use super::xml::find;
 
 /// What a cell's element must become.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,16 +6,32 @@
 //! package reads what calamine does not expose ([`package`], with the styles
 //! of [`styles`]); rust_xlsxwriter writes the workbook back ([`write`]).
 
+/// What a rewrite carries, read from the package.
 mod carry;
+/// Cells the writer cannot write as the model holds them, put right after.
 mod fix;
+/// The writer's package with what a rewrite carries put back.
 mod merge;
+/// Relationships and content types, read and written.
+mod opc;
+/// One pass over the package for what calamine does not expose.
 mod package;
+/// Cell values, with calamine.
 mod read;
+/// Rich text runs of shared and inline strings.
 mod rich;
+/// The children of `<worksheet>`: schema order, writer, anchoring.
+mod sheet_children;
+/// What the file carries beyond the model, moved with rows.
 mod shift;
+/// `styles.xml` → cell formats, and cell formats → writer formats.
 mod styles;
+/// XML as a tree of owned events, for the parts a row move rewrites.
 mod tree;
+/// The workbook written back, with rust_xlsxwriter.
 mod write;
+/// XML helpers every reader and the merge share.
+mod xml;
 
 pub use package::{MAX_UNPACKED_BYTES, sheet_names};
 
@@ -24,17 +40,6 @@ const DAYS_1900_TO_1904: f64 = 1462.0;
 pub use read::read_workbook;
 pub use shift::carried_rows_moved;
 pub use write::{Rewrite, write_workbook};
-
-/// Where `needle` first occurs in `haystack` (the writer's parts are
-/// searched as bytes, at memory speed).
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    memchr::memmem::find(haystack, needle)
-}
-
-/// Where `needle` last occurs in `haystack`.
-fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    memchr::memmem::rfind(haystack, needle)
-}
 
 /// Why bytes are no readable workbook, said for the user.
 #[derive(Debug, thiserror::Error)]

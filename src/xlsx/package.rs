@@ -13,15 +13,19 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Seek};
 
-use quick_xml::events::{BytesRef, BytesStart, BytesText, Event};
-use quick_xml::{Reader, XmlVersion};
+use quick_xml::Reader;
+use quick_xml::events::{BytesStart, Event};
 
 use super::carry::{
-    self, Capture, ChildCopier, ContentTypes, SheetCapture, WorkbookCapture, carries_sheet_element,
-    carries_workbook_element, root_attributes,
+    self, SheetCapture, WorkbookCapture, carries_sheet_element, carries_workbook_element,
 };
+use super::opc::{ContentTypes, relationships};
 use super::rich::{RunReader, rich_shared_strings};
-use super::styles::{self, Palette, Styles, parse_styles, read_color};
+use super::styles::{Palette, Styles, parse_styles, read_color};
+use super::xml::{
+    Capture, ChildCopier, Node, Text, all_attributes, attr, attrs, flag, for_each_element,
+    for_each_node, root_attributes, xml_error,
+};
 use super::{ReadError, unreadable};
 use crate::model::carried::{Carried, CarriedSheet, Element};
 use crate::model::format::{CellFormat, Color, Font};
@@ -389,10 +393,6 @@ struct SharedFormula {
     text: String,
 }
 
-pub(super) fn xml_error(error: impl std::fmt::Display) -> ReadError {
-    ReadError(format!("a part of the package is not valid XML: {error}"))
-}
-
 /// Streams one worksheet's XML: keeps its layout, and copies the elements
 /// a rewrite carries.
 fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadError> {
@@ -756,108 +756,6 @@ impl SheetScan<'_> {
     }
 }
 
-/// What [`for_each_node`] shows of an XML stream.
-enum Node<'a> {
-    /// A start (or empty) element.
-    Element(&'a BytesStart<'a>),
-    /// Character data, decoded (entities resolved) only when asked for:
-    /// most text of a sheet is cell values, which the scan skips.
-    Text(Text<'a>),
-}
-
-pub(super) enum Text<'a> {
-    Chars(&'a BytesText<'a>),
-    Reference(&'a BytesRef<'a>),
-}
-
-impl Text<'_> {
-    pub(super) fn decode(&self) -> Cow<'_, str> {
-        match self {
-            Text::Chars(text) => text.xml10_content(),
-            Text::Reference(reference) => match reference.resolve_char_ref() {
-                Ok(Some(c)) => Cow::Owned(c.to_string()),
-                _ => quick_xml::escape::resolve_predefined_entity(&reference.xml10_content())
-                    .unwrap_or("")
-                    .into(),
-            },
-        }
-    }
-}
-
-/// Calls `visit` with every start (or empty) element of an XML stream.
-pub(super) fn for_each_element(
-    xml: impl BufRead,
-    mut visit: impl FnMut(&BytesStart<'_>) -> Result<(), ReadError>,
-) -> Result<(), ReadError> {
-    for_each_node(xml, |node| match node {
-        Node::Element(element) => visit(element),
-        Node::Text(_) => Ok(()),
-    })
-}
-
-/// Calls `visit` with every start element and every piece of text.
-fn for_each_node(
-    xml: impl BufRead,
-    mut visit: impl FnMut(Node<'_>) -> Result<(), ReadError>,
-) -> Result<(), ReadError> {
-    let mut reader = Reader::from_reader(xml);
-    let mut buf = Vec::new();
-    loop {
-        match reader.read_event_into(&mut buf).map_err(xml_error)? {
-            Event::Start(e) | Event::Empty(e) => visit(Node::Element(&e))?,
-            Event::Text(text) => visit(Node::Text(Text::Chars(&text)))?,
-            Event::GeneralRef(reference) => visit(Node::Text(Text::Reference(&reference)))?,
-            Event::Eof => return Ok(()),
-            _ => {}
-        }
-        buf.clear();
-    }
-}
-
-/// The value of an attribute by local name; a malformed attribute is
-/// taken as missing (layout is read leniently, values never depend on it).
-pub(super) fn attr(element: &BytesStart<'_>, name: &str) -> Option<String> {
-    styles::attr(element, name)
-        .ok()
-        .flatten()
-        .map(Cow::into_owned)
-}
-
-/// Every attribute of an element: its name as written (with its prefix)
-/// and its value, unescaped; leniently, as [`attr`].
-pub(super) fn all_attributes(element: &BytesStart<'_>) -> Vec<(String, String)> {
-    element
-        .attributes()
-        .with_checks(false)
-        .flatten()
-        .filter_map(|attribute| {
-            let value = attribute.normalized_value(XmlVersion::Implicit1_0).ok()?;
-            Some((attribute.key.as_ref().to_owned(), value.into_owned()))
-        })
-        .collect()
-}
-
-/// The values of `names` in one pass over the element's attributes, for
-/// elements there is one of per cell; leniently, as [`attr`].
-fn attrs<'a, const N: usize>(
-    element: &'a BytesStart<'_>,
-    names: [&str; N],
-) -> [Option<Cow<'a, str>>; N] {
-    let mut values = [const { None }; N];
-    for attribute in element.attributes().with_checks(false).flatten() {
-        let key = attribute.key.local_name();
-        if let Some(i) = names.iter().position(|name| *name == key.as_ref()) {
-            values[i] = attribute.normalized_value(XmlVersion::Implicit1_0).ok();
-        }
-    }
-    values
-}
-
-/// A boolean attribute: `1` or `true`.
-fn flag(element: &BytesStart<'_>, name: &str) -> bool {
-    attr(element, name).is_some_and(|v| styles::is_true(&v))
-}
-
 fn number(element: &BytesStart<'_>, name: &str) -> Option<f64> {
     attr(element, name)
         .and_then(|v| v.parse::<f64>().ok())
@@ -1095,44 +993,6 @@ fn keep_name(name: DefinedName, xml: Element, book: &mut WorkbookXml) {
     book.capture.elements.push(xml);
 }
 
-/// The relationships of `part`: where each id leads, internal targets
-/// resolved to part names (`../tables/table1.xml` from `xl/worksheets/` is
-/// `xl/tables/table1.xml`), outside addresses as they are.
-fn relationships(
-    parts: &HashMap<String, Vec<u8>>,
-    part: &str,
-) -> Result<HashMap<String, String>, ReadError> {
-    let Some(xml) = carry::rels_of(parts, part) else {
-        return Ok(HashMap::new());
-    };
-    Ok(carry::read_relationships(xml)?
-        .into_iter()
-        .map(|relationship| {
-            let target = carry::target_part(part, &relationship)
-                .unwrap_or_else(|| relationship.target.clone());
-            (relationship.id, target)
-        })
-        .collect())
-}
-
-/// A relative part reference resolved against the directory of its source.
-pub(super) fn resolve_part(dir: &str, target: &str) -> String {
-    if let Some(absolute) = target.strip_prefix('/') {
-        return absolute.to_owned();
-    }
-    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
-    for piece in target.split('/') {
-        match piece {
-            ".." => {
-                parts.pop();
-            }
-            "." | "" => {}
-            other => parts.push(other),
-        }
-    }
-    parts.join("/")
-}
-
 /// A table part (`xl/tables/tableN.xml`).
 fn parse_table(xml: &[u8]) -> Result<Table, ReadError> {
     let mut table: Option<Table> = None;
@@ -1218,22 +1078,6 @@ mod tests {
             })
         );
         assert_eq!(range_ref("C3:B2"), None);
-    }
-
-    #[test]
-    fn resolves_relative_part_names() {
-        assert_eq!(
-            resolve_part("xl/worksheets", "../tables/table1.xml"),
-            "xl/tables/table1.xml"
-        );
-        assert_eq!(
-            resolve_part("xl", "worksheets/sheet1.xml"),
-            "xl/worksheets/sheet1.xml"
-        );
-        assert_eq!(
-            resolve_part("xl", "/xl/worksheets/sheet2.xml"),
-            "xl/worksheets/sheet2.xml"
-        );
     }
 
     #[test]

@@ -7,8 +7,8 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
 use super::ReadError;
-use super::package::{Text, xml_error};
 use super::styles::{Palette, read_font_property};
+use super::xml::{Text, xml_error};
 use crate::model::format::Font;
 use crate::model::layout::TextRun;
 

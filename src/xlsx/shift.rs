@@ -22,8 +22,9 @@
 use std::sync::Arc;
 
 use super::WriteError;
-use super::carry::{is_kind, target_part};
+use super::opc::{is_kind, target_part};
 use super::package::range_ref;
+use super::sheet_children;
 use super::tree::{self, Element, Node};
 use crate::model::Workbook;
 use crate::model::carried::{CarriedSheet, CarriedXml, Part};
@@ -136,6 +137,10 @@ fn mentions_cells(part: &str) -> bool {
 fn elements_moved(carried: &mut CarriedXml, mover: &Mover<'_>) -> Result<(), WriteError> {
     let mut kept = Vec::with_capacity(carried.elements.len());
     for mut element in std::mem::take(&mut carried.elements) {
+        if !sheet_children::points_at_cells(&element.name) {
+            kept.push(element);
+            continue;
+        }
         let mut nodes = tree::parse(element.xml.as_bytes()).map_err(unrewritable)?;
         let before = nodes.len();
         mover.nodes(&mut nodes)?;
@@ -241,7 +246,9 @@ impl Mover<'_> {
                     element.set_attr("topLeftCell", &self.cell_kept(&cell));
                 }
             }
-            "twoCellAnchor" | "oneCellAnchor" if self.own => anchor_moved(element, rows),
+            "twoCellAnchor" | "oneCellAnchor" | "anchor" if self.own => {
+                anchor_moved(element, rows);
+            }
             // The guard moves the shape; the arm drops a note on a deleted row.
             "shape" if self.own && !self.vml_shape_moved(element) => return Ok(false),
             "worksheetSource" => {
@@ -491,12 +498,45 @@ fn row_kept(row: u32, rows: &RowMove) -> u32 {
     }
 }
 
-/// Moves a drawing's anchor: a two-cell anchor's corners go with their
-/// rows (an object on deleted rows shrinks; `editAs="oneCell"` keeps its
-/// size, `"absolute"` stays), a one-cell anchor's corner with its row.
+/// How an object anchored to cells follows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Follows {
+    /// Moved and sized: each corner goes with its row.
+    MoveAndSize,
+    /// Moved, not sized: the far corner moves as the near one.
+    Move,
+    /// Left where it is.
+    Stay,
+}
+
+impl Follows {
+    /// As a drawing's anchor says: `editAs` of a two-cell anchor, a one-cell
+    /// anchor, or the `moveWithCells`/`sizeWithCells` of an embedded
+    /// object's or form control's `<anchor>`.
+    fn of(anchor: &Element) -> Follows {
+        let yes = |name: &str| {
+            anchor
+                .attr(name)
+                .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+        };
+        match (anchor.name(), anchor.attr("editAs").as_deref()) {
+            ("anchor", _) => match (yes("moveWithCells"), yes("sizeWithCells")) {
+                (false, _) => Follows::Stay,
+                (true, false) => Follows::Move,
+                (true, true) => Follows::MoveAndSize,
+            },
+            ("oneCellAnchor", _) | (_, Some("oneCell")) => Follows::Move,
+            (_, Some("absolute")) => Follows::Stay,
+            _ => Follows::MoveAndSize,
+        }
+    }
+}
+
+/// Moves a drawing's anchor as [`Follows::of`] says: an object over
+/// deleted rows shrinks when it is sized with its cells.
 fn anchor_moved(element: &mut Element, rows: &RowMove) {
-    let edit_as = element.attr("editAs");
-    if edit_as.as_deref() == Some("absolute") {
+    let follows = Follows::of(element);
+    if follows == Follows::Stay {
         return;
     }
     let corner_row = |element: &Element, name: &str| {
@@ -509,20 +549,21 @@ fn anchor_moved(element: &mut Element, rows: &RowMove) {
         return;
     };
     let new_from = corner_moved(from, rows);
-    let new_to = match (to, edit_as.as_deref()) {
-        // The object keeps its size: its far corner moves as the near one.
-        (Some(to), Some("oneCell")) => {
-            let by = i64::from(new_from.0) - i64::from(from);
-            Some(u32::try_from(i64::from(to) + by).unwrap_or(new_from.0))
-        }
-        (Some(to), _) => Some(corner_moved(to, rows).0),
-        (None, _) => None,
-    };
     set_corner(element, "from", new_from);
-    if let (Some(to), Some(new)) = (to, new_to) {
-        let gone = rows.row(to + 1).is_none();
-        set_corner(element, "to", (new, gone));
-    }
+    let Some(to) = to else {
+        return;
+    };
+    let new_to = match follows {
+        Follows::Move => {
+            let by = i64::from(new_from.0) - i64::from(from);
+            (
+                u32::try_from(i64::from(to) + by).unwrap_or(new_from.0),
+                false,
+            )
+        }
+        _ => corner_moved(to, rows),
+    };
+    set_corner(element, "to", new_to);
 }
 
 /// A corner's new 0-based row, and whether its row was deleted (its
@@ -673,6 +714,21 @@ mod tests {
         assert_eq!(
             moved(&anchor(absolute, 3, 11), deleted(&[1]), true).unwrap(),
             anchor(absolute, 3, 11)
+        );
+        // An embedded object's or form control's anchor says it itself.
+        let control = |attributes: &str, from: u32, to: u32| {
+            format!(
+                r#"<anchor{attributes}><from><xdr:row>{from}</xdr:row></from><to><xdr:row>{to}</xdr:row></to></anchor>"#
+            )
+        };
+        let moves = r#" moveWithCells="1""#;
+        assert_eq!(
+            moved(&control(moves, 9, 12), deleted(&[1, 11]), true).unwrap(),
+            control(moves, 8, 11)
+        );
+        assert_eq!(
+            moved(&control("", 9, 12), deleted(&[1]), true).unwrap(),
+            control("", 9, 12)
         );
     }
 

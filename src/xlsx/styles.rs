@@ -10,10 +10,11 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
-use quick_xml::{Reader, XmlVersion};
 use rust_xlsxwriter as xlsx;
 
+use super::xml::{self, is_true};
 use crate::model::format::{Alignment, Border, Borders, CellFormat, Color, Fill, Font};
 
 /// The most entries one table of `styles.xml` (`cellXfs`, `fonts`, `fills`,
@@ -397,10 +398,6 @@ fn flag(element: &BytesStart) -> Result<bool, String> {
     Ok(attr(element, "val")?.is_none_or(|v| !matches!(v.trim(), "0" | "false")))
 }
 
-pub(super) fn is_true(value: &str) -> bool {
-    matches!(value.trim(), "1" | "true")
-}
-
 /// `value` as the model keeps it, if `names` lists it.
 fn known(names: &[&str], value: &str) -> Option<String> {
     names.contains(&value).then(|| value.to_string())
@@ -451,22 +448,10 @@ fn parse_rgb(text: &str) -> Option<u32> {
     u32::from_str_radix(hex, 16).ok()
 }
 
-/// The value of an attribute by local name (`r:id` is `id`), entities
-/// resolved.
-pub(super) fn attr<'a>(
-    element: &'a BytesStart,
-    name: &str,
-) -> Result<Option<Cow<'a, str>>, String> {
-    for attribute in element.attributes() {
-        let attribute = attribute.map_err(xml_error)?;
-        if attribute.key.local_name().as_ref() == name {
-            return attribute
-                .normalized_value(XmlVersion::Implicit1_0)
-                .map(Some)
-                .map_err(xml_error);
-        }
-    }
-    Ok(None)
+/// The value of an attribute by local name, entities resolved; a malformed
+/// attribute is an error in the styles part's terms.
+fn attr<'a>(element: &'a BytesStart, name: &str) -> Result<Option<Cow<'a, str>>, String> {
+    xml::attribute(element, name).map_err(xml_error)
 }
 
 fn xml_error(error: impl std::fmt::Display) -> String {

@@ -11,7 +11,7 @@ use quick_xml::name::QName;
 use quick_xml::{Reader, Writer};
 
 use super::ReadError;
-use super::package::{Text, attr, xml_error};
+use super::xml::{Text, attr, xml_error};
 
 /// A node: an element with its children, or any other event (text, a
 /// comment, the declaration).

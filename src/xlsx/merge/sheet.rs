@@ -1,0 +1,339 @@
+//! A worksheet part: the writer's, with the sheet's carried elements put
+//! back in schema order, its hyperlinks, its original columns and its
+//! fixes; and the ranges of its carried tables and autofilter.
+
+use std::collections::HashMap;
+use std::io::{Seek, Write};
+
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::{Reader, Writer};
+use rust_xlsxwriter::utility::cell_range;
+use zip::ZipWriter;
+
+use super::source::{Source, put};
+use super::splice::{
+    cut, interleave, plus, reassemble, rebind, relationship_prefixes, replace_once, with_attributes,
+};
+use crate::model::Sheet;
+use crate::model::carried::{CarriedXml, Relationship};
+use crate::model::layout::{Link, LinkTarget, Range};
+use crate::xlsx::WriteError;
+use crate::xlsx::fix::{self, Fixes};
+use crate::xlsx::opc::{EMPTY_RELATIONSHIPS, add_relationships, rels_name};
+use crate::xlsx::package::range_ref;
+use crate::xlsx::sheet_children;
+use crate::xlsx::xml::{attr, escape, find, first_attribute, rfind};
+
+/// The writer's worksheet part `name` of `sheet` with what the sheet
+/// carries put in, its hyperlinks and its `fixes` (its relationships part,
+/// which that needs, is written to `zip` here); `None` when the writer's
+/// part stands as written. `plain` remembers whether what the sheet carries
+/// is what the writer writes anyway (see [`super::merge`]).
+pub(super) fn sheet_part<W: Write + Seek>(
+    source: &mut Source<'_>,
+    zip: &mut ZipWriter<W>,
+    name: &str,
+    sheet: &Sheet,
+    fixes: Option<&Fixes>,
+    plain: &mut Option<bool>,
+) -> Result<Option<Vec<u8>>, WriteError> {
+    let links = &sheet.layout.links;
+    if sheet.carried.is_empty() && links.is_empty() {
+        return match fixes {
+            Some(fixes) => Ok(Some(fix::apply(&source.read(name)?, fixes))),
+            None => Ok(None),
+        };
+    }
+    let rels_part = rels_name(name);
+    let relationships = [
+        &sheet.carried.xml.relationships[..],
+        &link_relationships(links),
+    ]
+    .concat();
+    let mut renamed = HashMap::new();
+    if !relationships.is_empty() {
+        let rels_xml = match source.produced.contains(rels_part.as_str()) {
+            true => source.read(&rels_part)?,
+            false => EMPTY_RELATIONSHIPS.as_bytes().to_vec(),
+        };
+        let (rels, ids) = add_relationships(&rels_xml, &relationships, name, source.produced);
+        renamed = ids;
+        put(zip, &rels_part, &rels)?;
+    } else if source.produced.contains(rels_part.as_str()) {
+        source.copy(&rels_part, zip)?;
+    }
+    if *plain == Some(true) && fixes.is_none() {
+        return Ok(None);
+    }
+    let written = source.read(name)?;
+    let xml = splice_sheet(
+        &written,
+        &sheet.carried.xml,
+        &renamed,
+        source.dxf_offset,
+        hyperlinks(links, &renamed),
+    )?;
+    let xml = with_original_columns(xml, sheet.carried.columns.as_deref());
+    // Most of a sheet is its cells: when what it carries is what the writer
+    // wrote anyway, the part is copied as compressed.
+    let same = xml == written;
+    *plain = Some(same && relationships.is_empty());
+    Ok(match fixes {
+        Some(fixes) => Some(fix::apply(&xml, fixes)),
+        None => (!same).then_some(xml),
+    })
+}
+
+/// The id a sheet's link at `index` has among the relationships the merge
+/// adds, before they are numbered.
+fn link_id(index: usize) -> String {
+    format!("link{index}")
+}
+
+/// A relationship for each link that leads outside the workbook.
+fn link_relationships(links: &[Link]) -> Vec<Relationship> {
+    links
+        .iter()
+        .enumerate()
+        .filter_map(|(index, link)| match &link.target {
+            LinkTarget::Url(url) => Some(Relationship {
+                id: link_id(index),
+                kind: HYPERLINK.to_owned(),
+                target: url.clone(),
+                external: true,
+            }),
+            LinkTarget::Location(_) => None,
+        })
+        .collect()
+}
+
+/// The `<hyperlinks>` element of a sheet's links, each on the range the
+/// model gives it, with the file's other attributes; `renamed` holds the
+/// relationship ids of the links that lead outside.
+fn hyperlinks(links: &[Link], renamed: &HashMap<String, String>) -> Option<Vec<u8>> {
+    if links.is_empty() {
+        return None;
+    }
+    let mut out = String::from("<hyperlinks>");
+    for (index, link) in links.iter().enumerate() {
+        let r = link.range;
+        let range = cell_range(r.first_row, r.first_column, r.last_row, r.last_column);
+        out.push_str(&format!("<hyperlink ref=\"{range}\""));
+        let mut attribute = |name: &str, value: &str| {
+            out.push_str(&format!(" {name}=\"{}\"", escape(value)));
+        };
+        match &link.target {
+            LinkTarget::Url(_) => {
+                if let Some(id) = renamed.get(&link_id(index)) {
+                    attribute("r:id", id);
+                }
+            }
+            LinkTarget::Location(place) if !place.is_empty() => attribute("location", place),
+            LinkTarget::Location(_) => {}
+        }
+        if let Some(tip) = &link.tooltip {
+            attribute("tooltip", tip);
+        }
+        for (name, value) in &link.attributes {
+            let placed = name == "location" && matches!(link.target, LinkTarget::Location(_));
+            if !placed {
+                attribute(name, value);
+            }
+        }
+        out.push_str("/>");
+    }
+    out.push_str("</hyperlinks>");
+    Some(out.into_bytes())
+}
+
+/// The relationship type of a hyperlink that leads outside the workbook.
+const HYPERLINK: &str =
+    "http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink";
+
+/// The sheet XML with its columns as the file had them: each original
+/// `<col>` with the format id the writer gave that column (the writer
+/// rounds widths to whole pixels, 15.78 becoming 15.71, and drops what the
+/// model does not keep, such as best fit and collapsed groups).
+fn with_original_columns(xml: Vec<u8>, original: Option<&str>) -> Vec<u8> {
+    let Some(original) = original else {
+        return xml;
+    };
+    // The columns come before the cells: search only there.
+    let Some(cells) = find(&xml, b"<sheetData") else {
+        return xml;
+    };
+    let (start, end, styles) = match (
+        find(&xml[..cells], b"<cols>"),
+        find(&xml[..cells], b"</cols>"),
+    ) {
+        (Some(start), Some(end)) => {
+            let end = end + b"</cols>".len();
+            (start, end, column_styles(&xml[start..end]))
+        }
+        _ => (cells, cells, Vec::new()),
+    };
+    let mut reader = Reader::from_str(original);
+    let mut out = Writer::new(Vec::new());
+    loop {
+        let event = match reader.read_event() {
+            Ok(Event::Eof) | Err(_) => break,
+            Ok(Event::Empty(col)) if col.local_name().as_ref() == "col" => {
+                Event::Empty(with_style(&col, &styles))
+            }
+            Ok(other) => other,
+        };
+        if out.write_event(event).is_err() {
+            return xml;
+        }
+    }
+    [&xml[..start], &out.into_inner(), &xml[end..]].concat()
+}
+
+/// The writer's columns: first, last and format id of each `<col>`.
+fn column_styles(cols: &[u8]) -> Vec<(u32, u32, String)> {
+    let mut reader = Reader::from_reader(cols);
+    let mut found = Vec::new();
+    loop {
+        match reader.read_event() {
+            Ok(Event::Empty(col) | Event::Start(col)) if col.local_name().as_ref() == "col" => {
+                let number = |name| attr(&col, name).and_then(|v| v.parse().ok());
+                if let (Some(min), Some(max), Some(style)) =
+                    (number("min"), number("max"), attr(&col, "style"))
+                {
+                    found.push((min, max, style));
+                }
+            }
+            Ok(Event::Eof) | Err(_) => return found,
+            _ => {}
+        }
+    }
+}
+
+/// An original `<col>` with the writer's format id for its first column
+/// in place of the file's own.
+fn with_style(col: &BytesStart<'_>, styles: &[(u32, u32, String)]) -> BytesStart<'static> {
+    let first: Option<u32> = attr(col, "min").and_then(|m| m.parse().ok());
+    let style = first.and_then(|first| {
+        styles
+            .iter()
+            .find(|(min, max, _)| (*min..=*max).contains(&first))
+            .map(|(_, _, style)| style.as_str())
+    });
+    let mut rebuilt = BytesStart::new(col.name().as_ref().to_owned());
+    for attribute in col.attributes().with_checks(false).flatten() {
+        if attribute.key.local_name().as_ref() != "style" {
+            rebuilt.push_attribute(attribute);
+        }
+    }
+    if let Some(style) = style {
+        rebuilt.push_attribute(("style", style));
+    }
+    rebuilt
+}
+
+/// The writer's sheet XML with the carried elements put in. The cells
+/// (`<sheetData>`, nearly all of the part) are copied as bytes, not parsed.
+fn splice_sheet(
+    xml: &[u8],
+    carried: &CarriedXml,
+    renamed: &HashMap<String, String>,
+    dxf_offset: usize,
+    hyperlinks: Option<Vec<u8>>,
+) -> Result<Vec<u8>, WriteError> {
+    let (head, data, tail) = split_sheet_data(xml);
+    let skeleton = [head, b"<sheetData/>".as_slice(), tail].concat();
+    let mut parts = cut(&skeleton)?;
+    let prefixes = relationship_prefixes(carried);
+    let written_filter = parts
+        .children
+        .iter()
+        .find(|(name, _)| name == "autoFilter")
+        .and_then(|(_, bytes)| first_attribute(bytes, "ref"))
+        .and_then(|range| range_ref(&range));
+    let mut elements = Vec::new();
+    for element in &carried.elements {
+        let mut bytes = rebind(element, &prefixes, renamed, dxf_offset)?;
+        if let (true, Some(range)) = (element.name == "autoFilter", written_filter) {
+            // The model grows the range with inserted rows; a sort inside
+            // moves with it.
+            bytes = with_range(&bytes, range, 0)?;
+        }
+        elements.push((element.name.clone(), bytes));
+    }
+    elements.extend(hyperlinks.map(|links| ("hyperlinks".to_owned(), links)));
+    let mut children = interleave(
+        sheet_children::position,
+        std::mem::take(&mut parts.children),
+        elements,
+    );
+    if !data.is_empty() {
+        children = replace_once(&children, b"<sheetData/>", data);
+    }
+    Ok(reassemble(&parts, &carried.root_attributes, &children))
+}
+
+/// The writer's sheet XML as what precedes `<sheetData>`, the element
+/// itself, and what follows; the middle is empty when there is none.
+fn split_sheet_data(xml: &[u8]) -> (&[u8], &[u8], &[u8]) {
+    let Some(start) = find(xml, b"<sheetData") else {
+        return (xml, &[], &[]);
+    };
+    let after_start = &xml[start..];
+    if let Some(end) = after_start.iter().position(|b| *b == b'>')
+        && after_start[..end].ends_with(b"/")
+    {
+        return (
+            &xml[..start],
+            &xml[start..start + end + 1],
+            &xml[start + end + 1..],
+        );
+    }
+    let closing = b"</sheetData>";
+    match rfind(xml, closing) {
+        Some(end) if end > start => {
+            let end = end + closing.len();
+            (&xml[..start], &xml[start..end], &xml[end..])
+        }
+        _ => (xml, &[], &[]),
+    }
+}
+
+/// A carried table part or autofilter with the range the model gives it
+/// now (its first `ref`; the ranges inside it, an autofilter's and a
+/// sort's, move with its first and last rows), and its differential
+/// formats numbered after the writer's.
+pub(super) fn with_range(
+    xml: &[u8],
+    range: Range,
+    dxf_offset: usize,
+) -> Result<Vec<u8>, WriteError> {
+    // The range in the file, read from the first `ref`: the table's or
+    // autofilter's own.
+    let mut was: Option<Range> = None;
+    with_attributes(xml, |key, value| {
+        if key == "ref" {
+            let moved = match (was, range_ref(value)) {
+                (None, Some(old)) => {
+                    was = Some(old);
+                    range
+                }
+                (Some(table), Some(inner)) => Range {
+                    first_row: (inner.first_row + range.first_row).saturating_sub(table.first_row),
+                    last_row: (inner.last_row + range.last_row).saturating_sub(table.last_row),
+                    ..inner
+                },
+                _ => return None,
+            };
+            Some(cell_range(
+                moved.first_row,
+                moved.first_column,
+                moved.last_row,
+                moved.last_column,
+            ))
+        } else if key.ends_with("DxfId") && dxf_offset > 0 {
+            plus(value, dxf_offset)
+        } else {
+            None
+        }
+    })
+}

@@ -1,0 +1,64 @@
+//! The merge's two packages: the one rust_xlsxwriter produced, read part by
+//! part, and the merged one, written at the writer's compression level.
+
+use std::collections::HashSet;
+use std::io::{Cursor, Read, Seek, Write};
+
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, ZipArchive, ZipWriter};
+
+use crate::xlsx::WriteError;
+
+/// The package the writer produced, which the merge reads from.
+pub(super) struct Source<'a> {
+    pub(super) archive: ZipArchive<Cursor<&'a [u8]>>,
+    /// The names of its parts.
+    pub(super) produced: &'a HashSet<&'a str>,
+    /// How many differential formats its styles part has: the carried ones
+    /// are numbered after them.
+    pub(super) dxf_offset: usize,
+}
+
+impl Source<'_> {
+    /// A part, inflated.
+    pub(super) fn read(&mut self, name: &str) -> Result<Vec<u8>, WriteError> {
+        read(&mut self.archive, name)
+    }
+
+    /// Copies a part to `zip` as compressed.
+    pub(super) fn copy<W: Write + Seek>(
+        &mut self,
+        name: &str,
+        zip: &mut ZipWriter<W>,
+    ) -> Result<(), WriteError> {
+        let file = self.archive.by_name(name).map_err(zip_error)?;
+        zip.raw_copy_file(file).map_err(zip_error)
+    }
+}
+
+pub(super) fn zip_error(error: impl std::fmt::Display) -> WriteError {
+    WriteError::Io(std::io::Error::other(error.to_string()))
+}
+
+fn read<R: Read + Seek>(archive: &mut ZipArchive<R>, name: &str) -> Result<Vec<u8>, WriteError> {
+    let mut bytes = Vec::new();
+    archive
+        .by_name(name)
+        .map_err(zip_error)?
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+pub(super) fn put<W: Write + Seek>(
+    zip: &mut ZipWriter<W>,
+    name: &str,
+    bytes: &[u8],
+) -> Result<(), WriteError> {
+    // The writer's own level: see `Rewrite::begin`.
+    let options = SimpleFileOptions::default()
+        .compression_method(CompressionMethod::Deflated)
+        .compression_level(Some(2));
+    zip.start_file(name, options).map_err(zip_error)?;
+    zip.write_all(bytes)?;
+    Ok(())
+}
