@@ -8,7 +8,10 @@
 //!   the copy of the workbook the commit makes, the comparison that finds
 //!   the batch only appends rows, and the save that writes just those rows;
 //! - the floor: rust_xlsxwriter alone writing the same workbook with its
-//!   default settings.
+//!   default settings;
+//! - a delete of the middle row and its rewrite, on that workbook and on one
+//!   that also carries conditional formats, a validation, notes and a chart
+//!   (which the delete moves): a second table.
 //!
 //! `cargo bench --bench rewrite` (about a minute on 2 cores). Options after
 //! `--`: `--sizes 10000`, `--runs 9`.
@@ -16,11 +19,11 @@
 use std::time::{Duration, Instant};
 
 use sheetd::model::Workbook;
-use sheetd::xlsx::read_workbook;
-use sheetd::xlsx::{Rewrite, write_workbook};
+use sheetd::model::request::{DeleteRows, Selector};
+use sheetd::xlsx::{Rewrite, carried_rows_moved, read_workbook, write_workbook};
 
 mod common;
-use common::write_workbook as write_floor;
+use common::{write_workbook as write_floor, write_workbook_with_carried};
 
 /// The median time of `runs` runs of `job`.
 fn median(runs: usize, mut job: impl FnMut()) -> Duration {
@@ -80,7 +83,7 @@ fn main() {
          | insert 64: copy ms | compare ms | save ms |"
     );
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for rows in sizes {
+    for &rows in &sizes {
         let file = write_floor(rows);
         let cold = median(runs, || {
             std::hint::black_box(read_workbook(&file, usize::MAX).expect("parses"));
@@ -124,4 +127,36 @@ fn main() {
             ms(save),
         );
     }
+    println!();
+    println!("| rows | delete 1 row + rewrite, plain ms | with carried elements ms | ratio |");
+    println!("|---:|---:|---:|---:|");
+    for rows in sizes {
+        let plain = deleted_and_rewritten(&write_floor(rows), rows, runs);
+        let carried = deleted_and_rewritten(&write_workbook_with_carried(rows), rows, runs);
+        println!(
+            "| {rows} | {} | {} | {:.2} |",
+            ms(plain),
+            ms(carried),
+            carried.as_secs_f64() / plain.as_secs_f64()
+        );
+    }
+}
+
+/// What deleting the middle data row of `file` costs, as a commit does it:
+/// the model's delete, the carried elements moved, the rewrite.
+fn deleted_and_rewritten(file: &[u8], rows: usize, runs: usize) -> Duration {
+    let workbook = read_workbook(file, usize::MAX).expect("parses");
+    let delete = DeleteRows {
+        selector: Selector::Row(rows as u64 / 2 + 1),
+    };
+    median_after(
+        runs,
+        || workbook.clone(),
+        |mut workbook| {
+            workbook.delete_rows("Data", &delete).expect("deletes");
+            carried_rows_moved(&mut workbook).expect("moves");
+            let mut out = std::io::Cursor::new(Vec::new());
+            write_workbook(&workbook, &mut out).expect("writes");
+        },
+    )
 }

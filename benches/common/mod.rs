@@ -51,3 +51,35 @@ pub fn data_sheet(
         }
     }
 }
+
+/// The benchmark's workbook with what people keep on such a sheet, which
+/// a row move rewrites: two conditional formats and a validation over the
+/// data, a note on every 100th row, and a chart of one column.
+pub fn write_workbook_with_carried(rows: usize) -> Vec<u8> {
+    use rust_xlsxwriter::{
+        Chart, ChartType, ConditionalFormatCell, ConditionalFormatCellRule, DataValidation,
+        DataValidationRule, Format, Note,
+    };
+    let mut book = rust_xlsxwriter::Workbook::new();
+    data_sheet(&mut book, rows, |_, _, _| false);
+    let sheet = book.worksheet_from_name("Data").unwrap();
+    let last = rows as u32;
+    let red = Format::new().set_font_color("#9C0006");
+    let above = ConditionalFormatCell::new()
+        .set_rule(ConditionalFormatCellRule::GreaterThan(500))
+        .set_format(&red);
+    sheet.add_conditional_format(1, 3, last, 3, &above).unwrap();
+    let below = ConditionalFormatCell::new()
+        .set_rule(ConditionalFormatCellRule::LessThan(10))
+        .set_format(&red);
+    sheet.add_conditional_format(1, 6, last, 6, &below).unwrap();
+    let whole = DataValidation::new().allow_whole_number(DataValidationRule::Between(0, 100));
+    sheet.add_data_validation(1, 6, last, 6, &whole).unwrap();
+    for row in (1..=last).step_by(100) {
+        sheet.insert_note(row, 7, &Note::new("checked")).unwrap();
+    }
+    let mut chart = Chart::new(ChartType::Line);
+    chart.add_series().set_values(("Data", 1, 3, last, 3));
+    sheet.insert_chart(1, 11, &chart).unwrap();
+    book.save_to_buffer().unwrap()
+}
