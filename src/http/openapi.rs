@@ -47,7 +47,10 @@ pub enum Errors {
     /// Unknown spreadsheet, sheet, row or route.
     #[response(status = 404)]
     NotFound(ErrorBody),
-    /// The write would lose or corrupt workbook content; `detail` says why.
+    /// The write would lose or corrupt workbook content, or rows would
+    /// move through something a spreadsheet app changes only whole (an
+    /// array formula, a pivot table, a 3D reference's span); `detail` says
+    /// why.
     #[response(status = 409)]
     Conflict(ErrorBody),
     /// The body is over the configured limit.

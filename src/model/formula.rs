@@ -196,13 +196,25 @@ impl RowMove {
         })
     }
 
-    /// Whether rows `first` to `last` stay as they are: the move happens
-    /// wholly below them.
-    pub fn leaves(&self, first: u32, last: u32) -> bool {
-        let bottom = first.max(last);
+    /// Moves a list kept by row (item 0 is row 1) as the rows move: the
+    /// items of deleted rows go; at an insert's place, when the list
+    /// reaches it, `count` items made by `new` from the items above go in.
+    pub fn apply<T>(&self, items: &mut Vec<T>, mut new: impl FnMut(&[T]) -> T) {
         match self {
-            RowMove::Deleted(deleted) => deleted.first().is_none_or(|&d| d > bottom),
-            RowMove::Inserted { before, .. } => *before > bottom,
+            RowMove::Deleted(deleted) => {
+                let mut number = 0;
+                items.retain(|_| {
+                    number += 1;
+                    deleted.binary_search(&number).is_err()
+                });
+            }
+            &RowMove::Inserted { before, count } => {
+                let at = (before - 1) as usize;
+                if at <= items.len() {
+                    let made: Vec<T> = (0..count).map(|_| new(&items[..at])).collect();
+                    items.splice(at..at, made);
+                }
+            }
         }
     }
 }

@@ -189,11 +189,6 @@ impl Range {
             ..self
         })
     }
-
-    /// Whether the range holds any of rows `first..=last` (0-based).
-    pub fn rows_overlap(&self, first: u32, last: u32) -> bool {
-        first <= self.last_row && last >= self.first_row
-    }
 }
 
 impl Layout {
@@ -314,27 +309,9 @@ impl Layout {
         if self.is_empty() {
             return;
         }
-        match rows {
-            RowMove::Deleted(deleted) => {
-                let mut index = 0;
-                self.formats.retain(|_| {
-                    index += 1;
-                    deleted.binary_search(&index).is_err()
-                });
-            }
-            &RowMove::Inserted { before, count } => {
-                let at = (before - 1) as usize;
-                if at <= self.formats.len() {
-                    let above = at
-                        .checked_sub(1)
-                        .and_then(|row| self.formats.get(row))
-                        .cloned()
-                        .unwrap_or_default();
-                    let new = std::iter::repeat_n(above, count as usize);
-                    self.formats.splice(at..at, new);
-                }
-            }
-        }
+        rows.apply(&mut self.formats, |above| {
+            above.last().cloned().unwrap_or_default()
+        });
         self.rows = std::mem::take(&mut self.rows)
             .into_iter()
             .filter_map(|(row, props)| Some((moved_index(row, rows)?, props)))

@@ -924,22 +924,7 @@ impl Sheet {
     /// for what the file carries beyond the model (the xlsx layer moves
     /// that when the workbook is written).
     fn move_rows(&mut self, rows: RowMove) {
-        match &rows {
-            RowMove::Deleted(deleted) => {
-                let mut number = 0;
-                self.rows.retain(|_| {
-                    number += 1;
-                    deleted.binary_search(&number).is_err()
-                });
-            }
-            &RowMove::Inserted { before, count } => {
-                let at = (before - 1) as usize;
-                if at < self.rows.len() {
-                    let new = std::iter::repeat_with(Vec::new).take(count as usize);
-                    self.rows.splice(at..at, new);
-                }
-            }
-        }
+        rows.apply(&mut self.rows, |_| Vec::new());
         self.layout.rows_moved(&rows);
         if !self.carried.pivots.is_empty() {
             let carried = std::sync::Arc::make_mut(&mut self.carried);

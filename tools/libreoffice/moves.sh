@@ -30,18 +30,7 @@ die() { echo "moves.sh: $*" >&2; exit 2; }
 command -v "$SOFFICE" >/dev/null ||
     die "'$SOFFICE' not found (apt-get install -y libreoffice-calc-nogui)"
 "$PYTHON" -c 'import openpyxl' 2>/dev/null || die "$PYTHON cannot import openpyxl (pip install openpyxl==3.1.5)"
-if [[ -n ${UNO_PYTHON:-} ]]; then
-    "$UNO_PYTHON" -c 'import uno' 2>/dev/null || die "UNO_PYTHON=$UNO_PYTHON cannot import uno"
-else
-    for candidate in /usr/lib/libreoffice/program/python python3 /usr/bin/python3; do
-        if command -v "$candidate" >/dev/null && "$candidate" -c 'import uno' 2>/dev/null; then
-            UNO_PYTHON=$candidate
-            break
-        fi
-    done
-    [[ -n ${UNO_PYTHON:-} ]] ||
-        die "no Python that can 'import uno' (apt-get install -y python3-uno, or set UNO_PYTHON)"
-fi
+source "$(dirname "$0")/uno_python.sh"
 
 profile="$(mktemp -d "${TMPDIR:-/tmp}/sheetd-moves.XXXXXX")"
 trap 'rm -rf -- "$profile"' EXIT

@@ -42,20 +42,7 @@ fi
 command -v "$SOFFICE" >/dev/null ||
     die "'$SOFFICE' not found (apt-get install -y libreoffice-calc-nogui)"
 
-# A Python with the UNO bridge.  pyenv/venv interpreters usually lack it,
-# Debian's python3-uno installs it for /usr/bin/python3.
-if [[ -n ${UNO_PYTHON:-} ]]; then
-    "$UNO_PYTHON" -c 'import uno' 2>/dev/null || die "UNO_PYTHON=$UNO_PYTHON cannot import uno"
-else
-    for candidate in /usr/lib/libreoffice/program/python python3 /usr/bin/python3; do
-        if command -v "$candidate" >/dev/null && "$candidate" -c 'import uno' 2>/dev/null; then
-            UNO_PYTHON=$candidate
-            break
-        fi
-    done
-    [[ -n ${UNO_PYTHON:-} ]] ||
-        die "no Python that can 'import uno' (apt-get install -y python3-uno, or set UNO_PYTHON)"
-fi
+source "$HERE/uno_python.sh"
 
 # Everything of this run lives in one fresh directory under /tmp (short path,
 # so the profile's file:// URL needs no escaping): the profile, a copy of IN
