@@ -30,7 +30,7 @@ die() { echo "moves.sh: $*" >&2; exit 2; }
 command -v "$SOFFICE" >/dev/null ||
     die "'$SOFFICE' not found (apt-get install -y libreoffice-calc-nogui)"
 "$PYTHON" -c 'import openpyxl' 2>/dev/null || die "$PYTHON cannot import openpyxl (pip install openpyxl==3.1.5)"
-source "$(dirname "$0")/uno_python.sh"
+source "$HERE/uno_python.sh"
 
 profile="$(mktemp -d "${TMPDIR:-/tmp}/sheetd-moves.XXXXXX")"
 trap 'rm -rf -- "$profile"' EXIT
