@@ -153,7 +153,8 @@ fn deleted_and_rewritten(file: &[u8], rows: usize, runs: usize) -> Duration {
         runs,
         || workbook.clone(),
         |mut workbook| {
-            workbook.delete_rows("Data", &delete).expect("deletes");
+            let source = workbook.source("Data", None).expect("a sheet");
+            workbook.delete_rows(&source, &delete).expect("deletes");
             carried_rows_moved(&mut workbook).expect("moves");
             let mut out = std::io::Cursor::new(Vec::new());
             write_workbook(&workbook, &mut out).expect("writes");

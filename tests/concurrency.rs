@@ -127,11 +127,11 @@ async fn a_save_by_a_spreadsheet_app_during_a_write_is_not_overwritten() {
             saves += 1;
             let rows = InsertRows::from_json(br#"{"data": [{"name": "from sheetd"}]}"#, 10)
                 .map_err(|_| StoreError::Conflict("bad request".into()))?;
-            let sheet = workbook
-                .sheet_mut("People")
+            let source = workbook
+                .source("People", None)
                 .map_err(|e| StoreError::Conflict(e.to_string()))?;
-            let n = sheet
-                .insert(rows)
+            let n = workbook
+                .insert(&source, rows, None)
                 .map_err(|e| StoreError::Conflict(e.to_string()))?;
             Ok::<_, StoreError>(Edit {
                 value: n,

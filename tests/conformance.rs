@@ -228,19 +228,28 @@ async fn a_column_name_is_measured_as_the_writer_does() {
 }
 
 #[tokio::test]
-async fn the_ambiguous_column_message_is_whole() {
+async fn a_repeated_name_is_the_first_column_and_the_second_its_letter() {
     let server = Server::start().await;
     make_workbook(
         &server.file(ID),
         &[("People", vec![vec![Spec::S("name"), Spec::S("name")]])],
     );
     let (status, body) = server
-        .post(&rows_path("People"), json!({"data": [{"name": "x"}]}))
+        .post(
+            &rows_path("People"),
+            json!({"data": [{"name": "x", "_B": "y"}]}),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let (_, body) = server.get(&rows_path("People")).await;
+    assert_eq!(body["data"], json!([{"_row": 2, "name": "x", "_B": "y"}]));
+    let (status, body) = server
+        .post(&rows_path("People"), json!({"data": [{"_name": "x"}]}))
         .await;
     assert_eq!(status, 400);
     assert_eq!(
         body["error"],
-        "data[0].name: is ambiguous: more than one column of the header has this name"
+        "data[0]._name: is reserved: a name starting with _ is _row or a column letter such as _A"
     );
 }
 

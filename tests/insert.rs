@@ -254,31 +254,33 @@ async fn insert_follows_a_header_that_is_not_in_row_one() {
     let (_, read) = server
         .get(&format!("{}?filter=item:eq:fig", rows_path("Data")))
         .await;
+    // Column F holds a note below the header without a name: it is read
+    // under its letter.
     assert_eq!(
         read["data"],
-        json!([{"_row": 7, "id": 4, "item": "fig", "qty": 1}])
+        json!([{"_row": 7, "id": 4, "item": "fig", "qty": 1, "_F": null}])
     );
 }
 
 #[tokio::test]
-async fn insert_addresses_numeric_headers_and_rejects_ambiguous_ones() {
+async fn insert_addresses_numeric_headers_and_repeated_names_by_letter() {
     let server = Server::start().await;
     server.add_fixture("openpyxl/header_quirks.xlsx", ID);
     let (status, body) = server
         .post(&rows_path("Q"), json!({"data": [{"id": 3, "2024": 300}]}))
         .await;
     assert_eq!(status, 201, "{body}");
+    // `name` is the first column of that name; the second is `_D`, the
+    // unnamed one `_C` (§11.1).
     let (status, body) = server
-        .post(&rows_path("Q"), json!({"data": [{"name": "z"}]}))
+        .post(
+            &rows_path("Q"),
+            json!({"data": [{"name": "z", "_D": "second", "_c": "third"}]}),
+        )
         .await;
-    assert_eq!(status, 400);
-    assert!(
-        body["error"]
-            .as_str()
-            .unwrap()
-            .starts_with("data[0].name: is ambiguous"),
-        "{body}"
-    );
+    assert_eq!(status, 201, "{body}");
+    let grid = read_sheet(&server.file(ID), "Q");
+    assert_eq!(grid[4][1..4], [s("z"), s("third"), s("second")]);
 }
 
 #[tokio::test]
@@ -478,15 +480,16 @@ async fn no_column_takes_the_place_of_the_row_number() {
 
     let (status, body) = server.get(&rows_path("Own")).await;
     assert_eq!(status, 200);
-    assert_eq!(body["data"], json!([{"_row": 2, "x": 1}]));
+    // A header cell named `_row` names no column: it is read by its letter.
+    assert_eq!(body["data"], json!([{"_row": 2, "_A": "mine", "x": 1}]));
     let csv = server
         .text(&format!("{}?format=csv", rows_path("Own")))
         .await;
     assert_eq!(
-        csv, "x\r\n1\r\n",
-        "the file's _row column is not addressable"
+        csv, "_A,x\r\nmine,1\r\n",
+        "the file's _row column is read by its letter"
     );
     let (status, body) = server.get(&format!("/v1/data/{ID}")).await;
     assert_eq!(status, 200);
-    assert_eq!(body["sheets"][1]["columns"], json!(["x"]));
+    assert_eq!(body["sheets"][1]["columns"], json!(["_A", "x"]));
 }

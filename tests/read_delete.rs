@@ -939,8 +939,8 @@ async fn delete_keeps_row_numbers_of_an_offset_header_and_moves_unheaded_cells_t
     assert_eq!(
         read,
         json!({"data": [
-            {"_row": 4, "id": 2, "item": "pear", "qty": 0},
-            {"_row": 5, "id": 3, "item": "plum", "qty": 12}
+            {"_row": 4, "id": 2, "item": "pear", "qty": 0, "_F": "note"},
+            {"_row": 5, "id": 3, "item": "plum", "qty": 12, "_F": null}
         ], "total": 2})
     );
 }

@@ -68,7 +68,7 @@ async fn a_sheet_is_added_last_with_its_header_row() {
     assert_eq!(status, StatusCode::CREATED, "{answer}");
     assert_eq!(
         answer,
-        json!({"name": "Q3", "columns": ["item", "price"], "rows": 0})
+        json!({"name": "Q3", "header_row": 1, "columns": ["item", "price"], "rows": 0})
     );
 
     let file = server.file(ID);
@@ -93,7 +93,7 @@ async fn a_sheet_is_added_last_with_its_header_row() {
     assert_eq!(status, 200);
     assert_eq!(
         listed["sheets"][1],
-        json!({"name": "Q3", "columns": ["item", "price"], "rows": 0})
+        json!({"name": "Q3", "header_row": 1, "columns": ["item", "price"], "rows": 0})
     );
     let (status, _) = server
         .post(
@@ -311,7 +311,10 @@ async fn a_sheet_added_again_with_the_same_key_is_added_once() {
     assert_eq!(second.status(), 201);
     assert_eq!(second.headers()["idempotent-replayed"], "true");
     let (_, body) = json_of(second).await;
-    assert_eq!(body, json!({"name": "Q3", "columns": ["a"], "rows": 0}));
+    assert_eq!(
+        body,
+        json!({"name": "Q3", "header_row": 1, "columns": ["a"], "rows": 0})
+    );
     let names = sheet_names(&server.file(ID));
     assert_eq!(names.iter().filter(|n| *n == "Q3").count(), 1, "{names:?}");
 }

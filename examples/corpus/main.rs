@@ -43,6 +43,7 @@ use std::time::{Duration, Instant};
 use calamine::{Data, Reader, Xlsx};
 use engine::{Calc, Ending};
 use sheetd::model::Workbook;
+use sheetd::model::header::Region;
 use sheetd::model::request::{InsertRows, UpdateRows};
 
 const INSERTED: &str = "sheetd-corpus-insert";
@@ -326,12 +327,13 @@ fn insert_and_update(workbook: &mut Workbook) -> bool {
             },
             None => NEW_HEADER.to_owned(),
         };
-        let has_data = sheet.data_row_count() > 0;
+        let region = Region::default();
+        let has_data = sheet.data_row_count(&region) > 0;
         let insert = serde_json::json!({"data": [{ &column: INSERTED }]}).to_string();
         let Ok(request) = InsertRows::from_json(insert.as_bytes(), 1000) else {
             continue;
         };
-        if sheet.insert(request).is_err() {
+        if sheet.insert(&region, request).is_err() {
             continue;
         }
         if let (true, Some(header_row)) = (has_data, header_row) {
@@ -340,7 +342,7 @@ fn insert_and_update(workbook: &mut Workbook) -> bool {
                 serde_json::json!({"type": "row", "row": row, "data": { &column: UPDATED }})
                     .to_string();
             if let Ok(request) = UpdateRows::from_json(update.as_bytes()) {
-                let _ = sheet.update(request);
+                let _ = sheet.update(&region, request);
             }
         }
         return true;

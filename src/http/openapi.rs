@@ -17,6 +17,7 @@ use utoipa::openapi::{OpenApi, RefOr, Schema};
 use utoipa::{IntoParams, IntoResponses, PartialSchema, ToSchema};
 
 use crate::model::request::BODY_SCHEMAS;
+use crate::model::sheet::{RowsSummary, TableSummary};
 
 /// Every error: `{"success": false, "error": "…", "detail"?: "…"}`.
 #[derive(Serialize, ToSchema)]
@@ -207,15 +208,60 @@ pub struct RowsPage {
 #[derive(Serialize, Deserialize, ToSchema)]
 pub struct SheetSummary {
     pub name: String,
-    /// The header's column names, left to right.
+    /// The header row's number (v1.2): the row the header rule finds, or a
+    /// sheet's one table's header row; `null` for an empty sheet.
+    pub header_row: Option<usize>,
+    /// The header's column names, left to right; a column whose header is
+    /// empty or repeated under its letter form (`_C`).
     pub columns: Vec<String>,
     /// The number of data rows.
     pub rows: usize,
 }
 
+impl From<RowsSummary> for SheetSummary {
+    fn from(rows: RowsSummary) -> SheetSummary {
+        SheetSummary {
+            name: rows.name,
+            header_row: rows.header_row,
+            columns: rows.columns,
+            rows: rows.rows,
+        }
+    }
+}
+
+/// An Excel table (v1.2), addressed by its name where a sheet name goes.
+#[derive(Serialize, Deserialize, ToSchema)]
+pub struct TableListed {
+    pub name: String,
+    /// The sheet it is on.
+    pub sheet: String,
+    /// Its cells, header and totals row included: `B4:F20`.
+    pub range: String,
+    pub columns: Vec<String>,
+    /// The number of data rows.
+    pub rows: usize,
+    /// Whether it has a totals row.
+    pub totals: bool,
+}
+
+impl From<TableSummary> for TableListed {
+    fn from(table: TableSummary) -> TableListed {
+        TableListed {
+            name: table.rows.name,
+            sheet: table.sheet,
+            range: table.range,
+            columns: table.rows.columns,
+            rows: table.rows.rows,
+            totals: table.totals,
+        }
+    }
+}
+
 #[derive(Serialize, ToSchema)]
 pub struct SheetList {
     pub sheets: Vec<SheetSummary>,
+    /// Every table of the workbook (v1.2).
+    pub tables: Vec<TableListed>,
 }
 
 #[derive(Serialize, ToSchema)]

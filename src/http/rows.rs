@@ -12,16 +12,17 @@ use utoipa_axum::routes;
 
 use super::AppState;
 use super::error::{ApiError, Result};
-use super::extract::{JsonBody, NoQuery, QueryPairs, SheetPath};
+use super::extract::{JsonBody, QueryPairs, SheetPath};
 use super::idempotency::{IdempotencyKey, edit_once, marked};
 use super::openapi::{
     Deleted, Errors, InsertParams, Inserted, KeyParams, ReadParams, RowsPage, SheetParams, Updated,
     Upserted,
 };
 use super::stream;
+use crate::model::header::Region;
 use crate::model::request::{
-    DeleteBody, DeleteRows, InsertBody, InsertQuery, InsertRows, ReadQuery, Rejected, UpdateBody,
-    UpdateRows, insert_query_from_pairs,
+    DeleteBody, DeleteRows, InsertBody, InsertRows, ReadQuery, Rejected, UpdateBody, UpdateRows,
+    header_row_from_pairs, insert_query_from_pairs,
 };
 use crate::model::{Problems, Sheet, SpreadsheetId};
 use crate::store::Edit;
@@ -48,29 +49,17 @@ async fn rows_insert(
     JsonBody(body): JsonBody,
 ) -> Result<Response> {
     let request = InsertRows::from_json(&body, state.config.max_rows_per_request);
-    // A bad query joins the request's problems, so that the id's and the
-    // sheet's are named with it.
-    let (query, request) = match insert_query_from_pairs(&pairs) {
-        Ok(query) => (query, request),
-        Err(mut problems) => {
-            let partial = match request {
-                Ok(request) => request,
-                Err(rejected) => {
-                    problems.extend(rejected.problems);
-                    rejected.partial
-                }
-            };
-            (InsertQuery::default(), Err(Rejected { partial, problems }))
-        }
-    };
-    let (id, request) = valid_request(&state, &path, request, Sheet::insert_problems).await?;
+    let (query, request) = with_query(insert_query_from_pairs(&pairs), request);
+    let header_row = query.header_row;
+    let (id, request) =
+        valid_request(&state, &path, header_row, request, Sheet::insert_problems).await?;
     let sheet = path.sheet;
     let key = key.with_body(&body);
     if let Some(column) = query.on_conflict {
         let (upserted, replayed) = edit_once(&state.store, id, key, move |workbook| {
-            let (inserted, updated) = workbook
-                .sheet_mut(&sheet)?
-                .upsert(request.clone(), &column)?;
+            let source = workbook.source(&sheet, header_row)?;
+            let (inserted, updated) =
+                workbook.sheets[source.sheet].upsert(&source.region, request.clone(), &column)?;
             Ok(Edit {
                 value: Upserted { inserted, updated },
                 changed: inserted + updated > 0,
@@ -80,12 +69,9 @@ async fn rows_insert(
         return Ok(marked(Json(upserted), replayed));
     }
     let (inserted, replayed) = edit_once(&state.store, id, key, move |workbook| {
+        let source = workbook.source(&sheet, header_row)?;
         // Cloned: an edit may be applied again (see `store::commit`).
-        let request = request.clone();
-        let inserted = match query.before {
-            Some(before) => workbook.insert_before(&sheet, request, before)?,
-            None => workbook.sheet_mut(&sheet)?.insert(request)?,
-        };
+        let inserted = workbook.insert(&source, request.clone(), query.before)?;
         Ok(Edit::rows(inserted))
     })
     .await?;
@@ -103,18 +89,20 @@ async fn rows_insert(
 async fn rows_update(
     State(state): State<AppState>,
     path: SheetPath,
-    _: NoQuery,
+    QueryPairs(pairs): QueryPairs,
     key: IdempotencyKey,
     JsonBody(body): JsonBody,
 ) -> Result<Response> {
     let request = UpdateRows::from_json(&body);
-    let (id, request) = valid_request(&state, &path, request, Sheet::update_problems).await?;
+    let (header_row, request) = with_query(header_row_from_pairs(&pairs), request);
+    let (id, request) =
+        valid_request(&state, &path, header_row, request, Sheet::update_problems).await?;
     let sheet = path.sheet;
     let key = key.with_body(&body);
     let (updated, replayed) = edit_once(&state.store, id, key, move |workbook| {
-        Ok(Edit::rows(
-            workbook.sheet_mut(&sheet)?.update(request.clone())?,
-        ))
+        let source = workbook.source(&sheet, header_row)?;
+        let sheet = &mut workbook.sheets[source.sheet];
+        Ok(Edit::rows(sheet.update(&source.region, request.clone())?))
     })
     .await?;
     Ok(marked(Json(Updated { updated }), replayed))
@@ -137,7 +125,12 @@ async fn rows_read(
     QueryPairs(pairs): QueryPairs,
 ) -> Result<Response> {
     let query = ReadQuery::from_pairs(&pairs);
-    let (id, query) = valid_request(&state, &path, query, Sheet::read_problems).await?;
+    let header_row = match &query {
+        Ok(query) => query.header_row,
+        Err(rejected) => rejected.partial.header_row,
+    }
+    .map(|row| u64::from(row.get()));
+    let (id, query) = valid_request(&state, &path, header_row, query, Sheet::read_problems).await?;
     let format = query
         .format
         .unwrap_or_else(|| stream::accepted_format(&headers));
@@ -151,9 +144,9 @@ async fn rows_read(
     let (workbook, index, page) = state
         .store
         .read(id, move |workbook| {
-            let index = workbook.sheet_index(&sheet)?;
-            let page = workbook.sheets[index].read(&query)?;
-            Ok::<_, ApiError>((workbook.clone(), index, page))
+            let source = workbook.source(&sheet, header_row)?;
+            let page = workbook.sheets[source.sheet].read(&source.region, &query)?;
+            Ok::<_, ApiError>((workbook.clone(), source.sheet, page))
         })
         .await??;
     Ok(stream::answer(workbook, index, page, format, &next))
@@ -169,29 +162,55 @@ async fn rows_read(
 async fn rows_delete(
     State(state): State<AppState>,
     path: SheetPath,
-    _: NoQuery,
+    QueryPairs(pairs): QueryPairs,
     key: IdempotencyKey,
     JsonBody(body): JsonBody,
 ) -> Result<Response> {
     let request = DeleteRows::from_json(&body);
-    let (id, request) = valid_request(&state, &path, request, Sheet::delete_problems).await?;
+    let (header_row, request) = with_query(header_row_from_pairs(&pairs), request);
+    let (id, request) =
+        valid_request(&state, &path, header_row, request, Sheet::delete_problems).await?;
     let sheet = path.sheet;
     let key = key.with_body(&body);
     let (deleted, replayed) = edit_once(&state.store, id, key, move |workbook| {
-        Ok(Edit::rows(workbook.delete_rows(&sheet, &request)?))
+        let source = workbook.source(&sheet, header_row)?;
+        Ok(Edit::rows(workbook.delete_rows(&source, &request)?))
     })
     .await?;
     Ok(marked(Json(Deleted { deleted }), replayed))
 }
 
+/// The query's value and the request, a bad query's problems joined to the
+/// request's, so that the id's and the sheet's are named with them.
+fn with_query<Q: Default, T>(
+    query: std::result::Result<Q, Problems>,
+    request: std::result::Result<T, Rejected<T>>,
+) -> (Q, std::result::Result<T, Rejected<T>>) {
+    match query {
+        Ok(query) => (query, request),
+        Err(mut problems) => {
+            let partial = match request {
+                Ok(request) => request,
+                Err(rejected) => {
+                    problems.extend(rejected.problems);
+                    rejected.partial
+                }
+            };
+            (Q::default(), Err(Rejected { partial, problems }))
+        }
+    }
+}
+
 /// The checked id and request. A request with problems is answered 400
 /// naming every one: the id's, its own, and those only the sheet can see
-/// (columns it lacks), looked up without taking the write turn.
+/// (columns it lacks, under the header `header_row` names or the rule
+/// finds), looked up without taking the write turn.
 async fn valid_request<T: Send + 'static>(
     state: &AppState,
     path: &SheetPath,
+    header_row: Option<u64>,
     request: std::result::Result<T, Rejected<T>>,
-    sheet_problems: fn(&Sheet, &T) -> Problems,
+    sheet_problems: fn(&Sheet, &Region, &T) -> Problems,
 ) -> Result<(SpreadsheetId, T)> {
     let (
         id,
@@ -212,9 +231,9 @@ async fn valid_request<T: Send + 'static>(
     let found = state
         .store
         .read(id, move |workbook| {
-            workbook
-                .sheet(&sheet)
-                .map(|sheet| sheet_problems(sheet, &partial))
+            workbook.source(&sheet, header_row).map(|source| {
+                sheet_problems(&workbook.sheets[source.sheet], &source.region, &partial)
+            })
         })
         .await;
     // A missing workbook or sheet adds nothing: the request's own problems

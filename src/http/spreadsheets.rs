@@ -18,7 +18,6 @@ use super::openapi::{
     Errors, KeyParams, ListParams, SheetList, SheetSummary, SpreadsheetCreated, SpreadsheetList,
     SpreadsheetParams, SpreadsheetSummary, XlsxFile,
 };
-use crate::model::header::Header;
 use crate::model::request::{CreateBody, ListQuery, NewSheet, NewWorkbook, SheetBody};
 use crate::model::{Problems, Workbook};
 use crate::store::{Edit, StoreError};
@@ -44,21 +43,20 @@ async fn sheets_list(
 ) -> Result<Json<SheetList>> {
     let sheets = state
         .store
-        .read(path.id()?, |workbook| {
-            workbook
-                .sheets
-                .iter()
-                .map(|sheet| SheetSummary {
-                    name: sheet.name.clone(),
-                    columns: Header::of(sheet)
-                        .map(|h| h.all().iter().map(|c| c.name.clone()).collect())
-                        .unwrap_or_default(),
-                    rows: sheet.data_row_count(),
-                })
-                .collect()
+        .read(path.id()?, |workbook| SheetList {
+            sheets: workbook
+                .sheet_summaries()
+                .into_iter()
+                .map(Into::into)
+                .collect(),
+            tables: workbook
+                .table_summaries()
+                .into_iter()
+                .map(Into::into)
+                .collect(),
         })
         .await?;
-    Ok(Json(SheetList { sheets }))
+    Ok(Json(sheets))
 }
 
 /// `POST /v1/data/{id}` (§10.3): adds a sheet, last, with its header row;
@@ -79,6 +77,7 @@ async fn sheets_add(
         workbook.add_sheet(&new)?;
         let value = SheetSummary {
             name: new.name.clone(),
+            header_row: Some(1),
             columns: new.columns.clone(),
             rows: 0,
         };

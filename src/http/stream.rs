@@ -308,7 +308,9 @@ mod tests {
     async fn answer(data_rows: usize, limit: usize) -> (serde_json::Value, usize) {
         let workbook = workbook(data_rows);
         let query = ReadQuery::from_pairs(&[("limit".into(), limit.to_string())]).unwrap();
-        let page = workbook.sheets[0].read(&query).unwrap();
+        let page = workbook.sheets[0]
+            .read(&crate::model::header::Region::default(), &query)
+            .unwrap();
         let mut body = rows(workbook, 0, page, Format::Json);
         let mut bytes = Vec::new();
         let mut chunks = 0;

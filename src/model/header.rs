@@ -1,14 +1,33 @@
-//! The header row: the first non-empty row of a sheet, and column lookup.
+//! Where a request's rows are (§11.1): the header row of a sheet or table,
+//! its columns, and column lookup.
 //!
-//! Column names are the header cells' text exactly as stored; matching is
-//! exact and case-sensitive. Cells with an empty header, or one named `_row`
-//! (the key of each row's number), are kept but cannot be addressed, and a
-//! name that appears twice is ambiguous (contract §1).
+//! A [`Region`] says what the request asked for (a table, a header row);
+//! [`Header::of`] finds the header it means: its row, its columns and how
+//! far its data goes. Column names are the header cells' text exactly as
+//! stored, matched exactly and case-sensitively. Every column is also
+//! addressed by its letter as `_A`, `_B`, … (any case); a column whose
+//! header cell is empty, or repeats a name to its left, or is `_row` or
+//! another reserved name, is named by that letter form.
 
 use std::collections::HashMap;
 
-use super::request::ROW_KEY;
+use super::formula::column_letters;
 use super::workbook::Sheet;
+
+/// The key under which every row read carries its number (contract §1);
+/// no column is addressed by this name.
+pub const ROW_KEY: &str = "_row";
+
+/// What a request asks of a sheet: which table, which header row. The
+/// default is the sheet itself under the header rule.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Region {
+    /// The table whose rows are meant, by its index among the sheet's
+    /// tables (`Layout::tables`).
+    pub table: Option<usize>,
+    /// The header row named by `header_row` (0-based).
+    pub header_row: Option<usize>,
+}
 
 /// One addressable column: its name and its 0-based column index.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,86 +36,198 @@ pub struct Column {
     pub index: usize,
 }
 
-/// The header of a sheet that has one.
+/// The header a request's rows hang from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Header {
     /// 0-based index of the header row.
     pub row: usize,
-    /// The named columns, left to right (duplicates included).
+    /// The columns, left to right, each under its name or letter form.
     columns: Vec<Column>,
-    /// Name → column index, or `None` when the name appears more than once.
-    index: HashMap<String, Option<usize>>,
+    /// Name → column index.
+    index: HashMap<String, usize>,
+    /// The last data row (0-based) when it is fixed: a table's data range.
+    /// `None`: data goes down to the sheet's last row that holds anything.
+    pub last_row: Option<usize>,
+    /// The table, when the rows are a table's.
+    pub table: Option<usize>,
 }
 
 impl Header {
-    /// The header of `sheet`, or `None` when the sheet has no cells at all.
-    pub fn of(sheet: &Sheet) -> Option<Header> {
-        let row = sheet.first_non_blank_row()?;
-        let columns = sheet.rows[row]
-            .iter()
-            .enumerate()
-            .filter(|(_, cell)| !cell.is_empty_value())
-            .map(|(index, cell)| Column {
-                name: cell.text_form().into_owned(),
-                index,
-            })
-            // Rows read carry their number under this key.
-            .filter(|column| column.name != ROW_KEY)
-            .collect();
-        Some(Header::new(row, columns))
+    /// The header `region` means on `sheet`, or `None` when the sheet (or
+    /// the named header row) holds nothing to take names from.
+    pub fn of(sheet: &Sheet, region: &Region) -> Option<Header> {
+        if let Some(table) = region.table {
+            return Header::of_table(sheet, table, region.header_row);
+        }
+        let row = match region.header_row {
+            Some(row) => row,
+            None => header_rule(sheet)?,
+        };
+        let cells = sheet.row(row);
+        if cells.iter().all(|cell| cell.is_empty_value()) {
+            return None;
+        }
+        let names = used_columns(sheet, row)
+            .into_iter()
+            .map(|c| (c, cells.get(c).map(|cell| cell.text_form().into_owned())));
+        Some(Header::new(row, names, None, None))
     }
 
-    fn new(row: usize, columns: Vec<Column>) -> Header {
-        let mut index = HashMap::with_capacity(columns.len());
-        for column in &columns {
-            index
-                .entry(column.name.clone())
-                .and_modify(|found| *found = None)
-                .or_insert(Some(column.index));
+    /// A table's header: its columns' names, its data range.
+    fn of_table(sheet: &Sheet, index: usize, header_row: Option<usize>) -> Option<Header> {
+        let table = sheet.layout.tables.get(index)?;
+        let range = table.range;
+        let first = usize::from(range.first_column);
+        let row = match (header_row, table.header_row) {
+            (Some(row), _) => row,
+            (None, true) => range.first_row as usize,
+            // A table without a header row: its names are in the part.
+            (None, false) => (range.first_row as usize).saturating_sub(1),
+        };
+        let width = usize::from(range.last_column) - first + 1;
+        let names = (0..width).map(|i| {
+            let from_sheet = || {
+                sheet
+                    .row(row)
+                    .get(first + i)
+                    .map(|c| c.text_form().into_owned())
+            };
+            let name = match header_row {
+                Some(_) => from_sheet(),
+                None => table
+                    .columns
+                    .get(i)
+                    .map(|c| c.name.clone())
+                    .or_else(from_sheet),
+            };
+            (first + i, name)
+        });
+        let last = range.last_row as usize - usize::from(table.totals_row);
+        Some(Header::new(row, names, Some(last), Some(index)))
+    }
+
+    /// From each column's index and header text, left to right.
+    fn new(
+        row: usize,
+        names: impl Iterator<Item = (usize, Option<String>)>,
+        last_row: Option<usize>,
+        table: Option<usize>,
+    ) -> Header {
+        let mut columns: Vec<Column> = Vec::new();
+        let mut index = HashMap::new();
+        for (column, name) in names {
+            let name = match name {
+                Some(name) if !name.is_empty() && !is_reserved(&name) => name,
+                _ => letter_form(column),
+            };
+            // A name that repeats one to its left is read by its letter.
+            let name = match index.contains_key(&name) {
+                true => letter_form(column),
+                false => name,
+            };
+            index.insert(name.clone(), column);
+            columns.push(Column {
+                name,
+                index: column,
+            });
         }
         Header {
             row,
             columns,
             index,
+            last_row,
+            table,
         }
     }
 
     /// Builds the header a blank sheet gets from the keys of its first insert.
     pub fn from_names(names: impl IntoIterator<Item = String>) -> Header {
-        let columns = names
-            .into_iter()
-            .enumerate()
-            .map(|(index, name)| Column { name, index })
-            .collect();
-        Header::new(0, columns)
+        Header::new(0, names.into_iter().map(Some).enumerate(), None, None)
     }
 
-    /// The column a name addresses; `Err` holds the rule a bad name breaks.
+    /// The column a name addresses: a column's name, or any column's letter
+    /// form (`_C`, `_c`); `Err` holds the rule a bad name breaks.
     pub fn resolve(&self, name: &str) -> Result<usize, &'static str> {
-        match self.index.get(name) {
-            Some(Some(column)) => Ok(*column),
-            Some(None) => Err("is ambiguous: more than one column of the header has this name"),
+        if let Some(&column) = self.index.get(name) {
+            return Ok(column);
+        }
+        match letter_column(name) {
+            Some(column) if self.columns.iter().any(|c| c.index == column) => Ok(column),
+            Some(_) => Err("is a column letter outside the sheet's columns"),
+            None if is_reserved(name) => {
+                Err("is reserved: a name starting with _ is _row or a column letter such as _A")
+            }
             None => Err("is not a column of the sheet"),
         }
     }
 
-    /// Every column name in header order, duplicates included.
+    /// Every column in header order.
     pub fn all(&self) -> &[Column] {
         &self.columns
     }
 
-    /// The columns a read returns: each name once, at its first place.
+    /// The columns a read returns.
     pub fn readable(&self) -> impl Iterator<Item = &Column> {
-        let mut seen = std::collections::HashSet::new();
-        self.columns
-            .iter()
-            .filter(move |c| seen.insert(c.name.as_str()))
+        self.columns.iter()
     }
 
     /// 0-based index of the first data row.
     pub fn first_data_row(&self) -> usize {
         self.row + 1
     }
+}
+
+/// `_C` for the 0-based column 2.
+pub fn letter_form(column: usize) -> String {
+    format!("_{}", column_letters(column as u32 + 1))
+}
+
+/// The 0-based column a letter form names (`_AB`, `_ab`), on the grid.
+fn letter_column(name: &str) -> Option<usize> {
+    if name == ROW_KEY {
+        return None;
+    }
+    let letters = name.strip_prefix('_')?;
+    if !(1..=3).contains(&letters.len()) || !letters.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return None;
+    }
+    let number = letters.bytes().fold(0usize, |n, b| {
+        n * 26 + usize::from(b.to_ascii_uppercase() - b'A' + 1)
+    });
+    (number <= super::workbook::MAX_COLUMNS).then(|| number - 1)
+}
+
+/// Whether a name is kept for the service's own keys: `_row` and anything
+/// else starting with `_`.
+fn is_reserved(name: &str) -> bool {
+    name.starts_with('_')
+}
+
+/// The columns of the header row `row` and the data below it that hold
+/// anything, left to right: a column with data but no name is read under
+/// its letter, one with neither is left out.
+fn used_columns(sheet: &Sheet, row: usize) -> Vec<usize> {
+    let mut used: Vec<bool> = Vec::new();
+    for cells in sheet.rows.iter().skip(row) {
+        for (c, cell) in cells.iter().enumerate() {
+            if !cell.is_empty_value() {
+                if used.len() <= c {
+                    used.resize(c + 1, false);
+                }
+                used[c] = true;
+            }
+        }
+    }
+    used.iter()
+        .enumerate()
+        .filter_map(|(c, &used)| used.then_some(c))
+        .collect()
+}
+
+/// The header row the rule of §11.1 picks: the first non-empty row, unless
+/// it is a title (see [`is_title`]).
+fn header_rule(sheet: &Sheet) -> Option<usize> {
+    sheet.first_non_blank_row()
 }
 
 #[cfg(test)]
@@ -108,14 +239,18 @@ mod tests {
         Sheet::new("S", rows)
     }
 
+    fn text(s: &str) -> Cell {
+        Cell::Text(s.into())
+    }
+
     #[test]
     fn header_is_first_non_empty_row() {
         let s = sheet(vec![
             vec![],
             vec![Cell::Empty, Cell::Text(String::new())],
-            vec![Cell::Empty, Cell::Text("id".into()), Cell::Number(2024.0)],
+            vec![Cell::Empty, text("id"), Cell::Number(2024.0)],
         ]);
-        let header = Header::of(&s).expect("has a header");
+        let header = Header::of(&s, &Region::default()).expect("has a header");
         assert_eq!(header.row, 2);
         assert_eq!(header.resolve("id"), Ok(1));
         assert_eq!(header.resolve("2024"), Ok(2));
@@ -123,15 +258,47 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_names_are_ambiguous_and_read_once() {
-        let s = sheet(vec![vec![
-            Cell::Text("a".into()),
-            Cell::Text("b".into()),
-            Cell::Text("a".into()),
-        ]]);
-        let header = Header::of(&s).expect("has a header");
-        assert!(header.resolve("a").is_err());
+    fn empty_and_repeated_names_are_read_by_their_letters() {
+        let s = sheet(vec![
+            vec![text("a"), text("b"), text("a"), Cell::Empty, text("_row")],
+            vec![Cell::Number(1.0); 6],
+        ]);
+        let header = Header::of(&s, &Region::default()).expect("has a header");
         let names: Vec<_> = header.readable().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["a", "b"]);
+        assert_eq!(names, ["a", "b", "_C", "_D", "_E", "_F"]);
+        assert_eq!(header.resolve("a"), Ok(0));
+        assert_eq!(header.resolve("_a"), Ok(0));
+        assert_eq!(header.resolve("_F"), Ok(5));
+        assert!(header.resolve("_G").is_err());
+        assert!(header.resolve("_other").unwrap_err().contains("reserved"));
+    }
+
+    #[test]
+    fn letter_forms_run_to_the_last_column() {
+        assert_eq!(letter_column("_A"), Some(0));
+        assert_eq!(letter_column("_xfd"), Some(16_383));
+        assert_eq!(letter_column("_XFE"), None);
+        assert_eq!(letter_column("_row"), None);
+        assert_eq!(letter_form(27), "_AB");
+    }
+
+    #[test]
+    fn a_named_header_row_is_taken_as_it_is() {
+        let s = sheet(vec![
+            vec![text("Budget")],
+            vec![text("item"), text("cost")],
+            vec![text("gym"), Cell::Number(30.0)],
+        ]);
+        let region = Region {
+            header_row: Some(1),
+            ..Region::default()
+        };
+        let header = Header::of(&s, &region).unwrap();
+        assert_eq!((header.row, header.resolve("cost")), (1, Ok(1)));
+        let empty = Region {
+            header_row: Some(7),
+            ..Region::default()
+        };
+        assert_eq!(Header::of(&s, &empty), None);
     }
 }

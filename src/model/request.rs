@@ -23,13 +23,10 @@ use utoipa::openapi::schema::{
 };
 
 use super::filter::{FilterExpr, check_filter_count, parse_filter};
+use super::header::ROW_KEY;
 use super::problems::Problems;
 use super::value::{Cell, MAX_TEXT_CHARS, fits_in_a_cell};
 use super::workbook::MAX_SHEETS;
-
-/// The key under which every row read carries its number (contract §1);
-/// no column may have this name.
-pub const ROW_KEY: &str = "_row";
 
 /// The most rows one read returns (contract §4.3).
 pub const MAX_LIMIT: usize = 100_000;
@@ -537,6 +534,8 @@ pub struct ReadQuery {
     pub columns: Option<Vec<String>>,
     /// The answer's format, when the query names one (§10.1 `format`).
     pub format: Option<Format>,
+    /// The header row, when the query names it (§11.1 `header_row`).
+    pub header_row: Option<std::num::NonZeroU32>,
 }
 
 /// One sort key of a read: `column.asc` or `column.desc`.
@@ -797,6 +796,7 @@ impl ReadQuery {
             order: Vec::new(),
             columns: None,
             format: None,
+            header_row: None,
         };
         // Over the budget, no expression is parsed: one problem says so.
         let filters = pairs.iter().filter(|(name, _)| name == "filter").count();
@@ -807,7 +807,14 @@ impl ReadQuery {
                 true
             }
         };
-        let single = ["limit", "offset", "order", "columns", "format"];
+        let single = [
+            "limit",
+            "offset",
+            "order",
+            "columns",
+            "format",
+            "header_row",
+        ];
         for_each_parameter(
             pairs,
             &single,
@@ -837,6 +844,10 @@ impl ReadQuery {
                         "csv" => query.format = Some(Format::Csv),
                         _ => problems.push("format", "must be json or csv"),
                     },
+                    "header_row" => {
+                        query.header_row = row_number("header_row", value, problems)
+                            .and_then(|row| std::num::NonZeroU32::new(row as u32));
+                    }
                     _ => paging(name, value, &mut query.limit, &mut query.offset, problems),
                 }
             },
@@ -916,6 +927,8 @@ pub struct InsertQuery {
     pub on_conflict: Option<String>,
     /// Insert as new sheet rows before this row (§11.2).
     pub before: Option<u64>,
+    /// The header row (§11.1).
+    pub header_row: Option<u64>,
 }
 
 /// The query of `POST` rows: `on_conflict=<column>` (§10.2) or
@@ -925,16 +938,14 @@ pub fn insert_query_from_pairs(pairs: &[(String, String)]) -> Result<InsertQuery
     let mut query = InsertQuery::default();
     for_each_parameter(
         pairs,
-        &["on_conflict", "before"],
+        &["on_conflict", "before", "header_row"],
         &[],
         &mut problems,
         |name, value, problems| match (name, value) {
             ("on_conflict", "") => problems.push("on_conflict", "must name a column"),
             ("on_conflict", value) => query.on_conflict = Some(value.to_owned()),
-            (_, value) => match value.parse::<u64>() {
-                Ok(row) if row >= 1 => query.before = Some(row),
-                _ => problems.push("before", "must be a row number (an integer of 1 or more)"),
-            },
+            ("before", value) => query.before = row_number("before", value, problems),
+            (_, value) => query.header_row = row_number("header_row", value, problems),
         },
     );
     if query.on_conflict.is_some() && query.before.is_some() {
@@ -944,6 +955,33 @@ pub fn insert_query_from_pairs(pairs: &[(String, String)]) -> Result<InsertQuery
         );
     }
     problems.into_result(query)
+}
+
+/// The query of `PATCH` and `DELETE` rows: `header_row=<row>` (§11.1), at
+/// most once; nothing else.
+pub fn header_row_from_pairs(pairs: &[(String, String)]) -> Result<Option<u64>, Problems> {
+    let mut problems = Problems::new();
+    let mut header_row = None;
+    for_each_parameter(
+        pairs,
+        &["header_row"],
+        &[],
+        &mut problems,
+        |name, value, problems| header_row = row_number(name, value, problems),
+    );
+    problems.into_result(header_row)
+}
+
+/// A row number parameter's value: an integer of 1 or more.
+fn row_number(name: &str, value: &str, problems: &mut Problems) -> Option<u64> {
+    let number = value
+        .parse::<u64>()
+        .ok()
+        .filter(|&row| (1..=1_048_576).contains(&row));
+    if number.is_none() {
+        problems.push(name, "must be a row number (an integer from 1 to 1048576)");
+    }
+    number
 }
 
 /// Calls `take` with each parameter of the query that `single` names, at

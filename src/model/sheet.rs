@@ -15,11 +15,11 @@ use super::format::CellFormat;
 use super::formula::{
     RowMove, SheetRows, Unadjustable, cell_name, quoted_sheet, rows_moved, shifted,
 };
-use super::header::{Column, Header};
+use super::header::{Column, Header, ROW_KEY, Region};
 use super::layout::{Layout, LinkTarget, Range};
 use super::problems::Problems;
 use super::request::{
-    DeleteRows, InsertRows, NewRow, NewSheet, ROW_KEY, ReadQuery, RowValues, Selector, UpdateRows,
+    DeleteRows, InsertRows, NewRow, NewSheet, ReadQuery, RowValues, Selector, UpdateRows,
 };
 use super::value::{Cell, DateKind, Formula, date_kind};
 use super::workbook::{Edited, MAX_COLUMNS, MAX_ROWS, MAX_SHEETS, Sheet, Visibility, Workbook};
@@ -155,17 +155,240 @@ impl Workbook {
         Ok(())
     }
 
-    /// Deletes rows of one sheet, moving the rows below up, as a
-    /// spreadsheet app does (§11.2): see [`Workbook::move_rows`].
-    pub fn delete_rows(&mut self, sheet_name: &str, request: &DeleteRows) -> Result<usize, Error> {
-        let index = self.sheet_index(sheet_name)?;
-        let rows = self.sheets[index].select(&request.selector, Problems::new())?;
+    /// Where the rows named `name` are (§11.1): the sheet of that exact
+    /// name, else the table of that exact name, else the one sheet, then
+    /// the one table, whose name matches ignoring case. A sheet holding
+    /// exactly one table is read and written through it, unless
+    /// `header_row` (1-based) names the sheet's header row itself; that row
+    /// must hold something (400).
+    pub fn source(&self, name: &str, header_row: Option<u64>) -> Result<Source, Error> {
+        let found = self
+            .sheets
+            .iter()
+            .position(|s| s.name == name)
+            .map(|sheet| (sheet, None))
+            .or_else(|| self.table_named(|t| t == name))
+            .or_else(|| {
+                unique(
+                    self.sheets
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, s)| same_name(&s.name, name))
+                        .map(|(i, _)| (i, None)),
+                )
+            })
+            .or_else(|| self.table_named(|t| same_name(t, name)));
+        let Some((sheet, table)) = found else {
+            return Err(Error::NotFound(format!(
+                "the workbook has no sheet or table named {name:?}"
+            )));
+        };
+        let tables = &self.sheets[sheet].layout.tables;
+        let table = match (table, header_row) {
+            (Some(_), Some(_)) => {
+                return Err(Problems::one(
+                    "header_row",
+                    format!("{name:?} is a table: its header is its first row"),
+                )
+                .into());
+            }
+            (Some(table), None) => Some(table),
+            (None, None) if tables.len() == 1 => Some(0),
+            (None, _) => None,
+        };
+        let header_row = match header_row {
+            Some(number) => {
+                let row = usize::try_from(number - 1).unwrap_or(usize::MAX);
+                if self.sheets[sheet].row(row).iter().all(Cell::is_empty_value) {
+                    return Err(Problems::one(
+                        "header_row",
+                        format!(
+                            "row {number} of sheet {:?} is empty: it names no columns",
+                            self.sheets[sheet].name
+                        ),
+                    )
+                    .into());
+                }
+                Some(row)
+            }
+            None => None,
+        };
+        Ok(Source {
+            sheet,
+            region: Region { table, header_row },
+        })
+    }
+
+    /// What the listing says of each sheet (§11.1): its rows as a request
+    /// naming the sheet finds them.
+    pub fn sheet_summaries(&self) -> Vec<RowsSummary> {
+        (0..self.sheets.len())
+            .map(|sheet| {
+                let region = match self.sheets[sheet].layout.tables.len() {
+                    1 => Region {
+                        table: Some(0),
+                        header_row: None,
+                    },
+                    _ => Region::default(),
+                };
+                self.sheets[sheet].summary(self.sheets[sheet].name.clone(), &region)
+            })
+            .collect()
+    }
+
+    /// What the listing says of each table (§11.1), sheet by sheet.
+    pub fn table_summaries(&self) -> Vec<TableSummary> {
+        let mut found = Vec::new();
+        for sheet in &self.sheets {
+            for (index, table) in sheet.layout.tables.iter().enumerate() {
+                let region = Region {
+                    table: Some(index),
+                    header_row: None,
+                };
+                let range = table.range;
+                found.push(TableSummary {
+                    sheet: sheet.name.clone(),
+                    range: format!(
+                        "{}:{}",
+                        cell_name(range.first_row, u32::from(range.first_column)),
+                        cell_name(range.last_row, u32::from(range.last_column))
+                    ),
+                    totals: table.totals_row,
+                    rows: sheet.summary(table.name.clone(), &region),
+                });
+            }
+        }
+        found
+    }
+
+    /// The sheet and index of the table whose name `matches`, when exactly
+    /// one does.
+    fn table_named(&self, matches: impl Fn(&str) -> bool) -> Option<(usize, Option<usize>)> {
+        unique(self.sheets.iter().enumerate().flat_map(|(s, sheet)| {
+            sheet
+                .layout
+                .tables
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| matches(&t.name))
+                .map(move |(t, _)| (s, Some(t)))
+        }))
+    }
+
+    /// Deletes rows, moving the rows below up, as a spreadsheet app does
+    /// (§11.2): see [`Workbook::move_rows`].
+    pub fn delete_rows(&mut self, source: &Source, request: &DeleteRows) -> Result<usize, Error> {
+        let sheet = &self.sheets[source.sheet];
+        let rows = sheet.select(&source.region, &request.selector, Problems::new())?;
         if rows.is_empty() {
             return Ok(0);
         }
         let deleted = rows.iter().map(|&row| row as u32 + 1).collect();
-        self.move_rows(index, RowMove::Deleted(deleted))?;
+        self.move_rows(source.sheet, RowMove::Deleted(deleted))?;
         Ok(rows.len())
+    }
+
+    /// Inserts rows (§4.1, §11.1, §11.2): before row `before` when given;
+    /// else into the table the rows are, growing it; else below the
+    /// sheet's last row that holds anything.
+    pub fn insert(
+        &mut self,
+        source: &Source,
+        request: InsertRows,
+        before: Option<u64>,
+    ) -> Result<usize, Error> {
+        match (before, source.region.table) {
+            (Some(before), _) => self.insert_before(source, request, before),
+            (None, Some(table)) => self.insert_into_table(source, table, request),
+            (None, None) => self.sheets[source.sheet].insert(&source.region, request),
+        }
+    }
+
+    /// Puts rows into a table directly below its last data row that holds
+    /// anything, growing the table over them (its autofilter, calculated
+    /// columns and totals row with it). When its totals row or other cells
+    /// lie below, sheet rows are inserted there first and everything below
+    /// moves down (§11.2); refused (409) when those rows would cut through
+    /// another table or a merged range beside it.
+    fn insert_into_table(
+        &mut self,
+        source: &Source,
+        table: usize,
+        request: InsertRows,
+    ) -> Result<usize, Error> {
+        let sheet = &self.sheets[source.sheet];
+        let Some(header) = Header::of(sheet, &source.region) else {
+            return Err(Error::NotFound("the table has no columns".into()));
+        };
+        let problems = insert_problems(&header, &request);
+        if !problems.is_empty() {
+            return Err(problems.into());
+        }
+        let count = request.rows.len();
+        if count == 0 {
+            return Ok(0);
+        }
+        let range = sheet.layout.tables[table].range;
+        let columns = usize::from(range.first_column)..=usize::from(range.last_column);
+        let holds = |row: usize| {
+            let cells = sheet.row(row);
+            columns
+                .clone()
+                .any(|c| cells.get(c).is_some_and(|cell| !cell.is_empty_value()))
+        };
+        let last_data = header.last_row.unwrap_or(header.row);
+        let start = (header.first_data_row()..=last_data)
+            .rev()
+            .find(|&row| holds(row))
+            .map_or(header.first_data_row(), |row| row + 1);
+        // Rows past the table's data range that the new rows take.
+        let extra = (start + count).saturating_sub(last_data + 1);
+        if extra > 0 {
+            let below = last_data + 1;
+            let free = !sheet.layout.tables[table].totals_row
+                && (below..below + extra).all(|row| !holds(row))
+                && !sheet.layout.tables.iter().enumerate().any(|(i, t)| {
+                    i != table
+                        && t.range.first_row as usize <= below + extra
+                        && t.range.last_row as usize >= below
+                        && t.range.first_column <= range.last_column
+                        && t.range.last_column >= range.first_column
+                });
+            if start + count > MAX_ROWS {
+                return Err(Problems::one(
+                    "data",
+                    format!("{count} rows would pass the sheet's last row ({MAX_ROWS})"),
+                )
+                .into());
+            }
+            if free {
+                let tables = &mut self.sheets[source.sheet].layout.tables;
+                tables[table].range.last_row += extra as u32;
+            } else {
+                let before = below as u32 + 1;
+                if let Some(reason) = sheet.cut_beside(table, before) {
+                    return Err(Error::Conflict(reason));
+                }
+                self.move_rows(
+                    source.sheet,
+                    RowMove::Inserted {
+                        before,
+                        count: extra as u32,
+                    },
+                )?;
+                let tables = &mut self.sheets[source.sheet].layout.tables;
+                if !tables[table].totals_row {
+                    tables[table].range.last_row += extra as u32;
+                }
+            }
+        }
+        let sheet = &mut self.sheets[source.sheet];
+        let header = Header::of(sheet, &source.region).unwrap_or(header);
+        let below = (start + count <= header.last_row.unwrap_or(0)).then_some(start + count);
+        sheet.put_rows(&header, start, below, request);
+        // Structured references now cover more rows.
+        sheet.edited.moved = true;
+        Ok(count)
     }
 
     /// Inserts the rows of `request` as new sheet rows before row `before`
@@ -175,13 +398,13 @@ impl Workbook {
     /// do.
     pub fn insert_before(
         &mut self,
-        sheet_name: &str,
+        source: &Source,
         request: InsertRows,
         before: u64,
     ) -> Result<usize, Error> {
-        let index = self.sheet_index(sheet_name)?;
+        let index = source.sheet;
         let sheet = &self.sheets[index];
-        let Some(header) = Header::of(sheet) else {
+        let Some(header) = Header::of(sheet, &source.region) else {
             return Err(Problems::one(
                 "before",
                 "the sheet has no header row yet: insert without before",
@@ -324,6 +547,46 @@ impl Workbook {
     }
 }
 
+/// A sheet's or table's rows as the listing gives them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowsSummary {
+    pub name: String,
+    /// 1-based; `None` for a sheet with nothing in it.
+    pub header_row: Option<usize>,
+    pub columns: Vec<String>,
+    pub rows: usize,
+}
+
+/// A table as the listing gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableSummary {
+    pub rows: RowsSummary,
+    pub sheet: String,
+    /// `B4:F20`: header, data and totals row.
+    pub range: String,
+    pub totals: bool,
+}
+
+/// Where a request's rows are: a sheet, by index, and its region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Source {
+    pub sheet: usize,
+    pub region: Region,
+}
+
+/// The one item `items` yields, if it yields exactly one.
+fn unique<T>(mut items: impl Iterator<Item = T>) -> Option<T> {
+    match (items.next(), items.next()) {
+        (Some(item), None) => Some(item),
+        _ => None,
+    }
+}
+
+/// Whether two names are the same, case aside.
+fn same_name(a: &str, b: &str) -> bool {
+    a.to_lowercase() == b.to_lowercase()
+}
+
 /// The new texts a row move gives formulas, hyperlink places and names.
 #[derive(Default)]
 struct Adjusted {
@@ -421,12 +684,23 @@ impl Sheet {
         self.rows.iter().flatten()
     }
 
-    /// The number of data rows: those below the header, up to the last
-    /// row that holds anything.
-    pub fn data_row_count(&self) -> usize {
-        match (Header::of(self), self.last_non_blank_row()) {
-            (Some(header), Some(last)) => last - header.row,
-            _ => 0,
+    /// The number of data rows `region` has.
+    pub fn data_row_count(&self, region: &Region) -> usize {
+        Header::of(self, region).map_or(0, |header| self.data_rows(&header).len())
+    }
+
+    /// The rows `region` means, summed up under `name`: its header row,
+    /// columns and number of data rows.
+    fn summary(&self, name: String, region: &Region) -> RowsSummary {
+        let header = Header::of(self, region);
+        RowsSummary {
+            name,
+            header_row: header.as_ref().map(|h| h.row + 1),
+            columns: header
+                .as_ref()
+                .map(|h| h.all().iter().map(|c| c.name.clone()).collect())
+                .unwrap_or_default(),
+            rows: self.data_row_count(region),
         }
     }
 
@@ -447,8 +721,8 @@ impl Sheet {
 
     /// Appends rows below the last row that holds anything (contract §4.1).
     /// On a sheet with no cells, the keys become the header row first.
-    pub fn insert(&mut self, request: InsertRows) -> Result<usize, Error> {
-        let existing = Header::of(self);
+    pub fn insert(&mut self, region: &Region, request: InsertRows) -> Result<usize, Error> {
+        let existing = Header::of(self, region);
         let header = existing
             .clone()
             .unwrap_or_else(|| Header::from_names(first_seen_keys(&request)));
@@ -552,9 +826,8 @@ impl Sheet {
         let in_table = |column: usize| {
             self.layout.tables.iter().any(|table| {
                 let range = &table.range;
-                !table.totals_row
-                    && (range.first_row as usize) < last
-                    && last <= range.last_row as usize
+                (range.first_row as usize) < last
+                    && last + usize::from(table.totals_row) <= range.last_row as usize
                     && (usize::from(range.first_column)..=usize::from(range.last_column))
                         .contains(&column)
             })
@@ -576,18 +849,18 @@ impl Sheet {
     }
 
     /// Sets the given cells of every selected row (contract §4.2).
-    pub fn update(&mut self, request: UpdateRows) -> Result<usize, Error> {
+    pub fn update(&mut self, region: &Region, request: UpdateRows) -> Result<usize, Error> {
         if request.selector == Selector::Rows {
-            return self.update_rows(request.rows);
+            return self.update_rows(region, request.rows);
         }
-        let header = Header::of(self);
+        let header = Header::of(self, region);
         let problems = data_problems(header.as_ref(), &request.data, "data");
         let cells: Vec<_> = request
             .data
             .into_iter()
             .filter_map(|(name, cell)| Some((header.as_ref()?.resolve(&name).ok()?, cell)))
             .collect();
-        let rows = self.select(&request.selector, problems)?;
+        let rows = self.select(region, &request.selector, problems)?;
         for &row in &rows {
             for (column, cell) in &cells {
                 self.set(row, *column, cell.clone());
@@ -602,11 +875,18 @@ impl Sheet {
     /// request count in order: a later row with an earlier one's value adds
     /// to it. A value that more than one data row holds is a conflict; all
     /// or nothing. Returns how many rows were inserted and updated.
-    pub fn upsert(&mut self, request: InsertRows, column: &str) -> Result<(usize, usize), Error> {
-        let Some(header) = Header::of(self) else {
+    pub fn upsert(
+        &mut self,
+        region: &Region,
+        request: InsertRows,
+        column: &str,
+    ) -> Result<(usize, usize), Error> {
+        let Some(header) = Header::of(self, region) else {
             // A blank sheet: nothing to update, the rows make the header.
             let new = merged_by_key(request.rows, column, &HashMap::new(), &mut Vec::new())?;
-            return self.insert(InsertRows { rows: new }).map(|n| (n, 0));
+            return self
+                .insert(region, InsertRows { rows: new })
+                .map(|n| (n, 0));
         };
         let mut problems = insert_problems(&header, &request);
         let key_column = header
@@ -632,7 +912,7 @@ impl Sheet {
         let inserted = if new.is_empty() {
             0
         } else {
-            self.insert(InsertRows { rows: new })?
+            self.insert(region, InsertRows { rows: new })?
         };
         let mut updated = std::collections::BTreeSet::new();
         for (index, cells) in updates {
@@ -649,8 +929,8 @@ impl Sheet {
     /// Sets each row's own values (§10.2 `type: rows`), all or nothing: a
     /// column the sheet lacks or a row at or above the header is a 400, a
     /// row below the last data row a 404, and then nothing changes.
-    fn update_rows(&mut self, rows: Vec<RowValues>) -> Result<usize, Error> {
-        let header = Header::of(self);
+    fn update_rows(&mut self, region: &Region, rows: Vec<RowValues>) -> Result<usize, Error> {
+        let header = Header::of(self, region);
         let problems = rows_problems(header.as_ref(), &rows);
         if !problems.is_empty() {
             return Err(problems.into());
@@ -709,16 +989,16 @@ impl Sheet {
 
     /// The columns of an insert that the sheet does not have. A blank sheet
     /// has every column: the insert's keys become its header.
-    pub fn insert_problems(&self, request: &InsertRows) -> Problems {
-        Header::of(self)
+    pub fn insert_problems(&self, region: &Region, request: &InsertRows) -> Problems {
+        Header::of(self, region)
             .map(|header| insert_problems(&header, request))
             .unwrap_or_default()
     }
 
     /// The columns of an update, and of its filters, that the sheet lacks,
     /// and the rows of a `type: rows` update at or above its header.
-    pub fn update_problems(&self, request: &UpdateRows) -> Problems {
-        let header = Header::of(self);
+    pub fn update_problems(&self, region: &Region, request: &UpdateRows) -> Problems {
+        let header = Header::of(self, region);
         let mut problems = data_problems(header.as_ref(), &request.data, "data");
         problems.extend(rows_problems(header.as_ref(), &request.rows));
         problems.extend(filter_problems(header.as_ref(), &request.selector));
@@ -726,14 +1006,14 @@ impl Sheet {
     }
 
     /// The columns of a delete's filters that the sheet lacks.
-    pub fn delete_problems(&self, request: &DeleteRows) -> Problems {
-        filter_problems(Header::of(self).as_ref(), &request.selector)
+    pub fn delete_problems(&self, region: &Region, request: &DeleteRows) -> Problems {
+        filter_problems(Header::of(self, region).as_ref(), &request.selector)
     }
 
     /// The columns of a read's filters, order and columns that the sheet
     /// lacks.
-    pub fn read_problems(&self, query: &ReadQuery) -> Problems {
-        let header = Header::of(self);
+    pub fn read_problems(&self, region: &Region, query: &ReadQuery) -> Problems {
+        let header = Header::of(self, region);
         let mut problems = bind_problems(header.as_ref(), &query.filters);
         problems.extend(read_column_problems(header.as_ref(), query));
         problems
@@ -741,8 +1021,8 @@ impl Sheet {
 
     /// The rows matching the query, in its order, and the columns to show
     /// (contract §4.3, §10.1).
-    pub fn read(&self, query: &ReadQuery) -> Result<RowsPage, Error> {
-        let header = Header::of(self);
+    pub fn read(&self, region: &Region, query: &ReadQuery) -> Result<RowsPage, Error> {
+        let header = Header::of(self, region);
         let mut problems = Problems::new();
         let filters: Vec<_> = query
             .filters
@@ -832,15 +1112,23 @@ impl Sheet {
 
     /// 0-based indexes of the data rows.
     fn data_rows(&self, header: &Header) -> std::ops::Range<usize> {
-        let end = self.last_non_blank_row().map_or(0, |last| last + 1);
+        let end = match header.last_row {
+            Some(last) => last + 1,
+            None => self.last_non_blank_row().map_or(0, |last| last + 1),
+        };
         header.first_data_row()..end.max(header.first_data_row())
     }
 
     /// The 0-based indexes of the rows a selector addresses, in sheet order.
     /// `problems` already found in the request are reported together with
     /// the selector's own.
-    fn select(&self, selector: &Selector, mut problems: Problems) -> Result<Vec<usize>, Error> {
-        let header = Header::of(self);
+    fn select(
+        &self,
+        region: &Region,
+        selector: &Selector,
+        mut problems: Problems,
+    ) -> Result<Vec<usize>, Error> {
+        let header = Header::of(self, region);
         match selector {
             Selector::Filter(filters) => {
                 let bound: Vec<_> = filters
@@ -940,6 +1228,38 @@ impl Sheet {
         }
         self.edited.moved = true;
         self.edited.moves.push(rows);
+    }
+
+    /// Why inserting sheet rows before row `before` (1-based) to grow
+    /// table `table` would cut through another table or a merged range
+    /// beside it, if it would.
+    fn cut_beside(&self, table: usize, before: u32) -> Option<String> {
+        let row = before - 1;
+        let spans = |first: u32, last: u32| first < row && row <= last;
+        let other = self
+            .layout
+            .tables
+            .iter()
+            .enumerate()
+            .find(|(i, t)| *i != table && spans(t.range.first_row, t.range.last_row));
+        if let Some((_, other)) = other {
+            return Some(format!(
+                "growing the table {:?} inserts sheet rows before row {before}, which would cut through the table {:?} beside it",
+                self.layout.tables[table].name, other.name
+            ));
+        }
+        self.layout
+            .merges
+            .iter()
+            .find(|m| spans(m.first_row, m.last_row))
+            .map(|merge| {
+                format!(
+                    "growing the table {:?} inserts sheet rows before row {before}, which would cut through the merged range {}:{}",
+                    self.layout.tables[table].name,
+                    cell_name(merge.first_row, u32::from(merge.first_column)),
+                    cell_name(merge.last_row, u32::from(merge.last_column))
+                )
+            })
     }
 
     /// Why moving `rows` would cut through something a spreadsheet app
@@ -1238,12 +1558,16 @@ mod tests {
 
     fn insert(sheet: &mut Sheet, body: Value) -> Result<usize, Error> {
         sheet.insert(
+            &Region::default(),
             InsertRows::from_json(body.to_string().as_bytes(), usize::MAX).expect("valid body"),
         )
     }
 
     fn update(sheet: &mut Sheet, body: Value) -> Result<usize, Error> {
-        sheet.update(UpdateRows::from_json(body.to_string().as_bytes()).expect("valid body"))
+        sheet.update(
+            &Region::default(),
+            UpdateRows::from_json(body.to_string().as_bytes()).expect("valid body"),
+        )
     }
 
     #[test]
@@ -1254,7 +1578,7 @@ mod tests {
             1
         );
         assert_eq!(sheet.rows[3], vec![text("Carol")]);
-        assert_eq!(sheet.data_row_count(), 3);
+        assert_eq!(sheet.data_row_count(&Region::default()), 3);
     }
 
     #[test]
@@ -1331,7 +1655,8 @@ mod tests {
             }),
             ("a row deleted", |w| {
                 let request = DeleteRows::from_json(br#"{"type": "row", "row": 2}"#).unwrap();
-                w.delete_rows("People", &request).unwrap();
+                let source = w.source("People", None).unwrap();
+                w.delete_rows(&source, &request).unwrap();
             }),
             ("a format changed", |w| w.sheets[0].layout.formats[1][1] = 0),
             ("the panes frozen", |w| {
@@ -1398,7 +1723,7 @@ mod tests {
         let query =
             ReadQuery::from_pairs(&[("limit".into(), "1".into()), ("offset".into(), "1".into())])
                 .unwrap();
-        let page = sheet.read(&query).unwrap();
+        let page = sheet.read(&Region::default(), &query).unwrap();
         assert_eq!(page.total, 2);
         let rows: Vec<_> = page
             .rows
@@ -1415,7 +1740,8 @@ mod tests {
             ..Workbook::default()
         };
         let request = DeleteRows::from_json(br#"{"type": "row", "row": 2}"#).unwrap();
-        assert_eq!(workbook.delete_rows("people", &request).unwrap(), 1);
+        let source = workbook.source("people", None).unwrap();
+        assert_eq!(workbook.delete_rows(&source, &request).unwrap(), 1);
         assert_eq!(
             workbook.sheets[0].rows[1],
             vec![text("Bob"), Cell::Number(25.0)]
@@ -1426,7 +1752,7 @@ mod tests {
                 super::super::value::Formula::new("SUM(People!B2:B3)", Cell::Number(25.0)),
             ))]],
         ));
-        assert_eq!(workbook.delete_rows("People", &request).unwrap(), 1);
+        assert_eq!(workbook.delete_rows(&source, &request).unwrap(), 1);
         let Cell::Formula(sum) = &workbook.sheets[1].rows[0][0] else {
             panic!("a formula");
         };
@@ -1446,7 +1772,7 @@ mod tests {
         );
         let request =
             InsertRows::from_json(br#"{"data": [{"a": 5}, {"a": 6, "b": 0}]}"#, 10).unwrap();
-        sheet.insert(request).unwrap();
+        sheet.insert(&Region::default(), request).unwrap();
         assert_eq!(sheet.rows[3][1], formula("A4*2"));
         assert_eq!(sheet.rows[4][1], Cell::Number(0.0), "the value sent wins");
     }

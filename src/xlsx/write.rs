@@ -927,7 +927,10 @@ mod tests {
     fn insert(workbook: &mut Workbook, sheet: usize, body: serde_json::Value) {
         let request =
             InsertRows::from_json(body.to_string().as_bytes(), usize::MAX).expect("a valid body");
-        workbook.sheets[sheet].insert(request).expect("inserted");
+        let region = crate::model::header::Region::default();
+        workbook.sheets[sheet]
+            .insert(&region, request)
+            .expect("inserted");
     }
 
     fn read_back(out: Cursor<Vec<u8>>) -> Workbook {
