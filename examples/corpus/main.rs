@@ -21,6 +21,9 @@
 //! recalculation changed or removed. Workbooks whose write sheetd refuses
 //! are counted with the reason.
 //!
+//! `--headers LABELS FILES` measures the header rule against hand-labelled
+//! sheets instead (`headers.rs`).
+//!
 //! `--tsv FILE` writes one line per workbook (engine times and counts),
 //! `--cells FILE` one line per formula cell the engine recomputed, kept,
 //! made stale or filled down (tools/corpus/compare_recalc.py reads both).
@@ -30,6 +33,7 @@
 
 mod engine;
 mod features;
+mod headers;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -98,6 +102,12 @@ fn main() {
             "--tsv" => tsv = args.next().map(PathBuf::from),
             "--cells" => cells = args.next().map(PathBuf::from),
             "--progress" => progress = true,
+            "--headers" => {
+                let labels = args.next().map(PathBuf::from).unwrap_or_default();
+                let files = args.next().map(PathBuf::from).unwrap_or_default();
+                headers::run(&labels, &files);
+                return;
+            }
             "--engine-timeout" => {
                 let seconds = args.next().and_then(|n| n.parse().ok()).unwrap_or(60);
                 timeout = Duration::from_secs(if seconds == 0 { u64::MAX / 4 } else { seconds });

@@ -2,8 +2,8 @@
 //! its columns, and column lookup.
 //!
 //! A [`Region`] says what the request asked for (a table, a header row);
-//! [`Header::of`] finds the header it means: its row, its columns and how
-//! far its data goes. Column names are the header cells' text exactly as
+//! [`Header::of`] finds the header it means: its row (by the header rule,
+//! [`header_rule`], unless named), its columns and how far its data goes. Column names are the header cells' text exactly as
 //! stored, matched exactly and case-sensitively. Every column is also
 //! addressed by its letter as `_A`, `_B`, … (any case); a column whose
 //! header cell is empty, or repeats a name to its left, or is `_row` or
@@ -117,7 +117,7 @@ impl Header {
         let mut index = HashMap::new();
         for (column, name) in names {
             let name = match name {
-                Some(name) if !name.is_empty() && !is_reserved(&name) => name,
+                Some(name) if !name.trim().is_empty() && !is_reserved(&name) => name,
                 _ => letter_form(column),
             };
             // A name that repeats one to its left is read by its letter.
@@ -224,10 +224,66 @@ fn used_columns(sheet: &Sheet, row: usize) -> Vec<usize> {
         .collect()
 }
 
-/// The header row the rule of §11.1 picks: the first non-empty row, unless
-/// it is a title (see [`is_title`]).
+/// How many rows from the top the header rule looks at.
+const RULE_ROWS: usize = 50;
+
+/// The header row the rule of §11.1 picks, measured against hand-labelled
+/// real sheets (`tools/corpus/header_labels.tsv`; docs/API.md has the
+/// agreement). Over the first 50 rows, with `W` the most non-empty cells
+/// any of them holds:
+/// - the header is the first row whose cells are all text and that holds
+///   at least two cells and at least two thirds of `W` (title rows above a
+///   table hold fewer, data rows hold numbers or dates);
+/// - unless no row is such, or a row above it that holds a non-text value
+///   is as full as it (the sheet starts with data): then the first row of
+///   two or more cells, else the first non-empty row (§11.1's minimum:
+///   title rows of one cell are skipped).
 fn header_rule(sheet: &Sheet) -> Option<usize> {
-    sheet.first_non_blank_row()
+    let rows: Vec<RowKind> = (0..RULE_ROWS.min(sheet.rows.len()))
+        .map(|row| RowKind::of(sheet.row(row)))
+        .collect();
+    let widest = rows.iter().map(|r| r.cells).max()?;
+    let need = 2.max((2 * widest).div_ceil(3));
+    let minimum = rows
+        .iter()
+        .position(|r| r.cells >= 2)
+        .or_else(|| rows.iter().position(|r| r.cells > 0))?;
+    let Some(header) = rows.iter().position(|r| r.all_text && r.cells >= need) else {
+        return Some(minimum);
+    };
+    let data_above = rows[..header]
+        .iter()
+        .any(|r| !r.all_text && r.cells >= rows[header].cells);
+    Some(if data_above { minimum } else { header })
+}
+
+/// What the header rule sees of a row.
+struct RowKind {
+    /// Its non-empty cells (blank text is empty).
+    cells: usize,
+    /// Whether every non-empty cell holds text.
+    all_text: bool,
+}
+
+impl RowKind {
+    fn of(cells: &[super::Cell]) -> RowKind {
+        let mut kind = RowKind {
+            cells: 0,
+            all_text: true,
+        };
+        for cell in cells {
+            match cell.value() {
+                super::Cell::Text(text) if text.trim().is_empty() => {}
+                super::Cell::Empty => {}
+                super::Cell::Text(_) => kind.cells += 1,
+                _ => {
+                    kind.cells += 1;
+                    kind.all_text = false;
+                }
+            }
+        }
+        kind
+    }
 }
 
 #[cfg(test)]
@@ -280,6 +336,38 @@ mod tests {
         assert_eq!(letter_column("_XFE"), None);
         assert_eq!(letter_column("_row"), None);
         assert_eq!(letter_form(27), "_AB");
+    }
+
+    #[test]
+    fn title_rows_above_the_header_are_skipped() {
+        let n = Cell::Number;
+        let s = sheet(vec![
+            vec![text("SIMPLE MONTHLY BUDGET")],
+            vec![],
+            vec![text("Prepared by"), text("Ann")],
+            vec![text("Item"), text("Cost"), text("Paid"), text("Due")],
+            vec![text("Gym"), n(30.0), Cell::Bool(true), n(45000.0)],
+        ]);
+        assert_eq!(header_rule(&s), Some(3));
+    }
+
+    #[test]
+    fn a_sheet_that_starts_with_data_takes_its_first_full_row() {
+        let n = Cell::Number;
+        let data = sheet(vec![
+            vec![n(1.0), n(2.0), n(3.0)],
+            vec![text("a"), text("b"), text("c")],
+        ]);
+        assert_eq!(header_rule(&data), Some(0));
+        let no_text = sheet(vec![vec![text("x")], vec![n(1.0), n(2.0)]]);
+        assert_eq!(
+            header_rule(&no_text),
+            Some(1),
+            "a one-cell title is skipped"
+        );
+        let one_column = sheet(vec![vec![], vec![text("names")], vec![text("Ann")]]);
+        assert_eq!(header_rule(&one_column), Some(1));
+        assert_eq!(header_rule(&sheet(vec![vec![], vec![]])), None);
     }
 
     #[test]
