@@ -1,0 +1,241 @@
+//! Contract 11.1: where the rows are. Excel tables by name, a sheet with
+//! one table read through it, inserts that grow tables (above a totals
+//! row), `header_row`, letter forms and the listing, over a real socket, on
+//! workbooks of two producers (`fixtures/tables/`: openpyxl, and the same
+//! saved by LibreOffice).
+
+mod common;
+
+use calamine::Data;
+use common::*;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+const FIXTURES: [&str; 2] = ["tables/tables.xlsx", "tables/tables_lo.xlsx"];
+
+async fn serving(fixture: &str) -> Server {
+    let server = Server::start().await;
+    server.add_fixture(fixture, ID);
+    server
+}
+
+/// The `ref` of the table named `name` in the workbook on disk.
+fn table_ref(server: &Server, name: &str) -> String {
+    let bytes = std::fs::read(server.file(ID)).unwrap();
+    for n in 1..=9 {
+        let Some(xml) = part(&bytes, &format!("xl/tables/table{n}.xml")) else {
+            continue;
+        };
+        let xml = String::from_utf8(xml).unwrap();
+        if xml.contains(&format!("name=\"{name}\"")) {
+            let at = xml.find(" ref=\"").unwrap() + 6;
+            return xml[at..at + xml[at..].find('"').unwrap()].to_owned();
+        }
+    }
+    panic!("no table {name}");
+}
+
+fn items(body: &Value) -> Vec<Value> {
+    body["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no rows: {body}"))
+        .iter()
+        .map(|row| row["Item"].clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_table_is_addressed_by_name_and_a_sheet_with_one_table_through_it() {
+    for fixture in FIXTURES {
+        let server = serving(fixture).await;
+        for name in ["tblExpenses", "tblexpenses", "Budget", "budget"] {
+            let (status, body) = server.get(&rows_path(name)).await;
+            assert_eq!(status, StatusCode::OK, "{fixture} {name}: {body}");
+            // The totals row and the note below are no data rows; `_row`
+            // stays the sheet's row number.
+            assert_eq!(body["total"], 3, "{fixture} {name}: {body}");
+            assert_eq!(
+                body["data"][0],
+                json!({"_row": 4, "Item": "Rent", "Amount": 900, "Paid": true}),
+                "{fixture} {name}"
+            );
+        }
+        let (status, body) = server.get(&rows_path("tblNothing")).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{fixture}: {body}");
+        assert!(body["detail"].as_str().unwrap().contains("tblNothing"));
+    }
+}
+
+#[tokio::test]
+async fn an_insert_above_a_totals_row_moves_it_down_and_grows_the_table() {
+    for fixture in FIXTURES {
+        let server = serving(fixture).await;
+        let (status, body) = server
+            .post(
+                &rows_path("tblExpenses"),
+                json!({"data": [{"Item": "Bus", "Amount": 50, "Paid": false}]}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{fixture}: {body}");
+        let grid = read_sheet(&server.file(ID), "Budget");
+        assert_eq!(
+            grid[6][1..4],
+            [s("Bus"), Data::Float(50.0), Data::Bool(false)]
+        );
+        assert_eq!(
+            grid[7][1..3],
+            [s("Total"), Data::Float(1280.0)],
+            "{fixture}"
+        );
+        assert_eq!(
+            grid[9][1],
+            s("Amounts in euros"),
+            "{fixture}: the note moved down"
+        );
+        assert_eq!(table_ref(&server, "tblExpenses"), "B3:D8", "{fixture}");
+        let (_, body) = server.get(&rows_path("Budget")).await;
+        assert_eq!(items(&body), ["Rent", "Food", "Gym", "Bus"], "{fixture}");
+    }
+}
+
+#[tokio::test]
+async fn tables_side_by_side_are_read_and_grown_apart() {
+    for fixture in FIXTURES {
+        let server = serving(fixture).await;
+        let (_, big) = server.get(&rows_path("Big")).await;
+        assert_eq!(big["total"], 3, "{fixture}: {big}");
+        let (_, small) = server.get(&rows_path("Small")).await;
+        assert_eq!(
+            small["data"],
+            json!([
+                {"_row": 2, "City": "Bled", "People": 0.008},
+                {"_row": 3, "City": "Hum", "People": 0.00003}
+            ]),
+            "{fixture}"
+        );
+        let (status, body) = server
+            .post(
+                &rows_path("Small"),
+                json!({"data": [{"City": "Ston", "People": 0.0005}]}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{fixture}: {body}");
+        assert_eq!(table_ref(&server, "Small"), "D1:E4", "{fixture}");
+        assert_eq!(table_ref(&server, "Big"), "A1:B4", "{fixture}");
+        let grid = read_sheet(&server.file(ID), "Cities");
+        assert_eq!(grid[3][3], s("Ston"), "{fixture}");
+        assert_eq!(grid[3][0], s("Lagos"), "{fixture}: Big's row stays");
+        // Filters and updates stay inside the table.
+        let (status, body) = server
+            .patch(
+                &rows_path("Big"),
+                json!({"type": "filter", "filter": "City:eq:Ston", "data": {"People": 1}}),
+            )
+            .await;
+        assert_eq!((status, body), (StatusCode::OK, json!({"updated": 0})));
+    }
+}
+
+#[tokio::test]
+async fn header_row_names_the_header_of_a_sheet() {
+    for fixture in FIXTURES {
+        let server = serving(fixture).await;
+        let (status, body) = server
+            .get(&format!("{}?header_row=3", rows_path("Budget")))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{fixture}: {body}");
+        // The sheet below row 3, not the table: the totals row, the blank
+        // row and the note are rows too.
+        assert_eq!(
+            items(&body),
+            [
+                json!("Rent"),
+                json!("Food"),
+                json!("Gym"),
+                json!("Total"),
+                Value::Null,
+                json!("Amounts in euros")
+            ],
+            "{fixture}"
+        );
+        for (query, field) in [
+            ("header_row=2", "header_row"),
+            ("header_row=0", "header_row"),
+            ("header_row=3&header_row=3", "header_row"),
+        ] {
+            let (status, body) = server
+                .get(&format!("{}?{query}", rows_path("Budget")))
+                .await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{fixture} {query}: {body}");
+            assert!(body["error"].as_str().unwrap().starts_with(field), "{body}");
+        }
+        let (status, body) = server
+            .get(&format!("{}?header_row=3", rows_path("tblExpenses")))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{fixture}: {body}");
+        // Writes take it too: rows above the header are not touched.
+        let (status, body) = server
+            .delete(
+                &format!("{}?header_row=3", rows_path("Budget")),
+                json!({"type": "filter", "filter": "Item:eq:Amounts in euros"}),
+            )
+            .await;
+        assert_eq!((status, body), (StatusCode::OK, json!({"deleted": 1})));
+        assert_eq!(
+            read_sheet(&server.file(ID), "Budget")[0][1],
+            s("SIMPLE MONTHLY BUDGET")
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_listing_gives_header_rows_and_tables() {
+    for fixture in FIXTURES {
+        let server = serving(fixture).await;
+        let (status, body) = server.get(&format!("/v1/data/{ID}")).await;
+        assert_eq!(status, StatusCode::OK, "{fixture}: {body}");
+        assert_eq!(
+            body["sheets"][0],
+            json!({"name": "Budget", "header_row": 3, "columns": ["Item", "Amount", "Paid"], "rows": 3}),
+            "{fixture}"
+        );
+        let mut tables = body["tables"].as_array().unwrap().clone();
+        tables.sort_by_key(|t| t["name"].as_str().unwrap().to_owned());
+        assert_eq!(
+            tables,
+            [
+                json!({"name": "Big", "sheet": "Cities", "range": "A1:B4", "columns": ["City", "People"], "rows": 3, "totals": false}),
+                json!({"name": "Small", "sheet": "Cities", "range": "D1:E3", "columns": ["City", "People"], "rows": 2, "totals": false}),
+                json!({"name": "tblExpenses", "sheet": "Budget", "range": "B3:D7", "columns": ["Item", "Amount", "Paid"], "rows": 3, "totals": true}),
+                json!({"name": "tblLog", "sheet": "Log", "range": "A1:B3", "columns": ["When", "Event"], "rows": 2, "totals": false}),
+            ],
+            "{fixture}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn growing_a_table_through_a_merged_range_beside_it_is_refused() {
+    let server = Server::start().await;
+    {
+        let mut book = rust_xlsxwriter::Workbook::new();
+        let sheet = book.add_worksheet().set_name("S").unwrap();
+        sheet.write_string(0, 0, "k").unwrap();
+        sheet.write_string(0, 1, "v").unwrap();
+        sheet.write_string(1, 0, "a").unwrap();
+        sheet.write_string(2, 0, "b").unwrap();
+        sheet.write_string(3, 0, "below").unwrap();
+        let table = rust_xlsxwriter::Table::new().set_name("T");
+        sheet.add_table(0, 0, 2, 1, &table).unwrap();
+        let merged = rust_xlsxwriter::Format::new();
+        sheet.merge_range(2, 3, 3, 3, "beside", &merged).unwrap();
+        book.save(server.file(ID)).unwrap();
+    }
+    let original = std::fs::read(server.file(ID)).unwrap();
+    let (status, body) = server
+        .post(&rows_path("T"), json!({"data": [{"k": "c"}]}))
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("D3:D4"), "{body}");
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), original);
+}
