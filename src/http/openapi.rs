@@ -106,8 +106,10 @@ pub struct SpreadsheetParams {
 pub struct SheetParams {
     /// The spreadsheet's id: a UUID, hyphenated, any letter case.
     spreadsheet_id: uuid::Uuid,
-    /// The sheet's name, percent-encoded; exact match first, else a unique
-    /// case-insensitive one.
+    /// The sheet's or table's name, percent-encoded (v1.2): the sheet of
+    /// that exact name, else the table of that exact name, else the one
+    /// sheet, then the one table, whose name matches ignoring case. A sheet
+    /// holding exactly one table is read and written through it.
     sheet_name: String,
 }
 
@@ -135,6 +137,21 @@ pub struct ReadParams {
     /// `json` (the default) or `csv`; `Accept: text/csv` asks for CSV too.
     #[param(inline)]
     format: Option<ReadFormat>,
+    /// The header row (v1.2), by its number: rows above it are neither
+    /// data nor touched. 400 when that row is empty, or names a table.
+    #[param(minimum = 1, maximum = 1_048_576)]
+    header_row: Option<u32>,
+}
+
+/// The query of `PATCH` and `DELETE` rows.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // describes the query; `model::request` reads it
+pub struct RowsParams {
+    /// The header row (v1.2), by its number: rows above it are neither
+    /// data nor touched. 400 when that row is empty, or names a table.
+    #[param(minimum = 1, maximum = 1_048_576)]
+    header_row: Option<u32>,
 }
 
 /// The format of a read's answer.
@@ -181,6 +198,10 @@ pub struct InsertParams {
     /// formats of the row above. Not with `on_conflict`.
     #[param(minimum = 1)]
     before: Option<u64>,
+    /// The header row (v1.2), by its number: rows above it are neither
+    /// data nor touched. 400 when that row is empty, or names a table.
+    #[param(minimum = 1, maximum = 1_048_576)]
+    header_row: Option<u32>,
 }
 
 #[derive(Serialize, ToSchema)]

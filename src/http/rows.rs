@@ -15,8 +15,8 @@ use super::error::{ApiError, Result};
 use super::extract::{JsonBody, QueryPairs, SheetPath};
 use super::idempotency::{IdempotencyKey, edit_once, marked};
 use super::openapi::{
-    Deleted, Errors, InsertParams, Inserted, KeyParams, ReadParams, RowsPage, SheetParams, Updated,
-    Upserted,
+    Deleted, Errors, InsertParams, Inserted, KeyParams, ReadParams, RowsPage, RowsParams,
+    SheetParams, Updated, Upserted,
 };
 use super::stream;
 use crate::model::header::Region;
@@ -82,7 +82,7 @@ async fn rows_insert(
 }
 
 /// §4.2 Update rows by filter or row number: 200 `{"updated": N}`.
-#[utoipa::path(patch, path = PATH, tag = "rows", params(SheetParams, KeyParams),
+#[utoipa::path(patch, path = PATH, tag = "rows", params(SheetParams, RowsParams, KeyParams),
     request_body = UpdateBody,
     responses((status = 200, description = "Matched rows updated", body = Updated), Errors))]
 #[tracing::instrument(skip_all, fields(sheet = %path.sheet))]
@@ -155,7 +155,7 @@ async fn rows_read(
 /// §4.4 Delete rows by filter, row number or numbers (§11.2); rows below
 /// move up, and everything that points at cells moves with them: 200
 /// `{"deleted": N}`.
-#[utoipa::path(delete, path = PATH, tag = "rows", params(SheetParams, KeyParams),
+#[utoipa::path(delete, path = PATH, tag = "rows", params(SheetParams, RowsParams, KeyParams),
     request_body = DeleteBody,
     responses((status = 200, description = "Matched rows deleted", body = Deleted), Errors))]
 #[tracing::instrument(skip_all, fields(sheet = %path.sheet))]
