@@ -406,8 +406,13 @@ fn compare(before: &Inventory, after: &Inventory, target: &str, row: u32, op: Op
                 None => still.push(fingerprint),
             }
         }
-        // Changed only in numbers and references.
+        // Gone with the deleted row, else changed only in numbers and
+        // references.
         for fingerprint in still {
+            if op == Op::Delete && own && on_row_only(fingerprint, row_feature, row) {
+                verdict.gone_with_row += 1;
+                continue;
+            }
             let wanted = shape(fingerprint);
             match left.iter().position(|a| shape(a) == wanted) {
                 Some(at) => {
@@ -415,9 +420,6 @@ fn compare(before: &Inventory, after: &Inventory, target: &str, row: u32, op: Op
                     verdict
                         .changed
                         .push(format!("{scope}: {} → {}", cut(fingerprint), cut(a)));
-                }
-                None if op == Op::Delete && own && on_row_only(fingerprint, row_feature, row) => {
-                    verdict.gone_with_row += 1;
                 }
                 None => verdict.lost.push(format!("{scope}: {}", cut(fingerprint))),
             }
@@ -451,6 +453,10 @@ fn references(text: &str) -> Vec<Reference<'_>> {
     let mut i = 0;
     while i < bytes.len() {
         let start = i;
+        if !text.is_char_boundary(i) {
+            i += 1;
+            continue;
+        }
         if i > 0 && (word(bytes[i - 1]) || (bytes[i - 1] == b'$' && i > 1 && word(bytes[i - 2]))) {
             i += 1;
             continue;
@@ -512,7 +518,9 @@ fn sheet_before(text: &str, at: usize) -> Option<&str> {
     }
     let start = head
         .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-        .map_or(0, |i| i + 1);
+        .map_or(0, |i| {
+            i + head[i..].chars().next().map_or(1, char::len_utf8)
+        });
     Some(&head[start..])
 }
 
@@ -628,6 +636,19 @@ fn shape(fingerprint: &str) -> String {
     for pattern in ["@:@", "@ @"] {
         while text.contains(pattern) {
             text = text.replace(pattern, "@");
+        }
+    }
+    // A sparkline group that lost the sparkline of a deleted row keeps its
+    // shape.
+    while let Some(at) = text.find("</sparkline><sparkline>") {
+        let end = at + "</sparkline>".len();
+        let open = text[..at].rfind("<sparkline>").unwrap_or(0);
+        let one = text[open..end].to_owned();
+        if text[end..].starts_with(&one) {
+            text.replace_range(end..end + one.len(), "");
+        } else {
+            // Different neighbours: compared as they are.
+            break;
         }
     }
     let mut out = String::with_capacity(text.len());
