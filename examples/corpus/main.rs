@@ -7,7 +7,11 @@
 //! cargo run --release --example corpus -- --show 5 some.xlsx other.xlsx
 //! # keep the written workbooks, to open them in a spreadsheet app:
 //! cargo run --release --example corpus -- --out target/corpus/written target/corpus/files
+//! # rows move (issue 24): delete the middle data row, insert before it
+//! cargo run --release --example corpus -- --moves --out target/corpus/moves target/corpus/files
 //! ```
+//!
+//! `--moves` measures deletes and positional inserts instead (`moves.rs`).
 //!
 //! For each workbook it does what one insert and one update over HTTP do:
 //! reads it with sheetd's reader, builds the formula engine (when the
@@ -34,6 +38,7 @@
 mod engine;
 mod features;
 mod headers;
+mod moves;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -92,6 +97,7 @@ fn main() {
     let mut tsv: Option<PathBuf> = None;
     let mut cells: Option<PathBuf> = None;
     let mut progress = false;
+    let mut moves = false;
     let mut timeout = Duration::from_secs(60);
     let mut paths = Vec::new();
     let mut args = std::env::args().skip(1);
@@ -108,6 +114,7 @@ fn main() {
                 headers::run(&labels, &files);
                 return;
             }
+            "--moves" => moves = true,
             "--engine-timeout" => {
                 let seconds = args.next().and_then(|n| n.parse().ok()).unwrap_or(60);
                 timeout = Duration::from_secs(if seconds == 0 { u64::MAX / 4 } else { seconds });
@@ -118,12 +125,16 @@ fn main() {
     let files = workbooks(&paths);
     if files.is_empty() {
         eprintln!(
-            "usage: corpus [--show N] [--out DIR] [--tsv FILE] [--cells FILE] [--progress] \
+            "usage: corpus [--moves] [--show N] [--out DIR] [--tsv FILE] [--cells FILE] [--progress] \
              [--engine-timeout SECONDS] <directory or .xlsx files>…"
         );
         std::process::exit(2);
     }
     engine::record_engine_panics();
+    if moves {
+        moves::run(&files, out.as_deref(), show, timeout, tsv.as_deref());
+        return;
+    }
     let mut report = Report::default();
     for file in &files {
         if progress {
