@@ -239,3 +239,31 @@ async fn growing_a_table_through_a_merged_range_beside_it_is_refused() {
     assert!(body["detail"].as_str().unwrap().contains("D3:D4"), "{body}");
     assert_eq!(std::fs::read(server.file(ID)).unwrap(), original);
 }
+
+#[tokio::test]
+async fn deleting_a_totals_row_takes_it_away_from_the_table() {
+    for fixture in FIXTURES {
+        let server = serving(fixture).await;
+        let (status, body) = server
+            .delete(
+                &format!("{}?header_row=3", rows_path("Budget")),
+                json!({"type": "row", "row": 7}),
+            )
+            .await;
+        assert_eq!((status, body), (StatusCode::OK, json!({"deleted": 1})));
+        assert_eq!(table_ref(&server, "tblExpenses"), "B3:D6", "{fixture}");
+        let bytes = std::fs::read(server.file(ID)).unwrap();
+        let tables: Vec<String> = (1..=4)
+            .filter_map(|n| part(&bytes, &format!("xl/tables/table{n}.xml")))
+            .map(|xml| String::from_utf8(xml).unwrap())
+            .filter(|xml| xml.contains("tblExpenses"))
+            .collect();
+        assert!(
+            tables[0].contains("totalsRowCount=\"0\""),
+            "{fixture}: {}",
+            tables[0]
+        );
+        let (_, body) = server.get(&rows_path("tblExpenses")).await;
+        assert_eq!(body["total"], 3, "{fixture}: the last data row stays data");
+    }
+}

@@ -316,11 +316,16 @@ impl Layout {
             .into_iter()
             .filter_map(|(row, props)| Some((moved_index(row, rows)?, props)))
             .collect();
+        // A merged range that shrinks to one cell goes; one the file has
+        // as one cell stays as it is.
+        let one_cell = |range: &Range| {
+            range.first_row == range.last_row && range.first_column == range.last_column
+        };
         self.merges = std::mem::take(&mut self.merges)
             .into_iter()
-            .filter_map(|range| range.moved(rows))
-            .filter(|range| {
-                range.first_row != range.last_row || range.first_column != range.last_column
+            .filter_map(|range| {
+                let moved = range.moved(rows)?;
+                (one_cell(&range) || !one_cell(&moved)).then_some(moved)
             })
             .collect();
         self.array_formulas = std::mem::take(&mut self.array_formulas)
@@ -331,7 +336,6 @@ impl Layout {
         cells_moved(&mut self.iso_dates, rows);
         self.links = std::mem::take(&mut self.links)
             .into_iter()
-            .filter(|link| moved_index(link.range.first_row, rows).is_some())
             .filter_map(|link| {
                 let range = link.range.moved(rows)?;
                 Some(Link { range, ..link })
@@ -340,6 +344,12 @@ impl Layout {
         self.tables
             .retain_mut(|table| match table.range.moved(rows) {
                 Some(mut range) => {
+                    // Deleting a totals row takes the totals row away, as
+                    // in a spreadsheet app.
+                    let last = table.range.last_row;
+                    if table.totals_row && moved_index(last, rows).is_none() {
+                        table.totals_row = false;
+                    }
                     // A table keeps at least one row below its header, as
                     // in a spreadsheet app when all its data is deleted.
                     if table.header_row && range.last_row == range.first_row {
@@ -427,6 +437,48 @@ mod tests {
         assert_eq!(layout.tables[0].range, rows(0, 1));
         layout.rows_moved(&RowMove::Deleted(vec![1, 2]));
         assert!(layout.tables.is_empty());
+    }
+
+    #[test]
+    fn a_deleted_totals_row_takes_the_totals_row_away() {
+        let table = Table {
+            name: "T".into(),
+            range: rows(0, 4),
+            header_row: true,
+            totals_row: true,
+            style: None,
+            banded_rows: false,
+            banded_columns: false,
+            first_column: false,
+            last_column: false,
+            autofilter: true,
+            columns: Vec::new(),
+            part: None,
+        };
+        let mut layout = Layout {
+            tables: vec![table],
+            links: vec![Link {
+                range: rows(2, 3),
+                target: LinkTarget::Url("https://example.com".into()),
+                tooltip: None,
+                attributes: Vec::new(),
+            }],
+            merges: vec![Range::cell(7, 0)],
+            ..Layout::default()
+        };
+        layout.rows_moved(&RowMove::Deleted(vec![3, 5]));
+        assert_eq!(layout.tables[0].range, rows(0, 2));
+        assert!(!layout.tables[0].totals_row);
+        assert_eq!(
+            layout.links[0].range,
+            rows(2, 2),
+            "a link losing its top row shrinks"
+        );
+        assert_eq!(
+            layout.merges,
+            vec![Range::cell(5, 0)],
+            "a one-cell merge stays"
+        );
     }
 
     #[test]

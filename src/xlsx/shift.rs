@@ -156,10 +156,31 @@ fn elements_moved(carried: &mut CarriedXml, mover: &Mover<'_>) -> Result<(), Wri
 
 /// Moves what a carried part points at.
 fn part_moved(part: &mut Part, mover: &Mover<'_>) -> Result<(), WriteError> {
-    let mut nodes = tree::parse(&part.bytes).map_err(unrewritable)?;
+    let mut nodes = match part.name.ends_with(".vml") {
+        true => tree::parse(&well_formed_vml(&part.bytes)),
+        false => tree::parse(&part.bytes),
+    }
+    .map_err(unrewritable)?;
     mover.nodes(&mut nodes)?;
     part.bytes = Arc::from(tree::write(&nodes));
     Ok(())
+}
+
+/// VML as XML: the line breaks some writers put in a note's text box as
+/// HTML (`<br>`, never closed) closed, which spreadsheet apps read alike.
+fn well_formed_vml(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut rest = bytes;
+    while let Some(at) = rest
+        .windows(4)
+        .position(|w| w.eq_ignore_ascii_case(b"<br>"))
+    {
+        out.extend_from_slice(&rest[..at]);
+        out.extend_from_slice(b"<br/>");
+        rest = &rest[at + 4..];
+    }
+    out.extend_from_slice(rest);
+    out
 }
 
 fn unrewritable(error: super::ReadError) -> WriteError {
@@ -468,18 +489,26 @@ impl Mover<'_> {
             return true;
         }
         match element.name() {
-            "dataValidations" | "rowBreaks" | "colBreaks" | "ignoredErrors" | "protectedRanges"
-            | "commentList" | "sparklines" | "sparklineGroup" | "cellWatches"
-            | "dataValidations14" => {
-                if after == 0 && element.name() != "commentList" {
-                    return false;
-                }
+            // A sparkline group without sparklines is no valid group.
+            "sparklineGroup" => element.child("sparklines").is_some(),
+            "commentList" => true,
+            "dataValidations"
+            | "rowBreaks"
+            | "colBreaks"
+            | "ignoredErrors"
+            | "protectedRanges"
+            | "sparklines"
+            | "sparklineGroups"
+            | "conditionalFormattings"
+            | "cellWatches"
+            | "ext"
+            | "extLst" => {
                 for count in ["count", "manualBreakCount"] {
                     if element.attr(count).is_some() {
                         element.set_attr(count, &after.to_string());
                     }
                 }
-                true
+                after > 0
             }
             _ => true,
         }
@@ -765,6 +794,21 @@ mod tests {
         assert_eq!(
             moved(view, deleted(&[10]), true).unwrap(),
             r#"<sheetView><pane ySplit="1" topLeftCell="A2" state="frozen"/><selection activeCell="B10" sqref="B10"/></sheetView>"#
+        );
+    }
+
+    #[test]
+    fn a_sparkline_group_whose_sparklines_all_go_goes_with_them() {
+        let groups = r#"<x14:sparklineGroups><x14:sparklineGroup><x14:colorSeries rgb="FF376092"/><x14:sparklines><x14:sparkline><xm:f>Data!B10:C10</xm:f><xm:sqref>G10</xm:sqref></x14:sparkline></x14:sparklines></x14:sparklineGroup></x14:sparklineGroups>"#;
+        let ext = format!(r#"<extLst><ext uri="x">{groups}</ext></extLst>"#);
+        assert_eq!(moved(&ext, deleted(&[10]), true), None);
+    }
+
+    #[test]
+    fn html_line_breaks_in_note_boxes_are_read() {
+        assert_eq!(
+            well_formed_vml(b"<div><font>a<br>b<BR>c</font></div>"),
+            b"<div><font>a<br/>b<br/>c</font></div>"
         );
     }
 

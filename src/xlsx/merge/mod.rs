@@ -111,21 +111,21 @@ pub fn merge<W: Write + Seek>(
             None => source.copy(name, &mut zip)?,
         }
     }
-    let tables: HashMap<&str, Range> = workbook
+    let tables: HashMap<&str, (Range, bool)> = workbook
         .sheets
         .iter()
         .flat_map(|sheet| &sheet.layout.tables)
-        .filter_map(|table| Some((table.part.as_deref()?, table.range)))
+        .filter_map(|table| Some((table.part.as_deref()?, (table.range, table.totals_row))))
         .collect();
     for part in &carried.parts {
         if produced.contains(part.name.as_str()) {
             continue;
         }
         match tables.get(part.name.as_str()) {
-            Some(range) => put(
+            Some(&(range, totals)) => put(
                 &mut zip,
                 &part.name,
-                &with_range(&part.bytes, *range, source.dxf_offset)?,
+                &with_range(&part.bytes, range, Some(totals), source.dxf_offset)?,
             )?,
             None => put(&mut zip, &part.name, &part.bytes)?,
         }

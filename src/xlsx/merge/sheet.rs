@@ -256,7 +256,7 @@ fn splice_sheet(
         if let (true, Some(range)) = (element.name == "autoFilter", written_filter) {
             // The model grows the range with inserted rows; a sort inside
             // moves with it.
-            bytes = with_range(&bytes, range, 0)?;
+            bytes = with_range(&bytes, range, None, 0)?;
         }
         elements.push((element.name.clone(), bytes));
     }
@@ -301,15 +301,19 @@ fn split_sheet_data(xml: &[u8]) -> (&[u8], &[u8], &[u8]) {
 /// A carried table part or autofilter with the range the model gives it
 /// now (its first `ref`; the ranges inside it, an autofilter's and a
 /// sort's, move with its first and last rows), and its differential
-/// formats numbered after the writer's.
+/// formats numbered after the writer's. `totals`: for a table, whether the
+/// model still gives it a totals row (a delete of that row takes it away,
+/// and the table's autofilter then reaches its last row).
 pub(super) fn with_range(
     xml: &[u8],
     range: Range,
+    totals: Option<bool>,
     dxf_offset: usize,
 ) -> Result<Vec<u8>, WriteError> {
     // The range in the file, read from the first `ref`: the table's or
     // autofilter's own.
     let mut was: Option<Range> = None;
+    let mut totals_dropped = false;
     with_attributes(xml, |key, value| {
         if key == "ref" {
             let moved = match (was, range_ref(value)) {
@@ -319,7 +323,10 @@ pub(super) fn with_range(
                 }
                 (Some(table), Some(inner)) => Range {
                     first_row: (inner.first_row + range.first_row).saturating_sub(table.first_row),
-                    last_row: (inner.last_row + range.last_row).saturating_sub(table.last_row),
+                    last_row: match totals_dropped {
+                        true => range.last_row,
+                        false => (inner.last_row + range.last_row).saturating_sub(table.last_row),
+                    },
                     ..inner
                 },
                 _ => return None,
@@ -330,6 +337,9 @@ pub(super) fn with_range(
                 moved.last_row,
                 moved.last_column,
             ))
+        } else if key == "totalsRowCount" && totals == Some(false) && value != "0" {
+            totals_dropped = true;
+            Some("0".to_owned())
         } else if key.ends_with("DxfId") && dxf_offset > 0 {
             plus(value, dxf_offset)
         } else {
