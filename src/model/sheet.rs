@@ -412,9 +412,7 @@ impl Workbook {
             .into());
         };
         let first = header.row as u64 + 2;
-        let after_last = sheet
-            .last_non_blank_row()
-            .map_or(first, |last| last as u64 + 2);
+        let after_last = sheet.data_rows(&header).end as u64 + 1;
         let mut problems = insert_problems(&header, &request);
         if !(first..=after_last).contains(&before) {
             problems.push(
@@ -935,10 +933,10 @@ impl Sheet {
         if !problems.is_empty() {
             return Err(problems.into());
         }
-        let last = self.last_non_blank_row();
+        let end = header.as_ref().map_or(0, |header| self.data_rows(header).end);
         let missing = rows
             .iter()
-            .find(|row| header.is_none() || last.is_none_or(|last| row_index(row) > last))
+            .find(|row| row_index(row) >= end)
             .map(|row| row.row);
         if let Some(number) = missing {
             return Err(Error::NotFound(format!(
@@ -1192,10 +1190,8 @@ impl Sheet {
         if !problems.is_empty() {
             return Err(problems.into());
         }
-        let last = self.last_non_blank_row();
-        let below = numbers
-            .iter()
-            .find(|&&number| header.is_none() || last.is_none_or(|last| index(number) > last));
+        let end = header.map_or(0, |header| self.data_rows(header).end);
+        let below = numbers.iter().find(|&&number| index(number) >= end);
         if let Some(number) = below {
             return Err(Error::NotFound(format!(
                 "row {number} is below the last data row of sheet {:?}",

@@ -1,0 +1,108 @@
+//! Read benchmark (§11.1): what a read of every row costs through a sheet
+//! and through an Excel table over the same cells, without HTTP: finding
+//! the header (the header rule, or the table's), selecting the rows and
+//! making each row's JSON, as a `GET` does. The benchmark's workbook of
+//! 10 columns, with a table over all of it added to its layout.
+//!
+//! `cargo bench --bench read` (seconds). Options after `--`: `--sizes
+//! 10000,100000`, `--runs 9`.
+
+use std::time::{Duration, Instant};
+
+use sheetd::model::Workbook;
+use sheetd::model::header::Region;
+use sheetd::model::layout::{Range, Table, TableColumn};
+use sheetd::model::request::ReadQuery;
+use sheetd::xlsx::read_workbook;
+
+mod common;
+
+/// The median time of `runs` runs of `job`.
+fn median(runs: usize, mut job: impl FnMut()) -> Duration {
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            job();
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[runs / 2]
+}
+
+/// Reads every row of `region` as a `GET` with `limit` set to all of them.
+fn read_all(workbook: &Workbook, region: &Region, rows: usize) -> usize {
+    let pairs = vec![("limit".to_owned(), rows.min(100_000).to_string())];
+    let query = ReadQuery::from_pairs(&pairs).expect("a valid query");
+    let sheet = &workbook.sheets[0];
+    let page = sheet.read(region, &query).expect("reads");
+    page.rows
+        .iter()
+        .map(|&row| sheet.row_json(row, &page.columns).to_string().len())
+        .sum()
+}
+
+fn main() {
+    let (mut sizes, mut runs) = (vec![10_000, 100_000], 9);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    for pair in args.windows(2) {
+        match pair[0].as_str() {
+            "--sizes" => {
+                sizes = pair[1]
+                    .split(',')
+                    .map(|n| n.parse().expect("a number"))
+                    .collect()
+            }
+            "--runs" => runs = pair[1].parse().expect("a number"),
+            _ => {}
+        }
+    }
+    println!("| rows | read through the sheet ms | through a table ms | table / sheet |");
+    println!("|---:|---:|---:|---:|");
+    for rows in sizes {
+        let mut workbook = read_workbook(&common::write_workbook(rows), usize::MAX).expect("parses");
+        let columns = (0..10)
+            .map(|c| TableColumn {
+                name: workbook.sheets[0].row(0)[c].text_form().into_owned(),
+                ..TableColumn::default()
+            })
+            .collect();
+        workbook.sheets[0].layout.tables.push(Table {
+            name: "tblData".into(),
+            range: Range {
+                first_row: 0,
+                first_column: 0,
+                last_row: rows as u32,
+                last_column: 9,
+            },
+            header_row: true,
+            totals_row: false,
+            style: None,
+            banded_rows: false,
+            banded_columns: false,
+            first_column: false,
+            last_column: false,
+            autofilter: true,
+            columns,
+            part: None,
+        });
+        let sheet = Region::default();
+        let table = Region {
+            table: Some(0),
+            header_row: None,
+        };
+        assert_eq!(read_all(&workbook, &sheet, rows), read_all(&workbook, &table, rows));
+        let through_sheet = median(runs, || {
+            std::hint::black_box(read_all(&workbook, &sheet, rows));
+        });
+        let through_table = median(runs, || {
+            std::hint::black_box(read_all(&workbook, &table, rows));
+        });
+        println!(
+            "| {rows} | {:.1} | {:.1} | {:.2} |",
+            through_sheet.as_secs_f64() * 1000.0,
+            through_table.as_secs_f64() * 1000.0,
+            through_table.as_secs_f64() / through_sheet.as_secs_f64()
+        );
+    }
+}
