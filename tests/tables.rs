@@ -267,3 +267,38 @@ async fn deleting_a_totals_row_takes_it_away_from_the_table() {
         assert_eq!(body["total"], 3, "{fixture}: the last data row stays data");
     }
 }
+
+#[tokio::test]
+async fn title_rows_above_a_header_are_skipped() {
+    use Spec::*;
+    let server = Server::start().await;
+    make_workbook(
+        &server.file(ID),
+        &[(
+            "Report",
+            vec![
+                vec![S("QUARTERLY REPORT")],
+                vec![],
+                vec![S("Region"), S("Sales"), S("Target"), S("Owner")],
+                vec![S("North"), N(120.0), N(100.0), S("Ann")],
+                vec![S("South"), N(80.0), N(90.0), S("Bo")],
+            ],
+        )],
+    );
+    let (status, body) = server.get(&rows_path("Report")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["data"][0],
+        json!({"_row": 4, "Region": "North", "Sales": 120, "Target": 100, "Owner": "Ann"})
+    );
+    let (status, body) = server
+        .post(
+            &rows_path("Report"),
+            json!({"data": [{"Region": "East", "Sales": 5}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(read_sheet(&server.file(ID), "Report")[5][0], s("East"));
+    let (_, listing) = server.get(&format!("/v1/data/{ID}")).await;
+    assert_eq!(listing["sheets"][0]["header_row"], 3);
+}
