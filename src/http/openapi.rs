@@ -17,7 +17,7 @@ use utoipa::openapi::{OpenApi, RefOr, Schema};
 use utoipa::{IntoParams, IntoResponses, PartialSchema, ToSchema};
 
 use crate::model::request::BODY_SCHEMAS;
-use crate::model::sheet::{RowsSummary, TableSummary};
+use crate::model::source::{RowsSummary, TableSummary};
 
 /// Every error: `{"success": false, "error": "…", "detail"?: "…"}`.
 #[derive(Serialize, ToSchema)]

@@ -21,6 +21,8 @@ pub mod problems;
 pub mod request;
 /// Workbooks, sheets and the row operations on them.
 pub mod sheet;
+/// Where a request's rows are: a sheet or a table, and its header row.
+pub mod source;
 /// Cells and the JSON ⇄ cell rules, dates included.
 pub mod value;
 /// The types of a workbook and its sheets.

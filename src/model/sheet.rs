@@ -21,6 +21,7 @@ use super::problems::Problems;
 use super::request::{
     DeleteRows, InsertRows, NewRow, NewSheet, ReadQuery, RowValues, Selector, UpdateRows,
 };
+use super::source::Source;
 use super::value::{Cell, DateKind, Formula, date_kind};
 use super::workbook::{Edited, MAX_COLUMNS, MAX_ROWS, MAX_SHEETS, Sheet, Visibility, Workbook};
 
@@ -127,11 +128,6 @@ impl Workbook {
         Ok(&self.sheets[self.sheet_index(name)?])
     }
 
-    pub fn sheet_mut(&mut self, name: &str) -> Result<&mut Sheet, Error> {
-        let i = self.sheet_index(name)?;
-        Ok(&mut self.sheets[i])
-    }
-
     /// Adds `new` as the last sheet, holding its header row (§10.3).
     /// A conflict when a sheet of the workbook, chart sheets included,
     /// has its name ignoring case, as spreadsheet apps compare names.
@@ -153,126 +149,6 @@ impl Workbook {
         sheet.edited.cells = (0..new.columns.len() as u32).map(|c| (0, c)).collect();
         self.sheets.push(sheet);
         Ok(())
-    }
-
-    /// Where the rows named `name` are (§11.1): the sheet of that exact
-    /// name, else the table of that exact name, else the one sheet, then
-    /// the one table, whose name matches ignoring case. A sheet holding
-    /// exactly one table is read and written through it, unless
-    /// `header_row` (1-based) names the sheet's header row itself; that row
-    /// must hold something (400).
-    pub fn source(&self, name: &str, header_row: Option<u64>) -> Result<Source, Error> {
-        let found = self
-            .sheets
-            .iter()
-            .position(|s| s.name == name)
-            .map(|sheet| (sheet, None))
-            .or_else(|| self.table_named(|t| t == name))
-            .or_else(|| {
-                unique(
-                    self.sheets
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, s)| same_name(&s.name, name))
-                        .map(|(i, _)| (i, None)),
-                )
-            })
-            .or_else(|| self.table_named(|t| same_name(t, name)));
-        let Some((sheet, table)) = found else {
-            return Err(Error::NotFound(format!(
-                "the workbook has no sheet or table named {name:?}"
-            )));
-        };
-        let tables = &self.sheets[sheet].layout.tables;
-        let table = match (table, header_row) {
-            (Some(_), Some(_)) => {
-                return Err(Problems::one(
-                    "header_row",
-                    format!("{name:?} is a table: its header is its first row"),
-                )
-                .into());
-            }
-            (Some(table), None) => Some(table),
-            (None, None) if tables.len() == 1 => Some(0),
-            (None, _) => None,
-        };
-        let header_row = match header_row {
-            Some(number) => {
-                let row = usize::try_from(number - 1).unwrap_or(usize::MAX);
-                if self.sheets[sheet].row(row).iter().all(Cell::is_empty_value) {
-                    return Err(Problems::one(
-                        "header_row",
-                        format!(
-                            "row {number} of sheet {:?} is empty: it names no columns",
-                            self.sheets[sheet].name
-                        ),
-                    )
-                    .into());
-                }
-                Some(row)
-            }
-            None => None,
-        };
-        Ok(Source {
-            sheet,
-            region: Region { table, header_row },
-        })
-    }
-
-    /// What the listing says of each sheet (§11.1): its rows as a request
-    /// naming the sheet finds them.
-    pub fn sheet_summaries(&self) -> Vec<RowsSummary> {
-        (0..self.sheets.len())
-            .map(|sheet| {
-                let region = match self.sheets[sheet].layout.tables.len() {
-                    1 => Region {
-                        table: Some(0),
-                        header_row: None,
-                    },
-                    _ => Region::default(),
-                };
-                self.sheets[sheet].summary(self.sheets[sheet].name.clone(), &region)
-            })
-            .collect()
-    }
-
-    /// What the listing says of each table (§11.1), sheet by sheet.
-    pub fn table_summaries(&self) -> Vec<TableSummary> {
-        let mut found = Vec::new();
-        for sheet in &self.sheets {
-            for (index, table) in sheet.layout.tables.iter().enumerate() {
-                let region = Region {
-                    table: Some(index),
-                    header_row: None,
-                };
-                let range = table.range;
-                found.push(TableSummary {
-                    sheet: sheet.name.clone(),
-                    range: format!(
-                        "{}:{}",
-                        cell_name(range.first_row, u32::from(range.first_column)),
-                        cell_name(range.last_row, u32::from(range.last_column))
-                    ),
-                    totals: table.totals_row,
-                    rows: sheet.summary(table.name.clone(), &region),
-                });
-            }
-        }
-        found
-    }
-
-    /// The sheet and index of the table whose name `matches`, when exactly
-    /// one does.
-    fn table_named(&self, matches: impl Fn(&str) -> bool) -> Option<(usize, Option<usize>)> {
-        unique(self.sheets.iter().enumerate().flat_map(|(s, sheet)| {
-            sheet
-                .layout
-                .tables
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| matches(&t.name))
-                .map(move |(t, _)| (s, Some(t)))
-        }))
     }
 
     /// Deletes rows, moving the rows below up, as a spreadsheet app does
@@ -545,46 +421,6 @@ impl Workbook {
     }
 }
 
-/// A sheet's or table's rows as the listing gives them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RowsSummary {
-    pub name: String,
-    /// 1-based; `None` for a sheet with nothing in it.
-    pub header_row: Option<usize>,
-    pub columns: Vec<String>,
-    pub rows: usize,
-}
-
-/// A table as the listing gives it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TableSummary {
-    pub rows: RowsSummary,
-    pub sheet: String,
-    /// `B4:F20`: header, data and totals row.
-    pub range: String,
-    pub totals: bool,
-}
-
-/// Where a request's rows are: a sheet, by index, and its region.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Source {
-    pub sheet: usize,
-    pub region: Region,
-}
-
-/// The one item `items` yields, if it yields exactly one.
-fn unique<T>(mut items: impl Iterator<Item = T>) -> Option<T> {
-    match (items.next(), items.next()) {
-        (Some(item), None) => Some(item),
-        _ => None,
-    }
-}
-
-/// Whether two names are the same, case aside.
-fn same_name(a: &str, b: &str) -> bool {
-    a.to_lowercase() == b.to_lowercase()
-}
-
 /// The new texts a row move gives formulas, hyperlink places and names.
 #[derive(Default)]
 struct Adjusted {
@@ -680,26 +516,6 @@ impl Sheet {
     /// Every cell, row by row.
     pub fn cells(&self) -> impl Iterator<Item = &Cell> {
         self.rows.iter().flatten()
-    }
-
-    /// The number of data rows `region` has.
-    pub fn data_row_count(&self, region: &Region) -> usize {
-        Header::of(self, region).map_or(0, |header| self.data_rows(&header).len())
-    }
-
-    /// The rows `region` means, summed up under `name`: its header row,
-    /// columns and number of data rows.
-    fn summary(&self, name: String, region: &Region) -> RowsSummary {
-        let header = Header::of(self, region);
-        RowsSummary {
-            name,
-            header_row: header.as_ref().map(|h| h.row + 1),
-            columns: header
-                .as_ref()
-                .map(|h| h.all().iter().map(|c| c.name.clone()).collect())
-                .unwrap_or_default(),
-            rows: self.data_row_count(region),
-        }
     }
 
     fn set(&mut self, row: usize, column: usize, cell: Cell) {
@@ -933,7 +749,9 @@ impl Sheet {
         if !problems.is_empty() {
             return Err(problems.into());
         }
-        let end = header.as_ref().map_or(0, |header| self.data_rows(header).end);
+        let end = header
+            .as_ref()
+            .map_or(0, |header| self.data_rows(header).end);
         let missing = rows
             .iter()
             .find(|row| row_index(row) >= end)
@@ -1109,7 +927,7 @@ impl Sheet {
     }
 
     /// 0-based indexes of the data rows.
-    fn data_rows(&self, header: &Header) -> std::ops::Range<usize> {
+    pub(super) fn data_rows(&self, header: &Header) -> std::ops::Range<usize> {
         let end = match header.last_row {
             Some(last) => last + 1,
             None => self.last_non_blank_row().map_or(0, |last| last + 1),
