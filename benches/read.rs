@@ -43,24 +43,12 @@ fn read_all(workbook: &Workbook, region: &Region, rows: usize) -> usize {
 }
 
 fn main() {
-    let (mut sizes, mut runs) = (vec![10_000, 100_000], 9);
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    for pair in args.windows(2) {
-        match pair[0].as_str() {
-            "--sizes" => {
-                sizes = pair[1]
-                    .split(',')
-                    .map(|n| n.parse().expect("a number"))
-                    .collect()
-            }
-            "--runs" => runs = pair[1].parse().expect("a number"),
-            _ => {}
-        }
-    }
+    let (sizes, runs) = common::sizes_and_runs(9);
     println!("| rows | read through the sheet ms | through a table ms | table / sheet |");
     println!("|---:|---:|---:|---:|");
     for rows in sizes {
-        let mut workbook = read_workbook(&common::write_workbook(rows), usize::MAX).expect("parses");
+        let mut workbook =
+            read_workbook(&common::write_workbook(rows), usize::MAX).expect("parses");
         let columns = (0..10)
             .map(|c| TableColumn {
                 name: workbook.sheets[0].row(0)[c].text_form().into_owned(),
@@ -91,7 +79,10 @@ fn main() {
             table: Some(0),
             header_row: None,
         };
-        assert_eq!(read_all(&workbook, &sheet, rows), read_all(&workbook, &table, rows));
+        assert_eq!(
+            read_all(&workbook, &sheet, rows),
+            read_all(&workbook, &table, rows)
+        );
         let through_sheet = median(runs, || {
             std::hint::black_box(read_all(&workbook, &sheet, rows));
         });

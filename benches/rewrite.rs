@@ -64,20 +64,7 @@ fn ms(d: Duration) -> String {
 }
 
 fn main() {
-    let (mut sizes, mut runs) = (vec![10_000, 100_000], 5);
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    for pair in args.windows(2) {
-        match pair[0].as_str() {
-            "--sizes" => {
-                sizes = pair[1]
-                    .split(',')
-                    .map(|n| n.parse().expect("a number"))
-                    .collect()
-            }
-            "--runs" => runs = pair[1].parse().expect("a number"),
-            _ => {}
-        }
-    }
+    let (sizes, runs) = common::sizes_and_runs(5);
     println!(
         "| rows | file KiB | cold load ms | rewrite ms | rewritten KiB | floor ms | rewrite / floor \
          | insert 64: copy ms | compare ms | save ms |"

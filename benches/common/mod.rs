@@ -83,3 +83,23 @@ pub fn write_workbook_with_carried(rows: usize) -> Vec<u8> {
     sheet.insert_chart(1, 11, &chart).unwrap();
     book.save_to_buffer().unwrap()
 }
+
+/// `--sizes 10000,100000` and `--runs N` from the command line, with the
+/// benchmark's defaults: 10k and 100k rows, `runs` runs.
+pub fn sizes_and_runs(runs: usize) -> (Vec<usize>, usize) {
+    let (mut sizes, mut runs) = (vec![10_000, 100_000], runs);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    for pair in args.windows(2) {
+        match pair[0].as_str() {
+            "--sizes" => {
+                sizes = pair[1]
+                    .split(',')
+                    .map(|n| n.parse().expect("a number"))
+                    .collect()
+            }
+            "--runs" => runs = pair[1].parse().expect("a number"),
+            _ => {}
+        }
+    }
+    (sizes, runs)
+}

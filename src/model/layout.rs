@@ -384,6 +384,24 @@ mod tests {
         }
     }
 
+    /// A table named `T` with a header row.
+    fn table(range: Range, totals_row: bool) -> Table {
+        Table {
+            name: "T".into(),
+            range,
+            header_row: true,
+            totals_row,
+            style: None,
+            banded_rows: false,
+            banded_columns: false,
+            first_column: false,
+            last_column: false,
+            autofilter: true,
+            columns: Vec::new(),
+            part: None,
+        }
+    }
+
     #[test]
     fn ranges_shrink_and_move_with_removed_rows() {
         // 0-based ranges, 1-based rows deleted.
@@ -417,20 +435,7 @@ mod tests {
     #[test]
     fn a_table_whose_data_rows_are_all_removed_keeps_an_empty_row() {
         let mut layout = Layout {
-            tables: vec![Table {
-                name: "T".into(),
-                range: rows(0, 2),
-                header_row: true,
-                totals_row: false,
-                style: None,
-                banded_rows: false,
-                banded_columns: false,
-                first_column: false,
-                last_column: false,
-                autofilter: true,
-                columns: Vec::new(),
-                part: None,
-            }],
+            tables: vec![table(rows(0, 2), false)],
             ..Layout::default()
         };
         layout.rows_moved(&RowMove::Deleted(vec![2, 3]));
@@ -441,20 +446,7 @@ mod tests {
 
     #[test]
     fn a_deleted_totals_row_takes_the_totals_row_away() {
-        let table = Table {
-            name: "T".into(),
-            range: rows(0, 4),
-            header_row: true,
-            totals_row: true,
-            style: None,
-            banded_rows: false,
-            banded_columns: false,
-            first_column: false,
-            last_column: false,
-            autofilter: true,
-            columns: Vec::new(),
-            part: None,
-        };
+        let table = table(rows(0, 4), true);
         let mut layout = Layout {
             tables: vec![table],
             links: vec![Link {
