@@ -302,3 +302,35 @@ async fn title_rows_above_a_header_are_skipped() {
     let (_, listing) = server.get(&format!("/v1/data/{ID}")).await;
     assert_eq!(listing["sheets"][0]["header_row"], 3);
 }
+
+#[tokio::test]
+async fn an_upsert_and_a_positional_insert_grow_the_table_too() {
+    for fixture in FIXTURES {
+        let server = serving(fixture).await;
+        let (status, body) = server
+            .post(
+                &format!("{}?on_conflict=Item", rows_path("tblExpenses")),
+                json!({"data": [{"Item": "Gym", "Amount": 35}, {"Item": "Bus", "Amount": 50}]}),
+            )
+            .await;
+        assert_eq!(
+            (status, body),
+            (StatusCode::OK, json!({"inserted": 1, "updated": 1})),
+            "{fixture}"
+        );
+        assert_eq!(table_ref(&server, "tblExpenses"), "B3:D8", "{fixture}");
+        let grid = read_sheet(&server.file(ID), "Budget");
+        assert_eq!(grid[5][1..3], [s("Gym"), Data::Float(35.0)], "{fixture}");
+        assert_eq!(grid[6][1], s("Bus"), "{fixture}: above the totals row");
+        // Before the row after the last data row of a table without a
+        // totals row: the new row joins the table.
+        let (status, body) = server
+            .post(
+                &format!("{}?before=4", rows_path("tblLog")),
+                json!({"data": [{"When": "2024/01/04", "Event": "again"}]}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{fixture}: {body}");
+        assert_eq!(table_ref(&server, "tblLog"), "A1:B4", "{fixture}");
+    }
+}

@@ -58,8 +58,7 @@ async fn rows_insert(
     if let Some(column) = query.on_conflict {
         let (upserted, replayed) = edit_once(&state.store, id, key, move |workbook| {
             let source = workbook.source(&sheet, header_row)?;
-            let (inserted, updated) =
-                workbook.sheets[source.sheet].upsert(&source.region, request.clone(), &column)?;
+            let (inserted, updated) = workbook.upsert(&source, request.clone(), &column)?;
             Ok(Edit {
                 value: Upserted { inserted, updated },
                 changed: inserted + updated > 0,

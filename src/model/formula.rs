@@ -122,7 +122,7 @@ pub fn quoted_sheet(name: &str) -> String {
 }
 
 /// The last row of a sheet.
-const LAST_ROW: u32 = 1_048_576;
+pub const LAST_ROW: u32 = 1_048_576;
 /// The last column of a sheet (`XFD`).
 const LAST_COLUMN: u32 = 16_384;
 

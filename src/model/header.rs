@@ -102,7 +102,10 @@ impl Header {
             };
             (first + i, name)
         });
-        let last = range.last_row as usize - usize::from(table.totals_row);
+        // A table too short for its header and totals rows has no data.
+        let last = (range.last_row as usize)
+            .saturating_sub(usize::from(table.totals_row))
+            .max(row);
         Some(Header::new(row, names, Some(last), Some(index)))
     }
 
@@ -229,7 +232,7 @@ const RULE_ROWS: usize = 50;
 
 /// The header row the rule of §11.1 picks, measured against hand-labelled
 /// real sheets (`tools/corpus/header_labels.tsv`; docs/API.md has the
-/// agreement). Over the first 50 rows, with `W` the most non-empty cells
+/// agreement). Over 50 rows from the first non-empty one, with `W` the most non-empty cells
 /// any of them holds:
 /// - the header is the first row whose cells are all text and that holds
 ///   at least two cells and at least two thirds of `W` (title rows above a
@@ -239,7 +242,8 @@ const RULE_ROWS: usize = 50;
 ///   two or more cells, else the first non-empty row (§11.1's minimum:
 ///   title rows of one cell are skipped).
 fn header_rule(sheet: &Sheet) -> Option<usize> {
-    let rows: Vec<RowKind> = (0..RULE_ROWS.min(sheet.rows.len()))
+    let top = sheet.first_non_blank_row()?;
+    let rows: Vec<RowKind> = (top..sheet.rows.len().min(top + RULE_ROWS))
         .map(|row| RowKind::of(sheet.row(row)))
         .collect();
     let widest = rows.iter().map(|r| r.cells).max()?;
@@ -249,12 +253,12 @@ fn header_rule(sheet: &Sheet) -> Option<usize> {
         .position(|r| r.cells >= 2)
         .or_else(|| rows.iter().position(|r| r.cells > 0))?;
     let Some(header) = rows.iter().position(|r| r.all_text && r.cells >= need) else {
-        return Some(minimum);
+        return Some(top + minimum);
     };
     let data_above = rows[..header]
         .iter()
         .any(|r| !r.all_text && r.cells >= rows[header].cells);
-    Some(if data_above { minimum } else { header })
+    Some(top + if data_above { minimum } else { header })
 }
 
 /// What the header rule sees of a row.
@@ -368,6 +372,14 @@ mod tests {
         let one_column = sheet(vec![vec![], vec![text("names")], vec![text("Ann")]]);
         assert_eq!(header_rule(&one_column), Some(1));
         assert_eq!(header_rule(&sheet(vec![vec![], vec![]])), None);
+    }
+
+    #[test]
+    fn the_rule_looks_from_the_first_non_empty_row_however_far_down() {
+        let mut rows = vec![Vec::new(); 60];
+        rows.push(vec![text("k"), text("v")]);
+        rows.push(vec![text("a"), Cell::Number(1.0)]);
+        assert_eq!(header_rule(&sheet(rows)), Some(60));
     }
 
     #[test]

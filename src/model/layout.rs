@@ -273,15 +273,7 @@ impl Layout {
         if first == 0 || count == 0 {
             return false;
         }
-        let above = self.formats.get(first - 1).cloned().unwrap_or_default();
-        if above.iter().any(|&f| f != 0) {
-            if self.formats.len() < first + count {
-                self.formats.resize_with(first + count, Vec::new);
-            }
-            for row in &mut self.formats[first..first + count] {
-                row.clone_from(&above);
-            }
-        }
+        self.formats_copied_down(first, count);
         let last = (first - 1) as u32;
         let grow = |range: &mut Range| {
             let ends_above = range.last_row == last;
@@ -298,6 +290,20 @@ impl Layout {
             grow(range);
         }
         grew
+    }
+
+    /// Gives the rows `first..first + count` (0-based, `first` > 0) the
+    /// cell formats of the row above them.
+    pub fn formats_copied_down(&mut self, first: usize, count: usize) {
+        let above = self.formats.get(first - 1).cloned().unwrap_or_default();
+        if above.iter().any(|&f| f != 0) {
+            if self.formats.len() < first + count {
+                self.formats.resize_with(first + count, Vec::new);
+            }
+            for row in &mut self.formats[first..first + count] {
+                row.clone_from(&above);
+            }
+        }
     }
 
     /// Moves everything anchored to rows with them ([`RowMove`]): rows

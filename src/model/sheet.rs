@@ -164,6 +164,44 @@ impl Workbook {
         Ok(rows.len())
     }
 
+    /// Upsert (§10.2 `on_conflict`): each row whose value in `column`
+    /// equals a data row's value sets the keys it gives in that row; the
+    /// others are inserted, as [`Workbook::insert`] inserts them (into a
+    /// table, growing it). Rows of the request count in order: a later row
+    /// with an earlier one's value adds to it. A value that more than one
+    /// data row holds is a conflict; all or nothing. Returns how many rows
+    /// were inserted and updated.
+    pub fn upsert(
+        &mut self,
+        source: &Source,
+        request: InsertRows,
+        column: &str,
+    ) -> Result<(usize, usize), Error> {
+        let sheet = &self.sheets[source.sheet];
+        let (new, updates) = sheet.upsert_plan(&source.region, request, column)?;
+        // Inserted first: it is the step that can still fail, before any
+        // row is set. Rows inserted go below the rows updated.
+        let inserted = if new.is_empty() {
+            0
+        } else {
+            self.insert(source, InsertRows { rows: new }, None)?
+        };
+        let sheet = &mut self.sheets[source.sheet];
+        let Some(header) = Header::of(sheet, &source.region) else {
+            return Ok((inserted, 0));
+        };
+        let mut updated = std::collections::BTreeSet::new();
+        for (index, cells) in updates {
+            updated.insert(index);
+            for (name, cell) in cells {
+                if let Ok(column) = header.resolve(&name) {
+                    sheet.set(index, column, cell);
+                }
+            }
+        }
+        Ok((inserted, updated.len()))
+    }
+
     /// Inserts rows (§4.1, §11.1, §11.2): before row `before` when given;
     /// else into the table the rows are, growing it; else below the
     /// sheet's last row that holds anything.
@@ -225,7 +263,7 @@ impl Workbook {
                 && (below..below + extra).all(|row| !holds(row))
                 && !sheet.layout.tables.iter().enumerate().any(|(i, t)| {
                     i != table
-                        && t.range.first_row as usize <= below + extra
+                        && (t.range.first_row as usize) < below + extra
                         && t.range.last_row as usize >= below
                         && t.range.first_column <= range.last_column
                         && t.range.last_column >= range.first_column
@@ -238,8 +276,9 @@ impl Workbook {
                 .into());
             }
             if free {
-                let tables = &mut self.sheets[source.sheet].layout.tables;
-                tables[table].range.last_row += extra as u32;
+                let layout = &mut self.sheets[source.sheet].layout;
+                layout.tables[table].range.last_row += extra as u32;
+                layout.formats_copied_down(below, extra);
             } else {
                 let before = below as u32 + 1;
                 if let Some(reason) = sheet.cut_beside(table, before) {
@@ -318,6 +357,15 @@ impl Workbook {
         };
         self.move_rows(index, moved)?;
         let sheet = &mut self.sheets[index];
+        // Rows put right below a table's last data row join the table, as
+        // an insert into the table does (with a totals row they are inside
+        // it already).
+        if let Some(table) = source.region.table.map(|t| &mut sheet.layout.tables[t])
+            && !table.totals_row
+            && before == after_last
+        {
+            table.range.last_row += count as u32;
+        }
         let start = (before - 1) as usize;
         let below = (before < after_last).then_some(start + count);
         sheet.put_rows(&header, start, below, request);
@@ -337,6 +385,14 @@ impl Workbook {
     fn move_rows(&mut self, index: usize, rows: RowMove) -> Result<(), Error> {
         if let Some(reason) = self.sheets[index].cut_by(&rows) {
             return Err(Error::Conflict(reason));
+        }
+        if let RowMove::Inserted { count, .. } = rows
+            && self.sheets[index].extent() + count as usize > MAX_ROWS
+        {
+            return Err(Error::Conflict(format!(
+                "inserting {count} rows would push cells of sheet {:?} past its last row ({MAX_ROWS}), which a spreadsheet app refuses too",
+                self.sheets[index].name
+            )));
         }
         let adjusted = self.references_adjusted(index, &rows)?;
         adjusted.apply(self);
@@ -683,34 +739,26 @@ impl Sheet {
         Ok(rows.len())
     }
 
-    /// Upsert (§10.2 `on_conflict`): each row whose value in `column`
-    /// equals a data row's value sets the keys it gives in that row; the
-    /// others are inserted, as [`Sheet::insert`] inserts them. Rows of the
-    /// request count in order: a later row with an earlier one's value adds
-    /// to it. A value that more than one data row holds is a conflict; all
-    /// or nothing. Returns how many rows were inserted and updated.
-    pub fn upsert(
-        &mut self,
+    /// An upsert's rows to insert and rows to set (index and cells), as
+    /// [`Workbook::upsert`] makes them; nothing changes here.
+    #[allow(clippy::type_complexity)]
+    fn upsert_plan(
+        &self,
         region: &Region,
         request: InsertRows,
         column: &str,
-    ) -> Result<(usize, usize), Error> {
+    ) -> Result<(Vec<NewRow>, Vec<(usize, Vec<(String, Cell)>)>), Error> {
         let Some(header) = Header::of(self, region) else {
             // A blank sheet: nothing to update, the rows make the header.
             let new = merged_by_key(request.rows, column, &HashMap::new(), &mut Vec::new())?;
-            return self
-                .insert(region, InsertRows { rows: new })
-                .map(|n| (n, 0));
+            return Ok((new, Vec::new()));
         };
         let mut problems = insert_problems(&header, &request);
         let key_column = header
             .resolve(column)
             .map_err(|rule| problems.push("on_conflict", rule))
             .ok();
-        if !problems.is_empty() {
-            return Err(problems.into());
-        }
-        let Some(key_column) = key_column else {
+        let Some(key_column) = key_column.filter(|_| problems.is_empty()) else {
             return Err(problems.into());
         };
         let mut existing: HashMap<String, Vec<usize>> = HashMap::new();
@@ -721,23 +769,7 @@ impl Sheet {
         }
         let mut updates = Vec::new();
         let new = merged_by_key(request.rows, column, &existing, &mut updates)?;
-        // Inserted first: it is the step that can still fail, before any
-        // row is set.
-        let inserted = if new.is_empty() {
-            0
-        } else {
-            self.insert(region, InsertRows { rows: new })?
-        };
-        let mut updated = std::collections::BTreeSet::new();
-        for (index, cells) in updates {
-            updated.insert(index);
-            for (name, cell) in cells {
-                if let Ok(column) = header.resolve(&name) {
-                    self.set(index, column, cell);
-                }
-            }
-        }
-        Ok((inserted, updated.len()))
+        Ok((new, updates))
     }
 
     /// Sets each row's own values (§10.2 `type: rows`), all or nothing: a
@@ -1545,6 +1577,23 @@ mod tests {
             .map(|&i| sheet.row_json(i, &page.columns))
             .collect();
         assert_eq!(rows, vec![json!({"_row": 3, "name": "Bob", "age": 25})]);
+    }
+
+    #[test]
+    fn an_insert_that_would_push_cells_off_the_sheet_is_refused() {
+        // A cell format on the sheet's last row, far below the data.
+        let mut sheet = people();
+        sheet.layout.formats.resize_with(MAX_ROWS, Vec::new);
+        sheet.layout.formats[MAX_ROWS - 1] = vec![1];
+        let mut workbook = Workbook {
+            sheets: vec![sheet],
+            ..Workbook::default()
+        };
+        let source = workbook.source("People", None).unwrap();
+        let request = InsertRows::from_json(br#"{"data": [{"name": "x"}]}"#, 10).unwrap();
+        let refused = workbook.insert(&source, request, Some(3));
+        assert!(matches!(refused, Err(Error::Conflict(_))), "{refused:?}");
+        assert_eq!(workbook.sheets[0].layout.formats[MAX_ROWS - 1], vec![1]);
     }
 
     #[test]

@@ -28,7 +28,9 @@ use super::sheet_children;
 use super::tree::{self, Element, Node};
 use crate::model::Workbook;
 use crate::model::carried::{CarriedSheet, CarriedXml, Part};
-use crate::model::formula::{RowMove, SheetRows, range_moved, ranges_moved, rows_moved, shifted};
+use crate::model::formula::{
+    LAST_ROW, RowMove, SheetRows, range_moved, ranges_moved, rows_moved, shifted,
+};
 
 /// Moves what every sheet carries, and the parts that point at its cells,
 /// with the row moves its edits recorded. Refused (naming it) when a
@@ -341,14 +343,22 @@ impl Mover<'_> {
         let Some(range) = first.and_then(range_ref) else {
             return 0;
         };
-        let rows = self.moved.rows;
         let top = range.first_row + 1;
-        if rows.row(top).is_some() {
+        let RowMove::Deleted(deleted) = self.moved.rows else {
             return 0;
+        };
+        // The deleted rows from `top` on that follow each other.
+        let from = deleted.partition_point(|&d| d < top);
+        let run = deleted[from..]
+            .iter()
+            .zip(top..)
+            .take_while(|(d, row)| *d == row)
+            .count() as u32;
+        match run {
+            0 => 0,
+            run if top + run <= range.last_row + 1 => i64::from(run),
+            _ => 0,
         }
-        (top..=range.last_row + 1)
-            .find(|&row| rows.row(row).is_some())
-            .map_or(0, |row| i64::from(row - top))
     }
 
     /// A formula of the element, moved.
@@ -394,16 +404,20 @@ impl Mover<'_> {
         }
     }
 
-    /// A manual page break (`<brk id>`, the 0-based row it comes before…
-    /// the row number it follows) moved; whether it stays.
+    /// A manual page break (`<brk id>`: the break above the 0-based row
+    /// `id`, which starts a page) moved with the row that starts the page;
+    /// whether it stays (it goes with that row).
     fn page_break_moved(&self, element: &mut Element) -> bool {
-        let Some(id) = element.attr("id").and_then(|id| id.parse::<u32>().ok()) else {
+        let Some(id) = element
+            .attr("id")
+            .and_then(|id| id.parse::<u32>().ok())
+            .filter(|&id| id < LAST_ROW)
+        else {
             return true;
         };
-        // A break after row `id` (1-based) goes with that row.
-        match self.moved.rows.row(id) {
+        match self.moved.rows.row(id + 1) {
             Some(row) => {
-                element.set_attr("id", &row.to_string());
+                element.set_attr("id", &(row - 1).to_string());
                 true
             }
             None => false,
@@ -468,7 +482,7 @@ impl Mover<'_> {
                 .collect();
             if values.len() == 8 {
                 for at in [2, 6] {
-                    if let Ok(row) = values[at].parse::<u32>() {
+                    if let Some(row) = values[at].parse::<u32>().ok().filter(|&r| r < LAST_ROW) {
                         let new = match shift {
                             Some(by) => u32::try_from(i64::from(row) + by).unwrap_or(0),
                             None => row_kept(row + 1, rows) - 1,
@@ -573,6 +587,7 @@ fn anchor_moved(element: &mut Element, rows: &RowMove) {
             .child(name)
             .and_then(|c| c.child("row"))
             .and_then(|r| r.text().trim().parse::<u32>().ok())
+            .filter(|&row| row < LAST_ROW)
     };
     let (Some(from), to) = (corner_row(element, "from"), corner_row(element, "to")) else {
         return;
@@ -788,7 +803,7 @@ mod tests {
         let breaks = r#"<rowBreaks count="2" manualBreakCount="2"><brk id="10" max="16383" man="1"/><brk id="15" max="16383" man="1"/></rowBreaks>"#;
         assert_eq!(
             moved(breaks, deleted(&[10]), true).unwrap(),
-            r#"<rowBreaks count="1" manualBreakCount="1"><brk id="14" max="16383" man="1"/></rowBreaks>"#
+            r#"<rowBreaks count="2" manualBreakCount="2"><brk id="9" max="16383" man="1"/><brk id="14" max="16383" man="1"/></rowBreaks>"#
         );
         let view = r#"<sheetView><pane ySplit="1" topLeftCell="A2" state="frozen"/><selection activeCell="B10" sqref="B10"/></sheetView>"#;
         assert_eq!(

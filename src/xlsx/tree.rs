@@ -122,6 +122,10 @@ fn escaped(value: &str) -> String {
     quick_xml::escape::escape(value).into_owned()
 }
 
+/// How deep elements may nest: the parts a row move rewrites nest a dozen
+/// levels; the tree is walked recursively, so a deeper part is refused.
+const MAX_DEPTH: usize = 256;
+
 /// The nodes of an XML text: the declaration, the root element and
 /// whatever lies around them.
 pub fn parse(xml: &[u8]) -> Result<Vec<Node>, ReadError> {
@@ -138,6 +142,11 @@ pub fn parse(xml: &[u8]) -> Result<Vec<Node>, ReadError> {
         let event = reader.read_event_into(&mut buf).map_err(xml_error)?;
         match event {
             Event::Eof => break,
+            Event::Start(_) if open.len() >= MAX_DEPTH => {
+                return Err(ReadError(format!(
+                    "elements nest more than {MAX_DEPTH} levels deep"
+                )));
+            }
             Event::Start(start) => open.push(Element {
                 start: start.into_owned(),
                 children: Vec::new(),
@@ -205,6 +214,14 @@ mod tests {
 <x:comments xmlns:x="urn:x"><x:a b="1 &amp; 2"/><c>A &lt; B<!-- note --></c></x:comments>"#;
         let nodes = parse(xml.as_bytes()).unwrap();
         assert_eq!(String::from_utf8(write(&nodes)).unwrap(), xml);
+    }
+
+    #[test]
+    fn elements_nested_too_deep_are_refused() {
+        let deep = "<a>".repeat(MAX_DEPTH + 1) + &"</a>".repeat(MAX_DEPTH + 1);
+        assert!(parse(deep.as_bytes()).is_err());
+        let fine = "<a>".repeat(MAX_DEPTH) + &"</a>".repeat(MAX_DEPTH);
+        assert!(parse(fine.as_bytes()).is_ok());
     }
 
     #[test]
