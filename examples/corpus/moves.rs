@@ -276,15 +276,17 @@ fn operation(
         },
     };
     let (mut calc, calculator) = Calc::build(&mut workbook);
-    let edited = workbook.source(&name, None).and_then(|source| match insert {
-        None => workbook.delete_rows(
-            &source,
-            &DeleteRows {
-                selector: Selector::Row(u64::from(row)),
-            },
-        ),
-        Some(request) => workbook.insert_before(&source, request, u64::from(row)),
-    });
+    let edited = workbook
+        .source(&name, None)
+        .and_then(|source| match insert {
+            None => workbook.delete_rows(
+                &source,
+                &DeleteRows {
+                    selector: Selector::Row(u64::from(row)),
+                },
+            ),
+            Some(request) => workbook.insert_before(&source, request, u64::from(row)),
+        });
     match edited {
         Ok(_) => {}
         Err(Error::Conflict(why)) => return Ending::Refused(why),
