@@ -1,6 +1,7 @@
 //! Formula texts read and rewritten without evaluating them: moved as a
-//! copy moves them (fill-down), adjusted for deleted rows, and the cells
-//! they may read (what the calculator needs to tell which formulas a change
+//! copy moves them (fill-down), adjusted when rows are deleted or inserted
+//! ([`RowMove`], the one rule for where a row, a range and a reference go),
+//! and the cells they may read (what the calculator needs to tell which formulas a change
 //! makes stale). Where the text cannot tell, the answers err on the safe
 //! side: "anything" for the cells read, a refusal for an adjustment.
 

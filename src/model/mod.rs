@@ -7,7 +7,7 @@ pub mod carried;
 pub mod filter;
 /// How a cell looks: number format, font, fill, borders, alignment.
 pub mod format;
-/// Formula texts: moved, adjusted for deleted rows, and what they read.
+/// Formula texts: copied, adjusted when rows move, and what they read.
 pub mod formula;
 /// Finding and naming columns in the header row.
 pub mod header;
