@@ -39,8 +39,12 @@ pub struct Column {
 /// The header a request's rows hang from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Header {
-    /// 0-based index of the header row.
+    /// 0-based index of the header row (for a table without one, the row
+    /// above it).
     pub row: usize,
+    /// 0-based index of the first data row: below the header, or a
+    /// headerless table's first row.
+    first_data: usize,
     /// The columns, left to right, each under its name or letter form.
     columns: Vec<Column>,
     /// Name → column index.
@@ -103,10 +107,16 @@ impl Header {
             (first + i, name)
         });
         // A table too short for its header and totals rows has no data.
+        let first_data = match (header_row, table.header_row) {
+            (None, false) => range.first_row as usize,
+            _ => row + 1,
+        };
         let last = (range.last_row as usize)
             .saturating_sub(usize::from(table.totals_row))
-            .max(row);
-        Some(Header::new(row, names, Some(last), Some(index)))
+            .max(first_data.saturating_sub(1));
+        let mut header = Header::new(row, names, Some(last), Some(index));
+        header.first_data = first_data;
+        Some(header)
     }
 
     /// From each column's index and header text, left to right.
@@ -136,6 +146,7 @@ impl Header {
         }
         Header {
             row,
+            first_data: row + 1,
             columns,
             index,
             last_row,
@@ -176,7 +187,7 @@ impl Header {
 
     /// 0-based index of the first data row.
     pub fn first_data_row(&self) -> usize {
-        self.row + 1
+        self.first_data
     }
 }
 
@@ -380,6 +391,46 @@ mod tests {
         rows.push(vec![text("k"), text("v")]);
         rows.push(vec![text("a"), Cell::Number(1.0)]);
         assert_eq!(header_rule(&sheet(rows)), Some(60));
+    }
+
+    #[test]
+    fn a_table_without_a_header_row_has_data_from_its_first_row() {
+        use crate::model::layout::{Range, Table, TableColumn};
+        let mut s = sheet(vec![
+            vec![text("a"), Cell::Number(1.0)],
+            vec![text("b"), Cell::Number(2.0)],
+        ]);
+        s.layout.tables.push(Table {
+            name: "T".into(),
+            range: Range {
+                first_row: 0,
+                first_column: 0,
+                last_row: 1,
+                last_column: 1,
+            },
+            header_row: false,
+            totals_row: false,
+            style: None,
+            banded_rows: false,
+            banded_columns: false,
+            first_column: false,
+            last_column: false,
+            autofilter: false,
+            columns: ["k", "v"]
+                .map(|name| TableColumn {
+                    name: name.into(),
+                    ..TableColumn::default()
+                })
+                .into(),
+            part: None,
+        });
+        let region = Region {
+            table: Some(0),
+            header_row: None,
+        };
+        let header = Header::of(&s, &region).unwrap();
+        assert_eq!((header.first_data_row(), header.last_row), (0, Some(1)));
+        assert_eq!(header.resolve("v"), Ok(1));
     }
 
     #[test]

@@ -251,10 +251,11 @@ impl Workbook {
                 .any(|c| cells.get(c).is_some_and(|cell| !cell.is_empty_value()))
         };
         let last_data = header.last_row.unwrap_or(header.row);
-        let start = (header.first_data_row()..=last_data)
+        let first_data = header.first_data_row();
+        let start = (first_data..=last_data)
             .rev()
             .find(|&row| holds(row))
-            .map_or(header.first_data_row(), |row| row + 1);
+            .map_or(first_data, |row| row + 1);
         // Rows past the table's data range that the new rows take.
         let extra = (start + count).saturating_sub(last_data + 1);
         if extra > 0 {
@@ -326,7 +327,7 @@ impl Workbook {
             )
             .into());
         };
-        let first = header.row as u64 + 2;
+        let first = header.first_data_row() as u64 + 1;
         let after_last = sheet.data_rows(&header).end as u64 + 1;
         let mut problems = insert_problems(&header, &request);
         if !(first..=after_last).contains(&before) {
@@ -686,7 +687,7 @@ impl Sheet {
         last: usize,
         below: Option<usize>,
     ) -> Vec<(usize, String)> {
-        if last <= header.row {
+        if last < header.first_data_row() {
             return Vec::new();
         }
         let formula = |row: usize, column: usize| match self.row(row).get(column) {
@@ -707,7 +708,7 @@ impl Sheet {
             .enumerate()
             .filter_map(|(column, _)| {
                 let expr = formula(last, column)?;
-                let repeated = last > header.row + 1
+                let repeated = last > header.first_data_row()
                     && formula(last - 1, column).is_some_and(|above| shifted(above, 1, 0) == expr);
                 let continued = below.is_some_and(|below| {
                     let by = (below - last) as i64;
@@ -1022,7 +1023,7 @@ impl Sheet {
         let index = |number: u64| usize::try_from(number - 1).unwrap_or(usize::MAX);
         if let Some(header) = header {
             for (i, &number) in numbers.iter().enumerate() {
-                if index(number) <= header.row {
+                if index(number) < header.first_data_row() {
                     let field = match numbers.len() {
                         1 if field == "row" => field.to_owned(),
                         _ => format!("{field}[{i}]"),
@@ -1031,7 +1032,7 @@ impl Sheet {
                         field,
                         format!(
                             "row {number} is the header row or above it; data starts at row {}",
-                            header.row + 2
+                            header.first_data_row() + 1
                         ),
                     );
                 }
@@ -1243,14 +1244,14 @@ fn rows_problems(header: Option<&Header>, rows: &[RowValues]) -> Problems {
     // In the request's order: each row's number, then its columns.
     for row in rows {
         if let Some(header) = header
-            && row_index(row) <= header.row
+            && row_index(row) < header.first_data_row()
         {
             problems.push(
                 format!("{}._row", row.field),
                 format!(
                     "row {} is the header row or above it; data starts at row {}",
                     row.row,
-                    header.row + 2
+                    header.first_data_row() + 1
                 ),
             );
         }

@@ -184,7 +184,11 @@ impl Sheet {
         let header = Header::of(self, region);
         RowsSummary {
             name,
-            header_row: header.as_ref().map(|h| h.row + 1),
+            // A table without a header row has none to name.
+            header_row: header
+                .as_ref()
+                .filter(|h| h.first_data_row() == h.row + 1)
+                .map(|h| h.row + 1),
             columns: header
                 .as_ref()
                 .map(|h| h.all().iter().map(|c| c.name.clone()).collect())
