@@ -55,30 +55,18 @@ fn main() {
                 ..TableColumn::default()
             })
             .collect();
+        let range = Range {
+            first_row: 0,
+            first_column: 0,
+            last_row: rows as u32,
+            last_column: 9,
+        };
         workbook.sheets[0].layout.tables.push(Table {
-            name: "tblData".into(),
-            range: Range {
-                first_row: 0,
-                first_column: 0,
-                last_row: rows as u32,
-                last_column: 9,
-            },
-            header_row: true,
-            totals_row: false,
-            style: None,
-            banded_rows: false,
-            banded_columns: false,
-            first_column: false,
-            last_column: false,
-            autofilter: true,
             columns,
-            part: None,
+            ..Table::new("tblData", range)
         });
         let sheet = Region::default();
-        let table = Region {
-            table: Some(0),
-            header_row: None,
-        };
+        let table = Region::table(0);
         assert_eq!(
             read_all(&workbook, &sheet, rows),
             read_all(&workbook, &table, rows)

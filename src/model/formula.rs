@@ -396,8 +396,9 @@ fn count(rows: usize) -> u32 {
     u32::try_from(rows).unwrap_or(u32::MAX)
 }
 
-/// Whether two sheet names are the same, case aside.
-fn same_sheet(a: &str, b: &str) -> bool {
+/// Whether two sheet (or table) names are the same, case aside, as
+/// spreadsheet apps compare them.
+pub fn same_sheet(a: &str, b: &str) -> bool {
     a.chars()
         .flat_map(char::to_lowercase)
         .eq(b.chars().flat_map(char::to_lowercase))
@@ -675,7 +676,7 @@ fn column_of(word: &str) -> Option<u32> {
 
 /// The number of a column's letters (at most three, ASCII): 1 for `A`,
 /// 28 for `ab`.
-fn column_number(letters: &str) -> u32 {
+pub fn column_number(letters: &str) -> u32 {
     letters.bytes().fold(0, |n, b| {
         n * 26 + u32::from(b.to_ascii_uppercase() - b'A' + 1)
     })

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use super::formula::column_letters;
+use super::formula::{column_letters, column_number};
 use super::workbook::Sheet;
 
 /// The key under which every row read carries its number (contract §1);
@@ -27,6 +27,16 @@ pub struct Region {
     pub table: Option<usize>,
     /// The header row named by `header_row` (0-based).
     pub header_row: Option<usize>,
+}
+
+impl Region {
+    /// The rows of the sheet's table at `index` (among `Layout::tables`).
+    pub fn table(index: usize) -> Region {
+        Region {
+            table: Some(index),
+            header_row: None,
+        }
+    }
 }
 
 /// One addressable column: its name and its 0-based column index.
@@ -205,9 +215,7 @@ fn letter_column(name: &str) -> Option<usize> {
     if !(1..=3).contains(&letters.len()) || !letters.bytes().all(|b| b.is_ascii_alphabetic()) {
         return None;
     }
-    let number = letters.bytes().fold(0usize, |n, b| {
-        n * 26 + usize::from(b.to_ascii_uppercase() - b'A' + 1)
-    });
+    let number = column_number(letters) as usize;
     (number <= super::workbook::MAX_COLUMNS).then(|| number - 1)
 }
 
@@ -400,34 +408,23 @@ mod tests {
             vec![text("a"), Cell::Number(1.0)],
             vec![text("b"), Cell::Number(2.0)],
         ]);
+        let range = Range {
+            first_row: 0,
+            first_column: 0,
+            last_row: 1,
+            last_column: 1,
+        };
         s.layout.tables.push(Table {
-            name: "T".into(),
-            range: Range {
-                first_row: 0,
-                first_column: 0,
-                last_row: 1,
-                last_column: 1,
-            },
             header_row: false,
-            totals_row: false,
-            style: None,
-            banded_rows: false,
-            banded_columns: false,
-            first_column: false,
-            last_column: false,
-            autofilter: false,
             columns: ["k", "v"]
                 .map(|name| TableColumn {
                     name: name.into(),
                     ..TableColumn::default()
                 })
                 .into(),
-            part: None,
+            ..Table::new("T", range)
         });
-        let region = Region {
-            table: Some(0),
-            header_row: None,
-        };
+        let region = Region::table(0);
         let header = Header::of(&s, &region).unwrap();
         assert_eq!((header.first_data_row(), header.last_row), (0, Some(1)));
         assert_eq!(header.resolve("v"), Ok(1));

@@ -191,6 +191,27 @@ impl Range {
     }
 }
 
+impl Table {
+    /// A table over `range` with a header row and no totals row, no style
+    /// and no columns named yet.
+    pub fn new(name: impl Into<String>, range: Range) -> Table {
+        Table {
+            name: name.into(),
+            range,
+            header_row: true,
+            totals_row: false,
+            style: None,
+            banded_rows: false,
+            banded_columns: false,
+            first_column: false,
+            last_column: false,
+            autofilter: false,
+            columns: Vec::new(),
+            part: None,
+        }
+    }
+}
+
 impl Layout {
     /// Whether the sheet has any layout at all (a bare grid has none).
     pub fn is_empty(&self) -> bool {
@@ -393,18 +414,8 @@ mod tests {
     /// A table named `T` with a header row.
     fn table(range: Range, totals_row: bool) -> Table {
         Table {
-            name: "T".into(),
-            range,
-            header_row: true,
             totals_row,
-            style: None,
-            banded_rows: false,
-            banded_columns: false,
-            first_column: false,
-            last_column: false,
-            autofilter: true,
-            columns: Vec::new(),
-            part: None,
+            ..Table::new("T", range)
         }
     }
 

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use super::filter::{FilterExpr, number_key, to_seconds};
 use super::format::CellFormat;
 use super::formula::{
-    RowMove, SheetRows, Unadjustable, cell_name, quoted_sheet, rows_moved, shifted,
+    RowMove, SheetRows, Unadjustable, cell_name, quoted_sheet, rows_moved, same_sheet, shifted,
 };
 use super::header::{Column, Header, ROW_KEY, Region};
 use super::layout::{Layout, LinkTarget, Range};
@@ -21,7 +21,7 @@ use super::problems::Problems;
 use super::request::{
     DeleteRows, InsertRows, NewRow, NewSheet, ReadQuery, RowValues, Selector, UpdateRows,
 };
-use super::source::Source;
+use super::source::{Source, unique};
 use super::value::{Cell, DateKind, Formula, date_kind};
 use super::workbook::{Edited, MAX_COLUMNS, MAX_ROWS, MAX_SHEETS, Sheet, Visibility, Workbook};
 
@@ -59,18 +59,13 @@ impl Workbook {
         if let Some(i) = self.sheets.iter().position(|s| s.name == name) {
             return Ok(i);
         }
-        let lower = name.to_lowercase();
-        let mut matches = self
-            .sheets
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.name.to_lowercase() == lower);
-        match (matches.next(), matches.next()) {
-            (Some((i, _)), None) => Ok(i),
-            _ => Err(Error::NotFound(format!(
-                "the workbook has no sheet named {name:?}"
-            ))),
-        }
+        let matching = self.sheets.iter().enumerate();
+        unique(
+            matching
+                .filter(|(_, s)| same_sheet(&s.name, name))
+                .map(|(i, _)| i),
+        )
+        .ok_or_else(|| Error::NotFound(format!("the workbook has no sheet named {name:?}")))
     }
 
     /// The cell slots the workbook takes in memory: each row up to its last

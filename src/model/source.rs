@@ -6,7 +6,7 @@
 use super::Cell;
 use super::Error;
 use super::Problems;
-use super::formula::cell_name;
+use super::formula::{cell_name, same_sheet};
 use super::header::{Header, Region};
 use super::workbook::{Sheet, Workbook};
 
@@ -38,16 +38,11 @@ pub struct Source {
 }
 
 /// The one item `items` yields, if it yields exactly one.
-fn unique<T>(mut items: impl Iterator<Item = T>) -> Option<T> {
+pub(super) fn unique<T>(mut items: impl Iterator<Item = T>) -> Option<T> {
     match (items.next(), items.next()) {
         (Some(item), None) => Some(item),
         _ => None,
     }
-}
-
-/// Whether two names are the same, case aside.
-fn same_name(a: &str, b: &str) -> bool {
-    a.to_lowercase() == b.to_lowercase()
 }
 
 impl Workbook {
@@ -69,11 +64,11 @@ impl Workbook {
                     self.sheets
                         .iter()
                         .enumerate()
-                        .filter(|(_, s)| same_name(&s.name, name))
+                        .filter(|(_, s)| same_sheet(&s.name, name))
                         .map(|(i, _)| (i, None)),
                 )
             })
-            .or_else(|| self.table_named(|t| same_name(t, name)));
+            .or_else(|| self.table_named(|t| same_sheet(t, name)));
         let Some((sheet, table)) = found else {
             return Err(Error::NotFound(format!(
                 "the workbook has no sheet or table named {name:?}"
@@ -121,10 +116,7 @@ impl Workbook {
         (0..self.sheets.len())
             .map(|sheet| {
                 let region = match self.sheets[sheet].layout.tables.len() {
-                    1 => Region {
-                        table: Some(0),
-                        header_row: None,
-                    },
+                    1 => Region::table(0),
                     _ => Region::default(),
                 };
                 self.sheets[sheet].summary(self.sheets[sheet].name.clone(), &region)
@@ -137,10 +129,7 @@ impl Workbook {
         let mut found = Vec::new();
         for sheet in &self.sheets {
             for (index, table) in sheet.layout.tables.iter().enumerate() {
-                let region = Region {
-                    table: Some(index),
-                    header_row: None,
-                };
+                let region = Region::table(index);
                 let range = table.range;
                 found.push(TableSummary {
                     sheet: sheet.name.clone(),

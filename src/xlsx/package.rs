@@ -1003,18 +1003,9 @@ fn parse_table(xml: &[u8]) -> Result<Table, ReadError> {
                 let name = attr(element, "displayName").or_else(|| attr(element, "name"));
                 if let (Some(range), Some(name)) = (range, name) {
                     table = Some(Table {
-                        name,
-                        range,
                         header_row: index(element, "headerRowCount") != Some(0),
                         totals_row: index(element, "totalsRowCount").unwrap_or(0) > 0,
-                        style: None,
-                        banded_rows: false,
-                        banded_columns: false,
-                        first_column: false,
-                        last_column: false,
-                        autofilter: false,
-                        columns: Vec::new(),
-                        part: None,
+                        ..Table::new(name, range)
                     });
                 }
             }

@@ -29,7 +29,7 @@ use super::tree::{self, Element, Node};
 use crate::model::Workbook;
 use crate::model::carried::{CarriedSheet, CarriedXml, Part};
 use crate::model::formula::{
-    LAST_ROW, RowMove, SheetRows, range_moved, ranges_moved, rows_moved, shifted,
+    LAST_ROW, RowMove, SheetRows, range_moved, ranges_moved, rows_moved, same_sheet, shifted,
 };
 
 /// Moves what every sheet carries, and the parts that point at its cells,
@@ -631,11 +631,6 @@ fn set_corner(anchor: &mut Element, name: &str, (row, deleted): (u32, bool)) {
     if deleted && let Some(offset) = corner.child_mut("rowOff") {
         offset.set_text("0");
     }
-}
-
-/// Whether two sheet names are the same, case aside.
-fn same_sheet(a: &str, b: &str) -> bool {
-    a.to_lowercase() == b.to_lowercase()
 }
 
 #[cfg(test)]
