@@ -150,7 +150,8 @@ impl Workbook {
     /// (§11.2): see [`Workbook::move_rows`].
     pub fn delete_rows(&mut self, source: &Source, request: &DeleteRows) -> Result<usize, Error> {
         let sheet = &self.sheets[source.sheet];
-        let rows = sheet.select(&source.region, &request.selector, Problems::new())?;
+        let header = Header::of(sheet, &source.region);
+        let rows = sheet.select(header.as_ref(), &request.selector, Problems::new())?;
         if rows.is_empty() {
             return Ok(0);
         }
@@ -726,7 +727,7 @@ impl Sheet {
             .into_iter()
             .filter_map(|(name, cell)| Some((header.as_ref()?.resolve(&name).ok()?, cell)))
             .collect();
-        let rows = self.select(region, &request.selector, problems)?;
+        let rows = self.select(header.as_ref(), &request.selector, problems)?;
         for &row in &rows {
             for (column, cell) in &cells {
                 self.set(row, *column, cell.clone());
@@ -968,17 +969,16 @@ impl Sheet {
     /// the selector's own.
     fn select(
         &self,
-        region: &Region,
+        header: Option<&Header>,
         selector: &Selector,
         mut problems: Problems,
     ) -> Result<Vec<usize>, Error> {
-        let header = Header::of(self, region);
         match selector {
             Selector::Filter(filters) => {
                 let bound: Vec<_> = filters
                     .iter()
                     .filter_map(|f| {
-                        f.bind(header.as_ref())
+                        f.bind(header)
                             .map_err(|rule| problems.push(f.field.clone(), rule))
                             .ok()
                     })
@@ -990,15 +990,15 @@ impl Sheet {
                     return Ok(Vec::new());
                 };
                 Ok(self
-                    .data_rows(&header)
+                    .data_rows(header)
                     .filter(|&i| {
                         let cells = self.row(i);
                         bound.iter().all(|f| f.matches(cells))
                     })
                     .collect())
             }
-            Selector::Row(number) => self.numbered(&[*number], header.as_ref(), "row", problems),
-            Selector::Numbers(numbers) => self.numbered(numbers, header.as_ref(), "rows", problems),
+            Selector::Row(number) => self.numbered(&[*number], header, "row", problems),
+            Selector::Numbers(numbers) => self.numbered(numbers, header, "rows", problems),
             // Only updates take rows with values, and they set them
             // themselves (`update_rows`); nothing else selects by them.
             Selector::Rows => problems.into_result(Vec::new()).map_err(Error::from),

@@ -182,7 +182,7 @@ impl Sheet {
                 .as_ref()
                 .map(|h| h.all().iter().map(|c| c.name.clone()).collect())
                 .unwrap_or_default(),
-            rows: self.data_row_count(region),
+            rows: header.map_or(0, |header| self.data_rows(&header).len()),
         }
     }
 }
