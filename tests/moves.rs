@@ -743,3 +743,42 @@ async fn a_3d_reference_refuses_a_delete_only_on_the_sheets_it_spans() {
         assert_eq!(status, StatusCode::OK, "{sheet}: {body}");
     }
 }
+
+#[tokio::test]
+async fn rows_inserted_before_a_row_take_the_formats_of_the_row_above() {
+    let server = Server::start().await;
+    {
+        let mut book = rust_xlsxwriter::Workbook::new();
+        let sheet = book.add_worksheet().set_name("Data").unwrap();
+        let bold = rust_xlsxwriter::Format::new().set_bold();
+        sheet.write_string(0, 0, "k").unwrap();
+        sheet.write_string_with_format(1, 0, "bold", &bold).unwrap();
+        sheet.write_string(2, 0, "plain").unwrap();
+        book.save(server.file(ID)).unwrap();
+    }
+    let (status, body) = server
+        .post(
+            &format!("{}?before=3", rows_path("Data")),
+            json!({"data": [{"k": "new"}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(read_sheet(&server.file(ID), "Data")[2][0], s("new"));
+    // The new A3 has the bold A2's style; the plain row moved to row 4.
+    let xml = part(
+        &std::fs::read(server.file(ID)).unwrap(),
+        "xl/worksheets/sheet1.xml",
+    )
+    .unwrap();
+    let xml = String::from_utf8(xml).unwrap();
+    let style = |cell: &str| {
+        let at = xml.find(&format!("<c r=\"{cell}\"")).expect(cell);
+        let tag = &xml[at..at + xml[at..].find('>').unwrap()];
+        tag.split(" s=\"")
+            .nth(1)
+            .map(|s| s.split('"').next().unwrap().to_owned())
+    };
+    assert!(style("A2").is_some(), "{xml}");
+    assert_eq!(style("A3"), style("A2"), "{xml}");
+    assert_eq!(style("A4"), None, "{xml}");
+}

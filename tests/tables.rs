@@ -334,3 +334,33 @@ async fn an_upsert_and_a_positional_insert_grow_the_table_too() {
         assert_eq!(table_ref(&server, "tblLog"), "A1:B4", "{fixture}");
     }
 }
+
+#[tokio::test]
+async fn header_row_names_the_header_of_inserts_and_upserts_too() {
+    let server = serving(FIXTURES[0]).await;
+    let budget = format!("{}?header_row=3", rows_path("Budget"));
+    let (status, body) = server
+        .post(&budget, json!({"data": [{"Item": "Tea", "Amount": 4}]}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let grid = read_sheet(&server.file(ID), "Budget");
+    assert_eq!(
+        grid[9][1..3],
+        [s("Tea"), Data::Float(4.0)],
+        "below the note, row 10"
+    );
+    let (status, body) = server
+        .post(
+            &format!("{budget}&on_conflict=Item"),
+            json!({"data": [{"Item": "Tea", "Amount": 5}]}),
+        )
+        .await;
+    assert_eq!(
+        (status, body),
+        (StatusCode::OK, json!({"inserted": 0, "updated": 1}))
+    );
+    assert_eq!(
+        read_sheet(&server.file(ID), "Budget")[9][2],
+        Data::Float(5.0)
+    );
+}

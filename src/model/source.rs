@@ -186,3 +186,69 @@ impl Sheet {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::layout::{Range, Table};
+
+    /// A workbook of sheets by name, each holding the tables named.
+    fn workbook(sheets: &[(&str, &[&str])]) -> Workbook {
+        let sheets = sheets
+            .iter()
+            .map(|(name, tables)| {
+                let mut sheet = Sheet::new(*name, Vec::new());
+                for (i, table) in tables.iter().enumerate() {
+                    let column = i as u16 * 3;
+                    let range = Range {
+                        first_row: 0,
+                        first_column: column,
+                        last_row: 2,
+                        last_column: column + 1,
+                    };
+                    sheet.layout.tables.push(Table::new(*table, range));
+                }
+                sheet
+            })
+            .collect();
+        Workbook {
+            sheets,
+            ..Workbook::default()
+        }
+    }
+
+    /// Where `name` leads: (sheet, table).
+    fn found(workbook: &Workbook, name: &str) -> Option<(usize, Option<usize>)> {
+        let source = workbook.source(name, None).ok()?;
+        Some((source.sheet, source.region.table))
+    }
+
+    #[test]
+    fn names_resolve_sheet_then_table_then_either_ignoring_case() {
+        let book = workbook(&[("items", &[]), ("Other", &["Items", "Two"])]);
+        assert_eq!(found(&book, "items"), Some((0, None)), "the exact sheet");
+        assert_eq!(found(&book, "Items"), Some((1, Some(0))), "the exact table");
+        assert_eq!(
+            found(&book, "OTHER"),
+            Some((1, None)),
+            "two tables: the sheet"
+        );
+        assert_eq!(
+            found(&book, "two"),
+            Some((1, Some(1))),
+            "a table ignoring case"
+        );
+        assert_eq!(
+            found(&book, "ITEMS"),
+            Some((0, None)),
+            "a sheet before a table"
+        );
+        assert_eq!(found(&book, "none"), None);
+        let one = workbook(&[("Data", &["tblData"])]);
+        assert_eq!(
+            found(&one, "data"),
+            Some((0, Some(0))),
+            "a sheet's one table"
+        );
+    }
+}
