@@ -117,18 +117,12 @@ pub struct Carried {
     pub workbook_content_type: Option<String>,
     /// The theme part, written instead of the writer's default theme.
     pub theme: Option<Arc<[u8]>>,
-    /// The differential formats (`<dxf>`) of the styles part, which carried
-    /// conditional formats refer to by index.
-    pub dxfs: Vec<String>,
-    /// The namespace declarations of the styles part's root, which the
-    /// differential formats and the default font may use.
-    pub styles_namespaces: Vec<(String, String)>,
-    /// The workbook's default font (the styles part's first `<font>`) as
-    /// the file states it, which the model keeps only in part.
-    pub default_font: Option<String>,
-    /// The named cell styles ("Good", "Heading 1", a user's own), which
-    /// the writer does not write, with what they use.
-    pub cell_styles: Option<CellStyles>,
+    /// The file's styles part, written back whole: every cell format,
+    /// font, fill, border, number format, named style and differential
+    /// format stays the record the file has, and the writer's cells point
+    /// at them by the file's own ids (see `xlsx::merge::styles`). `None`
+    /// when the file has no styles part with a cell format and a font.
+    pub styles: Option<Arc<[u8]>>,
     /// Sheets that are no worksheets (chart sheets, dialog sheets), which
     /// the model does not hold, in the workbook's order. Their parts are
     /// carried.
@@ -136,21 +130,6 @@ pub struct Carried {
     /// The file counts dates from 1904 (a setting Excel for Mac once made
     /// the default); the model's dates count from 1900 either way.
     pub date1904: bool,
-}
-
-/// The named cell styles of a styles part and what they use, as XML
-/// elements of the file (their ids are the file's).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CellStyles {
-    /// `<numFmt>`, `<font>`, `<fill>` and `<border>` elements.
-    pub num_formats: Vec<String>,
-    pub fonts: Vec<String>,
-    pub fills: Vec<String>,
-    pub borders: Vec<String>,
-    /// The style formats (`<cellStyleXfs>`' `<xf>`), by index.
-    pub formats: Vec<String>,
-    /// The styles (`<cellStyle>`), each naming its format by index.
-    pub styles: Vec<String>,
 }
 
 impl Carried {
@@ -170,5 +149,6 @@ impl Carried {
     pub fn part_bytes(&self) -> usize {
         self.parts.iter().map(|p| p.bytes.len()).sum::<usize>()
             + self.theme.as_ref().map_or(0, |t| t.len())
+            + self.styles.as_ref().map_or(0, |s| s.len())
     }
 }

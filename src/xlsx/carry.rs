@@ -11,11 +11,9 @@ use super::ReadError;
 use super::opc::{ContentTypes, is_kind, read_relationships, rels_name, rels_of, target_part};
 use super::package::range_ref;
 use super::sheet_children::{self, WrittenBy};
-use super::xml::{
-    attr, capture_children, first_attribute, flag, for_each_element, root_namespaces,
-};
+use super::xml::{attr, capture_children, first_attribute, flag, for_each_element};
 use crate::model::carried::{
-    Carried, CarriedSheet, CarriedXml, CellStyles, Element, OtherSheet, Part, Pivot, Relationship,
+    Carried, CarriedSheet, CarriedXml, Element, OtherSheet, Part, Pivot, Relationship,
 };
 
 /// Children of `<workbook>` the writer produces from the model; the others
@@ -121,24 +119,20 @@ pub fn collect(
     };
     carried.other_sheets = other_sheets(parts, workbook.sheets, &carried.workbook.relationships);
     let defaults = writer_defaults();
-    if let Some(styles) = parts.get("xl/styles.xml") {
-        carried.dxfs = capture_children(styles, Some("dxfs"))?;
-        carried.cell_styles = cell_styles(styles)?;
-        carried.default_font = capture_children(styles, Some("fonts"))?
-            .into_iter()
-            .next()
-            .filter(|font| Some(font) != defaults.font.as_ref());
-        // What is carried of the styles may use the root's prefixes.
-        if !carried.dxfs.is_empty()
-            || carried.default_font.is_some()
-            || carried.cell_styles.is_some()
-        {
-            carried.styles_namespaces = root_namespaces(styles)?;
+    let styles = parts.get("xl/styles.xml");
+    // The writer writes a styles part with no cell formats as the file has it.
+    carried.styles = match styles {
+        Some(styles) if *styles != defaults.styles && has_cell_formats(styles)? => {
+            Some(Arc::from(styles.as_slice()))
         }
-    }
+        _ => None,
+    };
     // The writer's defaults hold for its default font: another font changes
     // the default row height it writes, for one.
-    let plain_font = carried.default_font.is_none();
+    let plain_font = match styles {
+        Some(styles) => capture_children(styles, Some("fonts"))?.first() == defaults.font.as_ref(),
+        None => true,
+    };
     let writer_like = |element: &Element| plain_font && defaults.is_default(element);
     carried.workbook.elements.retain(|e| !writer_like(e));
     carried.date1904 = carried
@@ -224,6 +218,8 @@ struct WriterDefaults {
     /// Children of `<worksheet>` and `<workbook>`, as XML text.
     elements: HashSet<String>,
     theme: Vec<u8>,
+    /// The styles part of a workbook without cell formats.
+    styles: Vec<u8>,
     font: Option<String>,
 }
 
@@ -262,6 +258,7 @@ fn writer_defaults() -> &'static WriterDefaults {
         WriterDefaults {
             elements,
             theme: part("xl/theme/theme1.xml"),
+            styles: styles.clone(),
             font: capture_children(&styles, Some("fonts"))
                 .ok()
                 .and_then(|fonts| fonts.into_iter().next()),
@@ -375,26 +372,9 @@ fn other_sheets(
         .collect()
 }
 
-/// The named cell styles of a styles part with what they use, unless it
-/// has only the Normal style the writer writes.
-fn cell_styles(styles: &[u8]) -> Result<Option<CellStyles>, ReadError> {
-    let named = capture_children(styles, Some("cellStyles"))?;
-    let only_normal = match &named[..] {
-        [style] => {
-            first_attribute(style.as_bytes(), "name").as_deref() == Some("Normal")
-                && first_attribute(style.as_bytes(), "xfId").as_deref() == Some("0")
-        }
-        named => named.is_empty(),
-    };
-    if only_normal {
-        return Ok(None);
-    }
-    Ok(Some(CellStyles {
-        num_formats: capture_children(styles, Some("numFmts"))?,
-        fonts: capture_children(styles, Some("fonts"))?,
-        fills: capture_children(styles, Some("fills"))?,
-        borders: capture_children(styles, Some("borders"))?,
-        formats: capture_children(styles, Some("cellStyleXfs"))?,
-        styles: named,
-    }))
+/// Whether a styles part has what the writer's cells can point at: a
+/// cell format and a font (a "minimal" package may have neither).
+fn has_cell_formats(styles: &[u8]) -> Result<bool, ReadError> {
+    Ok(!capture_children(styles, Some("cellXfs"))?.is_empty()
+        && !capture_children(styles, Some("fonts"))?.is_empty())
 }

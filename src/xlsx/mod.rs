@@ -24,6 +24,8 @@ mod rich;
 mod sheet_children;
 /// What the file carries beyond the model, moved with rows.
 mod shift;
+/// The writer's cells pointing at the file's own cell formats.
+mod stand_in;
 /// `styles.xml` → cell formats, and cell formats → writer formats.
 mod styles;
 /// XML as a tree of owned events, for the parts a row move rewrites.

@@ -14,6 +14,7 @@ use std::path::Path;
 use rust_xlsxwriter::{DocProperties, Format, Formula as XlsxFormula, Worksheet, XlsxError};
 
 use super::fix::{Fix, Fixes, PLACEHOLDER};
+use super::stand_in::{self, stand_in};
 use super::styles::{to_format, with_font, xlsx_color};
 use super::{DAYS_1900_TO_1904, WriteError};
 use crate::model::format::{CellFormat, DateParts, Font};
@@ -64,9 +65,14 @@ fn code_for_shown(cell: &Cell, shows: DateParts, exact: bool) -> Option<&'static
     }
 }
 
-/// rust_xlsxwriter formats for the workbook's cell formats, built once each.
+/// rust_xlsxwriter formats for the workbook's cell formats, built once each:
+/// stand-ins for the file's own formats when its styles part is carried
+/// ([`stand_in`]), or the formats' settings otherwise (a workbook made
+/// through the API).
 struct Formats {
     cell_formats: Vec<CellFormat>,
+    /// Whether the cell formats are the file's, written back as its records.
+    file_records: bool,
     /// Whether each cell format is the default one (needs no format).
     plain: Vec<bool>,
     /// What each cell format shows of a date-like value.
@@ -79,11 +85,18 @@ struct Formats {
 }
 
 impl Formats {
-    fn new(cell_formats: &[CellFormat]) -> Formats {
+    fn new(cell_formats: &[CellFormat], file_records: bool) -> Formats {
         let default = CellFormat::default();
+        // A file's format that looks like the default in the model may
+        // hold what the model does not (protection, a font's script).
+        let plain = |(id, format): (usize, &CellFormat)| match file_records {
+            true => id == 0,
+            false => *format == default,
+        };
         Formats {
             cell_formats: cell_formats.to_vec(),
-            plain: cell_formats.iter().map(|f| *f == default).collect(),
+            file_records,
+            plain: cell_formats.iter().enumerate().map(plain).collect(),
             dated: cell_formats.iter().map(CellFormat::date_parts).collect(),
             built: vec![None; cell_formats.len()],
             built_with_date: HashMap::new(),
@@ -133,7 +146,11 @@ impl Formats {
             Some(false) => index,
             _ => 0,
         };
+        let file_records = self.file_records;
         let build = |code: Option<&str>| {
+            if file_records {
+                return stand_in(index as u32, code);
+            }
             let mut format = self.cell_formats.get(index).cloned().unwrap_or_default();
             if let Some(code) = code {
                 format.num_format = Some(code.to_owned());
@@ -266,7 +283,11 @@ impl Rewrite {
         // the rewrite is on every write's path.
         book.set_zip_compression_level(COMPRESSION_LEVEL);
         let row_pixels = set_default_font(&mut book, &workbook.default_font);
-        let mut formats = Formats::new(&workbook.formats);
+        let file_records = workbook.carried.styles.is_some();
+        if file_records {
+            stand_in::register(&mut book, workbook.formats.len());
+        }
+        let mut formats = Formats::new(&workbook.formats, file_records);
         let mut resumable = true;
         let mut fixes = Vec::with_capacity(workbook.sheets.len());
         let active = match workbook.sheets.get(workbook.active_sheet) {

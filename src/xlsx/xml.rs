@@ -291,17 +291,3 @@ pub fn root_attributes(root: &BytesStart<'_>) -> Vec<(String, String)> {
         })
         .collect()
 }
-
-/// The namespace declarations of a part's root element.
-pub fn root_namespaces(xml: &[u8]) -> Result<Vec<(String, String)>, ReadError> {
-    let mut reader = Reader::from_reader(xml);
-    let mut buf = Vec::new();
-    loop {
-        match reader.read_event_into(&mut buf).map_err(xml_error)? {
-            Event::Start(e) | Event::Empty(e) => return Ok(root_attributes(&e)),
-            Event::Eof => return Ok(Vec::new()),
-            _ => {}
-        }
-        buf.clear();
-    }
-}

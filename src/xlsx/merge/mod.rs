@@ -19,7 +19,7 @@ use zip::{ZipArchive, ZipWriter};
 
 use self::sheet::{sheet_part, with_range};
 use self::source::{Source, put, zip_error};
-use self::styles::{count_children, with_carried_styles};
+use self::styles::styles_part;
 use self::workbook::splice_workbook;
 use super::WriteError;
 use super::fix::Fixes;
@@ -57,17 +57,7 @@ pub fn merge<W: Write + Seek>(
     let mut source = Source {
         archive,
         produced: &produced,
-        dxf_offset: 0,
     };
-    // Read once: its differential formats are counted before any sheet
-    // is written, and it is written with the carried ones added.
-    let mut styles = match produced.contains("xl/styles.xml") {
-        true => Some(source.read("xl/styles.xml")?),
-        false => None,
-    };
-    source.dxf_offset = styles
-        .as_deref()
-        .map_or(0, |xml| count_children(xml, "dxfs"));
     for name in &names {
         let changed = match name.as_str() {
             "[Content_Types].xml" => Some(with_carried_types(&source.read(name)?, carried)),
@@ -89,13 +79,7 @@ pub fn merge<W: Write + Seek>(
                 put(&mut zip, "xl/_rels/workbook.xml.rels", &rels)?;
                 Some(xml)
             }
-            "xl/styles.xml" => {
-                let xml = match styles.take() {
-                    Some(xml) => xml,
-                    None => source.read(name)?,
-                };
-                Some(with_carried_styles(xml, carried)?)
-            }
+            "xl/styles.xml" => Some(styles_part(source.read(name)?, carried.styles.as_deref())?),
             "xl/theme/theme1.xml" => carried.theme.as_deref().map(<[u8]>::to_vec),
             _ => match sheet_index(name).and_then(|i| Some((i, workbook.sheets.get(i)?))) {
                 Some((index, sheet)) => {
@@ -125,7 +109,7 @@ pub fn merge<W: Write + Seek>(
             Some(&(range, totals)) => put(
                 &mut zip,
                 &part.name,
-                &with_range(&part.bytes, range, Some(totals), source.dxf_offset)?,
+                &with_range(&part.bytes, range, Some(totals))?,
             )?,
             None => put(&mut zip, &part.name, &part.bytes)?,
         }

@@ -12,7 +12,7 @@ use zip::ZipWriter;
 
 use super::source::{Source, put};
 use super::splice::{
-    cut, interleave, plus, reassemble, rebind, relationship_prefixes, replace_once, with_attributes,
+    cut, interleave, reassemble, rebind, relationship_prefixes, replace_once, with_attributes,
 };
 use crate::model::Sheet;
 use crate::model::carried::{CarriedXml, Relationship};
@@ -70,7 +70,6 @@ pub(super) fn sheet_part<W: Write + Seek>(
         &written,
         &sheet.carried.xml,
         &renamed,
-        source.dxf_offset,
         hyperlinks(links, &renamed),
     )?;
     let xml = with_original_columns(xml, sheet.carried.columns.as_deref());
@@ -237,7 +236,6 @@ fn splice_sheet(
     xml: &[u8],
     carried: &CarriedXml,
     renamed: &HashMap<String, String>,
-    dxf_offset: usize,
     hyperlinks: Option<Vec<u8>>,
 ) -> Result<Vec<u8>, WriteError> {
     let (head, data, tail) = split_sheet_data(xml);
@@ -252,11 +250,11 @@ fn splice_sheet(
         .and_then(|range| range_ref(&range));
     let mut elements = Vec::new();
     for element in &carried.elements {
-        let mut bytes = rebind(element, &prefixes, renamed, dxf_offset)?;
+        let mut bytes = rebind(element, &prefixes, renamed)?;
         if let (true, Some(range)) = (element.name == "autoFilter", written_filter) {
             // The model grows the range with inserted rows; a sort inside
             // moves with it.
-            bytes = with_range(&bytes, range, None, 0)?;
+            bytes = with_range(&bytes, range, None)?;
         }
         elements.push((element.name.clone(), bytes));
     }
@@ -308,7 +306,6 @@ pub(super) fn with_range(
     xml: &[u8],
     range: Range,
     totals: Option<bool>,
-    dxf_offset: usize,
 ) -> Result<Vec<u8>, WriteError> {
     // The range in the file, read from the first `ref`: the table's or
     // autofilter's own.
@@ -340,8 +337,6 @@ pub(super) fn with_range(
         } else if key == "totalsRowCount" && totals == Some(false) && value != "0" {
             totals_dropped = true;
             Some("0".to_owned())
-        } else if key.ends_with("DxfId") && dxf_offset > 0 {
-            plus(value, dxf_offset)
         } else {
             None
         }

@@ -14,9 +14,6 @@ pub(super) struct Source<'a> {
     pub(super) archive: ZipArchive<Cursor<&'a [u8]>>,
     /// The names of its parts.
     pub(super) produced: &'a HashSet<&'a str>,
-    /// How many differential formats its styles part has: the carried ones
-    /// are numbered after them.
-    pub(super) dxf_offset: usize,
 }
 
 impl Source<'_> {

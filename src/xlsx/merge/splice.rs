@@ -101,24 +101,6 @@ pub(super) fn reassemble(
     .concat()
 }
 
-/// `xml` with the namespace declarations of `root_attributes` its root
-/// lacks.
-pub(super) fn declare(
-    xml: Vec<u8>,
-    root_attributes: &[(String, String)],
-) -> Result<Vec<u8>, WriteError> {
-    if root_attributes.is_empty() {
-        return Ok(xml);
-    }
-    let parts = cut(&xml)?;
-    let children: Vec<u8> = parts
-        .children
-        .iter()
-        .flat_map(|(_, bytes)| bytes.clone())
-        .collect();
-    Ok(reassemble(&parts, root_attributes, &children))
-}
-
 /// The root start tag with the carried part's namespace declarations it
 /// lacks (a prefix the writer binds already keeps the writer's binding).
 fn with_namespaces(root: &BytesStart<'_>, carried: &[(String, String)]) -> Vec<u8> {
@@ -177,14 +159,11 @@ pub(super) fn interleave(
     keyed.into_iter().flat_map(|(_, bytes)| bytes).collect()
 }
 
-/// A carried element with its relationship ids renamed and, for
-/// conditional formats, its differential format ids moved past the
-/// writer's.
+/// A carried element with its relationship ids renamed.
 pub(super) fn rebind(
     element: &Element,
     rel_prefixes: &HashSet<String>,
     renamed: &HashMap<String, String>,
-    dxf_offset: usize,
 ) -> Result<Vec<u8>, WriteError> {
     let mut reader = Reader::from_str(&element.xml);
     let mut out = Writer::new(Vec::new());
@@ -192,12 +171,8 @@ pub(super) fn rebind(
         let event = reader.read_event().map_err(xml_error)?;
         let event = match event {
             Event::Eof => break,
-            Event::Start(e) => {
-                Event::Start(rebind_attributes(&e, rel_prefixes, renamed, dxf_offset))
-            }
-            Event::Empty(e) => {
-                Event::Empty(rebind_attributes(&e, rel_prefixes, renamed, dxf_offset))
-            }
+            Event::Start(e) => Event::Start(rebind_attributes(&e, rel_prefixes, renamed)),
+            Event::Empty(e) => Event::Empty(rebind_attributes(&e, rel_prefixes, renamed)),
             other => other,
         };
         out.write_event(event).map_err(xml_error)?;
@@ -209,9 +184,7 @@ fn rebind_attributes(
     element: &BytesStart<'_>,
     rel_prefixes: &HashSet<String>,
     renamed: &HashMap<String, String>,
-    dxf_offset: usize,
 ) -> BytesStart<'static> {
-    let is_rule = element.local_name().as_ref() == "cfRule";
     // The relationships prefix may be declared on the element itself.
     let mut rel_prefixes = rel_prefixes.clone();
     let all = all_attributes(element);
@@ -228,8 +201,6 @@ fn rebind_attributes(
         let prefix = key.split_once(':').map(|(p, _)| p);
         let new = if prefix.is_some_and(|p| rel_prefixes.contains(p)) {
             renamed.get(&value).cloned()
-        } else if is_rule && key == "dxfId" && dxf_offset > 0 {
-            plus(&value, dxf_offset)
         } else {
             None
         };
@@ -283,19 +254,6 @@ pub(super) fn with_attributes(
         out.write_event(event).map_err(xml_error)?;
     }
     Ok(out.into_inner())
-}
-
-/// [`with_attributes`] for an element held as text.
-pub(super) fn text_with_attributes(
-    xml: &str,
-    map: impl FnMut(&str, &str) -> Option<String>,
-) -> Result<String, WriteError> {
-    Ok(String::from_utf8_lossy(&with_attributes(xml.as_bytes(), map)?).into_owned())
-}
-
-/// The number `value` (an id) plus `by`; `None` when it is no number.
-pub(super) fn plus(value: &str, by: usize) -> Option<String> {
-    value.parse::<usize>().ok().map(|id| (id + by).to_string())
 }
 
 pub(super) fn replace_once(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {

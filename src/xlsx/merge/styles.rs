@@ -1,176 +1,305 @@
-//! The styles part: the writer's, with the file's differential formats,
-//! named cell styles and default font added.
+//! The styles part: the file's own, whole, with the cell formats the
+//! writer's cells need beyond the file's added at the end.
+//!
+//! Every record of the file stays as the file has it — fonts with their
+//! scripts, fills, borders with their diagonals, number formats, alignment,
+//! protection, named styles, differential formats — so a cell the write did
+//! not touch looks exactly as it did, whatever the writer can express. The
+//! writer's cells name the file's formats through stand-ins
+//! ([`crate::xlsx::stand_in`]), which already carry the file's indexes; a
+//! stand-in past the file's formats becomes a copy of the file's format it
+//! names with the number format it names.
 
 use std::collections::HashMap;
 
-use super::splice::{declare, plus, text_with_attributes};
-use crate::model::carried::{Carried, CellStyles};
 use crate::xlsx::WriteError;
-use crate::xlsx::xml::{capture_children, find, first_attribute};
+use crate::xlsx::stand_in;
+use crate::xlsx::xml::{capture_children, escape, first_attribute};
 
-/// The writer's styles part `xml` with what `carried` keeps of the file's.
-pub(super) fn with_carried_styles(xml: Vec<u8>, carried: &Carried) -> Result<Vec<u8>, WriteError> {
-    let xml = append_children(xml, "dxfs", &carried.dxfs);
-    let xml = with_cell_styles(xml, carried.cell_styles.as_ref())?;
-    let xml = declare(xml, &carried.styles_namespaces)?;
-    Ok(with_default_font(xml, carried.default_font.as_deref()))
-}
-
-/// How many children the first `list` element of `xml` has.
-pub(super) fn count_children(xml: &[u8], list: &str) -> usize {
-    capture_children(xml, Some(list)).map_or(0, |children| children.len())
-}
-
-/// Where a list element of the styles part goes when the writer wrote
-/// none: before the first of these that is there (the schema's order).
-fn followers(list: &str) -> &'static [&'static str] {
-    match list {
-        "numFmts" => &["<fonts", "</styleSheet>"],
-        _ => &["<tableStyles", "<colors", "<extLst", "</styleSheet>"],
+/// The styles part of a rewrite: the file's (`file`) with the formats the
+/// writer's part (`written`) adds, when the file's is carried; the
+/// writer's otherwise.
+pub(super) fn styles_part(written: Vec<u8>, file: Option<&[u8]>) -> Result<Vec<u8>, WriteError> {
+    match file {
+        Some(file) => with_added_formats(file, &written),
+        None => Ok(written),
     }
 }
 
-/// The styles part `xml` with `items` added at the end of its first `list`
-/// element (`<dxfs>`, `<fonts>`…), whose `count` follows.
-fn append_children(xml: Vec<u8>, list: &str, items: &[String]) -> Vec<u8> {
+/// The file's styles part with a cell format for each stand-in of the
+/// writer's part past the file's own formats.
+fn with_added_formats(file: &[u8], written: &[u8]) -> Result<Vec<u8>, WriteError> {
+    let own = children(file, "cellXfs")?;
+    let written_codes = number_formats(written)?;
+    let mut ids = NumberFormatIds::in_part(file)?;
+    let mut added = Vec::new();
+    for (index, xf) in children(written, "cellXfs")?.iter().enumerate().skip(1) {
+        let named = first_attribute(xf.as_bytes(), "numFmtId")
+            .and_then(|id| written_codes.get(&id))
+            .and_then(|code| stand_in::named_by(code));
+        match named {
+            Some((base, None)) if base as usize == index && index < own.len() => {}
+            Some((base, Some(code))) if index >= own.len() => {
+                let record = own.get(base as usize).or(own.first());
+                let record = record.ok_or_else(|| mismatch(index))?;
+                added.push(with_number_format(record, ids.id_of(code))?);
+            }
+            _ => return Err(mismatch(index)),
+        }
+    }
+    let prefix = root_prefix(file);
+    let xml = append_children(file.to_vec(), &prefix, "numFmts", &ids.added(&prefix));
+    Ok(append_children(xml, &prefix, "cellXfs", &added))
+}
+
+/// The writer's cell format `index` is none the stand-ins account for: a
+/// fault of sheetd, said so rather than written wrong.
+fn mismatch(index: usize) -> WriteError {
+    WriteError::Refused(format!(
+        "sheetd could not match the writer's cell format {index} to one of the workbook's"
+    ))
+}
+
+fn children(xml: &[u8], list: &str) -> Result<Vec<String>, WriteError> {
+    capture_children(xml, Some(list)).map_err(|error| {
+        WriteError::Refused(format!("the styles part could not be read again: {error}"))
+    })
+}
+
+/// The number formats a styles part defines: code by id.
+fn number_formats(xml: &[u8]) -> Result<HashMap<String, String>, WriteError> {
+    Ok(children(xml, "numFmts")?
+        .iter()
+        .filter_map(|format| {
+            let id = first_attribute(format.as_bytes(), "numFmtId")?;
+            Some((id, first_attribute(format.as_bytes(), "formatCode")?))
+        })
+        .collect())
+}
+
+/// The ids of the file's number formats by code, and those added for
+/// codes it lacks.
+struct NumberFormatIds {
+    by_code: HashMap<String, u32>,
+    next: u32,
+    added: Vec<(u32, String)>,
+}
+
+impl NumberFormatIds {
+    fn in_part(file: &[u8]) -> Result<NumberFormatIds, WriteError> {
+        let mut by_code = HashMap::from([("General".to_owned(), 0)]);
+        let mut last = 163;
+        for (id, code) in number_formats(file)? {
+            let Ok(id) = id.parse::<u32>() else { continue };
+            last = last.max(id);
+            by_code.entry(code).or_insert(id);
+        }
+        Ok(NumberFormatIds {
+            by_code,
+            next: last + 1,
+            added: Vec::new(),
+        })
+    }
+
+    /// The id of the number format `code`: the file's, or a new one.
+    fn id_of(&mut self, code: &str) -> u32 {
+        if let Some(&id) = self.by_code.get(code) {
+            return id;
+        }
+        let id = self.next;
+        self.next += 1;
+        self.by_code.insert(code.to_owned(), id);
+        self.added.push((id, code.to_owned()));
+        id
+    }
+
+    /// The `<numFmt>` elements of the added number formats.
+    fn added(&self, prefix: &str) -> Vec<String> {
+        self.added
+            .iter()
+            .map(|(id, code)| {
+                format!(
+                    "<{prefix}numFmt numFmtId=\"{id}\" formatCode=\"{}\"/>",
+                    escape(code)
+                )
+            })
+            .collect()
+    }
+}
+
+/// A `<xf>` record of the file with the number format `id` in place of
+/// its own.
+fn with_number_format(record: &str, id: u32) -> Result<String, WriteError> {
+    let end = record.find('>').ok_or_else(|| mismatch(0))?;
+    let (tag, rest) = record.split_at(end);
+    let (tag, closing) = match tag.strip_suffix('/') {
+        Some(tag) => (tag, "/"),
+        None => (tag, ""),
+    };
+    let tag = with_attribute(tag, "numFmtId", &id.to_string());
+    let tag = with_attribute(&tag, "applyNumberFormat", "1");
+    Ok(format!("{tag}{closing}{rest}"))
+}
+
+/// A start tag's text (without its closing `>`) with the attribute `name`
+/// set to `value`, added when missing.
+fn with_attribute(tag: &str, name: &str, value: &str) -> String {
+    let key = format!(" {name}=");
+    match tag.find(&key) {
+        Some(at) => {
+            let start = at + key.len();
+            let quote = &tag[start..start + 1];
+            let end = tag[start + 1..]
+                .find(quote)
+                .map_or(tag.len(), |i| start + 1 + i + 1);
+            format!("{}\"{value}\"{}", &tag[..start], &tag[end..])
+        }
+        None => format!("{tag} {name}=\"{value}\""),
+    }
+}
+
+/// The prefix (with its colon) the part's root element is written with:
+/// `"x:"` for `<x:styleSheet>`, empty for a default namespace.
+fn root_prefix(xml: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&xml[..xml.len().min(4096)]);
+    text.match_indices('<')
+        .map(|(i, _)| &text[i + 1..])
+        .find(|tag| !tag.starts_with('?') && !tag.starts_with('!'))
+        .and_then(|tag| {
+            let name = tag.split([' ', '>', '/', '\t', '\r', '\n']).next()?;
+            Some(match name.split_once(':') {
+                Some((prefix, _)) => format!("{prefix}:"),
+                None => String::new(),
+            })
+        })
+        .unwrap_or_default()
+}
+
+/// Where a list element of the styles part goes when the file has none:
+/// before the first of these that is there (the schema's order).
+fn followers(list: &str) -> &'static [&'static str] {
+    match list {
+        "numFmts" => &["fonts", "fills", "borders", "cellStyleXfs", "cellXfs"],
+        _ => &["cellStyles", "dxfs", "tableStyles", "colors", "extLst"],
+    }
+}
+
+/// The styles part `xml` with `items` added at the end of its `list`
+/// element (`<cellXfs>`, `<numFmts>`), whose `count` follows; the element
+/// is made, in schema order, when the part has none.
+fn append_children(xml: Vec<u8>, prefix: &str, list: &str, items: &[String]) -> Vec<u8> {
     if items.is_empty() {
         return xml;
     }
-    let count = count_children(&xml, list) + items.len();
     let text = String::from_utf8_lossy(&xml).into_owned();
+    let name = format!("{prefix}{list}");
     let joined = items.concat();
-    let block = format!("<{list} count=\"{count}\">");
-    let open = format!("<{list}");
-    let start = text.match_indices(&open).map(|(i, _)| i).find(|&i| {
+    let Some(start) = start_of(&text, &name) else {
+        let count = items.len();
+        let block = format!("<{name} count=\"{count}\">{joined}</{name}>");
+        let at = followers(list)
+            .iter()
+            .find_map(|follower| start_of(&text, &format!("{prefix}{follower}")))
+            .or_else(|| text.rfind(&format!("</{prefix}styleSheet")))
+            .unwrap_or(text.len());
+        return [&text[..at], &block, &text[at..]].concat().into_bytes();
+    };
+    let Some(tag_end) = text[start..].find('>').map(|i| start + i) else {
+        return xml;
+    };
+    let empty = text[..tag_end].ends_with('/');
+    let tag = &text[start..if empty { tag_end - 1 } else { tag_end }];
+    let count = capture_children(&xml, Some(list)).map_or(0, |c| c.len()) + items.len();
+    let tag = with_attribute(tag, "count", &count.to_string());
+    let after = &text[tag_end + 1..];
+    let merged = if empty {
+        format!("{}{tag}>{joined}</{name}>{after}", &text[..start])
+    } else {
+        let close = after.find(&format!("</{name}>")).unwrap_or(0);
+        format!(
+            "{}{tag}>{}{joined}{}",
+            &text[..start],
+            &after[..close],
+            &after[close..]
+        )
+    };
+    merged.into_bytes()
+}
+
+/// Where the first start tag of the element `name` begins.
+fn start_of(text: &str, name: &str) -> Option<usize> {
+    let open = format!("<{name}");
+    text.match_indices(&open).map(|(i, _)| i).find(|&i| {
         matches!(
             text.as_bytes().get(i + open.len()),
-            Some(b' ' | b'>' | b'/')
+            Some(b' ' | b'>' | b'/' | b'\t' | b'\r' | b'\n')
         )
-    });
-    if let Some(start) = start {
-        let Some(end_of_tag) = text[start..].find('>').map(|i| start + i) else {
-            return xml;
-        };
-        let rest = &text[end_of_tag + 1..];
-        let merged = if text[..end_of_tag].ends_with('/') {
-            format!("{}{block}{joined}</{list}>{rest}", &text[..start])
-        } else {
-            let inner_end = rest.find(&format!("</{list}>")).unwrap_or(0);
-            format!(
-                "{}{block}{}{joined}{}",
-                &text[..start],
-                &rest[..inner_end],
-                &rest[inner_end..]
-            )
-        };
-        return merged.into_bytes();
-    }
-    let at = followers(list)
-        .iter()
-        .find_map(|tag| text.find(tag))
-        .unwrap_or(text.len());
-    format!("{}{block}{joined}</{list}>{}", &text[..at], &text[at..]).into_bytes()
+    })
 }
 
-/// The styles part `xml` the writer wrote with the file's named cell
-/// styles added: their style formats, and the fonts, fills, borders and
-/// number formats those use, appended to the writer's and renumbered. The
-/// file's style of format 0 (Normal, under whatever name the file gives
-/// it) takes the place of the writer's Normal.
-fn with_cell_styles(xml: Vec<u8>, styles: Option<&CellStyles>) -> Result<Vec<u8>, WriteError> {
-    let Some(styles) = styles else {
-        return Ok(xml);
-    };
-    let offset = |list| count_children(&xml, list);
-    let (fonts, fills, borders) = (offset("fonts"), offset("fills"), offset("borders"));
-    // Style format 0 is the writer's; the file's others follow its own.
-    let formats = offset("cellStyleXfs").saturating_sub(1);
-    let mut next_id = capture_children(&xml, Some("numFmts"))
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|f| {
-            first_attribute(f.as_bytes(), "numFmtId")?
-                .parse::<u64>()
-                .ok()
-        })
-        .max()
-        .unwrap_or(0)
-        .max(163);
-    let mut num_ids = HashMap::new();
-    let num_formats = styles
-        .num_formats
-        .iter()
-        .map(|format| {
-            text_with_attributes(format, |name, value| {
-                (name == "numFmtId").then(|| {
-                    next_id += 1;
-                    num_ids.insert(value.to_owned(), next_id.to_string());
-                    next_id.to_string()
-                })
-            })
-        })
-        .collect::<Result<Vec<String>, WriteError>>()?;
-    let style_formats = styles
-        .formats
-        .iter()
-        .skip(1)
-        .map(|format| {
-            text_with_attributes(format, |name, value| match name {
-                "fontId" => plus(value, fonts),
-                "fillId" => plus(value, fills),
-                "borderId" => plus(value, borders),
-                "numFmtId" => num_ids.get(value).cloned(),
-                _ => None,
-            })
-        })
-        .collect::<Result<Vec<String>, WriteError>>()?;
-    let mut normal = None;
-    let mut named = Vec::new();
-    for style in &styles.styles {
-        match first_attribute(style.as_bytes(), "xfId").as_deref() {
-            Some("0") => normal = Some(style.clone()),
-            _ => named.push(text_with_attributes(style, |name, value| {
-                (name == "xfId").then(|| plus(value, formats)).flatten()
-            })?),
-        }
-    }
-    let mut xml = xml;
-    if let Some(normal) = normal {
-        let text = String::from_utf8_lossy(&xml).into_owned();
-        if let Some(start) = text.find("<cellStyle ")
-            && let Some(end) = text[start..].find("/>")
-        {
-            xml = [&text[..start], &normal, &text[start + end + 2..]]
-                .concat()
-                .into_bytes();
-        }
-    }
-    let xml = append_children(xml, "numFmts", &num_formats);
-    let xml = append_children(xml, "fonts", &styles.fonts);
-    let xml = append_children(xml, "fills", &styles.fills);
-    let xml = append_children(xml, "borders", &styles.borders);
-    let xml = append_children(xml, "cellStyleXfs", &style_formats);
-    Ok(append_children(xml, "cellStyles", &named))
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// The styles part with its first font (the workbook's default) as the
-/// file had it: the writer's is made from the model, which keeps its name
-/// and size but not every setting.
-fn with_default_font(xml: Vec<u8>, font: Option<&str>) -> Vec<u8> {
-    let Some(font) = font else {
-        return xml;
-    };
-    let Some(fonts) = find(&xml, b"<fonts") else {
-        return xml;
-    };
-    let first = find(&xml[fonts..], b"<font>")
-        .or_else(|| find(&xml[fonts..], b"<font "))
-        .map(|at| fonts + at);
-    let Some(start) = first else {
-        return xml;
-    };
-    let Some(end) = find(&xml[start..], b"</font>").map(|at| start + at + b"</font>".len()) else {
-        return xml;
-    };
-    [&xml[..start], font.as_bytes(), &xml[end..]].concat()
+    const FILE: &str = r#"<?xml version="1.0"?><styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><numFmts count="1"><numFmt numFmtId="170" formatCode="0.0%"/></numFmts><fonts count="1"><font><vertAlign val="superscript"/><sz val="10"/><name val="Arial"/></font></fonts><fills count="1"><fill><patternFill/></fill></fills><borders count="1"><border diagonalUp="1"><diagonal style="thin"/></border></borders><cellStyleXfs count="1"><xf numFmtId="0" fontId="0"/></cellStyleXfs><cellXfs count="2"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/><xf numFmtId="170" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"><protection locked="0"/></xf></cellXfs><cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles></styleSheet>"#;
+
+    /// A writer's part whose cell formats are `codes`' stand-ins.
+    fn written(codes: &[&str]) -> Vec<u8> {
+        let formats: String = codes
+            .iter()
+            .enumerate()
+            .map(|(i, code)| format!(r#"<numFmt numFmtId="{}" formatCode="{code}"/>"#, 164 + i))
+            .collect();
+        let xfs: String = (0..codes.len())
+            .map(|i| format!(r#"<xf numFmtId="{}" fontId="0"/>"#, 164 + i))
+            .collect();
+        format!(
+            r#"<styleSheet><numFmts>{formats}</numFmts><cellXfs><xf numFmtId="0"/>{xfs}</cellXfs></styleSheet>"#
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn the_file_part_stands_when_the_writer_adds_nothing() {
+        let out = with_added_formats(FILE.as_bytes(), &written(&["sheetd-format:1"])).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), FILE);
+    }
+
+    #[test]
+    fn a_stand_in_with_a_number_format_copies_the_file_format() {
+        let codes = [
+            "sheetd-format:1",
+            "sheetd-format:1:yyyy/mm/dd",
+            "sheetd-format:0:0.0%",
+        ];
+        let out = String::from_utf8(with_added_formats(FILE.as_bytes(), &written(&codes)).unwrap())
+            .unwrap();
+        assert!(out.contains(r#"<numFmts count="2"><numFmt numFmtId="170" formatCode="0.0%"/><numFmt numFmtId="171" formatCode="yyyy/mm/dd"/></numFmts>"#), "{out}");
+        assert!(out.contains(r#"<cellXfs count="4">"#), "{out}");
+        assert!(out.contains(r#"<xf numFmtId="171" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"><protection locked="0"/></xf><xf numFmtId="170" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/></cellXfs>"#), "{out}");
+    }
+
+    #[test]
+    fn a_writer_format_no_stand_in_names_is_refused() {
+        for codes in [
+            &["0.00"][..],
+            &["sheetd-format:2"],
+            &["sheetd-format:1", "sheetd-format:1"],
+        ] {
+            assert!(
+                with_added_formats(FILE.as_bytes(), &written(codes)).is_err(),
+                "{codes:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_prefixed_part_gets_prefixed_lists() {
+        let file = r#"<x:styleSheet xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><x:fonts count="1"><x:font/></x:fonts><x:cellXfs count="1"><x:xf numFmtId="0" fontId="0"/></x:cellXfs></x:styleSheet>"#;
+        let out =
+            with_added_formats(file.as_bytes(), &written(&["sheetd-format:0:yyyy/mm/dd"])).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.starts_with(r#"<x:styleSheet xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><x:numFmts count="1"><x:numFmt numFmtId="164" formatCode="yyyy/mm/dd"/></x:numFmts><x:fonts"#), "{out}");
+        assert!(out.contains(r#"<x:cellXfs count="2"><x:xf numFmtId="0" fontId="0"/><x:xf numFmtId="164" fontId="0" applyNumberFormat="1"/></x:cellXfs>"#), "{out}");
+    }
 }

@@ -73,7 +73,7 @@ pub(super) fn splice_workbook(
         }
     }
     for element in &carried.elements {
-        let mut bytes = rebind(element, &prefixes, renamed, 0)?;
+        let mut bytes = rebind(element, &prefixes, renamed)?;
         if element.name != "definedName" {
             elements.push((element.name.clone(), bytes));
             continue;
@@ -156,7 +156,7 @@ fn with_other_sheets(
         match others.iter().find(|other| other.position == position) {
             Some(other) => {
                 next_id += 1;
-                let entry = rebind(&other.entry, prefixes, renamed, 0)?;
+                let entry = rebind(&other.entry, prefixes, renamed)?;
                 let entry = with_attributes(&entry, |name, _| {
                     (name == "sheetId").then(|| next_id.to_string())
                 })?;
