@@ -41,6 +41,8 @@ pub struct Font {
     pub underline: Option<String>,
     pub strikethrough: bool,
     pub color: Option<Color>,
+    /// `"superscript"` or `"subscript"`; `None` is the baseline.
+    pub script: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -313,16 +313,35 @@ impl Layout {
         grew
     }
 
-    /// Gives the rows `first..first + count` (0-based, `first` > 0) the
-    /// cell formats of the row above them.
+    /// Gives the cells of rows `first..first + count` (0-based, `first` > 0)
+    /// that have no format of their own the cell formats of the row above
+    /// them. A cell formatted before anything was typed into it keeps its
+    /// format, and so do the cells of a row with a format of its own (the
+    /// writer gives them the row's), as in a spreadsheet app.
     pub fn formats_copied_down(&mut self, first: usize, count: usize) {
         let above = self.formats.get(first - 1).cloned().unwrap_or_default();
-        if above.iter().any(|&f| f != 0) {
-            if self.formats.len() < first + count {
-                self.formats.resize_with(first + count, Vec::new);
+        if above.iter().all(|&f| f == 0) {
+            return;
+        }
+        if self.formats.len() < first + count {
+            self.formats.resize_with(first + count, Vec::new);
+        }
+        for (index, row) in self.formats[first..first + count].iter_mut().enumerate() {
+            let row_number = (first + index) as u32;
+            if self
+                .rows
+                .get(&row_number)
+                .is_some_and(|props| props.format.is_some())
+            {
+                continue;
             }
-            for row in &mut self.formats[first..first + count] {
-                row.clone_from(&above);
+            if row.len() < above.len() {
+                row.resize(above.len(), 0);
+            }
+            for (own, &from_above) in row.iter_mut().zip(&above) {
+                if *own == 0 {
+                    *own = from_above;
+                }
             }
         }
     }
@@ -447,6 +466,29 @@ mod tests {
             vec![vec![1, 1], vec![0, 2], vec![0, 2], vec![0, 2]]
         );
         assert_eq!(layout.autofilter, Some(rows(0, 3)));
+    }
+
+    #[test]
+    fn an_appended_row_formatted_beforehand_keeps_its_own_formats() {
+        let mut layout = Layout {
+            // Row 2 has borders of its own in its second and third cells;
+            // row 3 has a row format.
+            formats: vec![vec![1, 1, 1], vec![0, 2, 0], vec![], vec![0, 5]],
+            rows: [(
+                3,
+                RowProps {
+                    format: Some(4),
+                    ..RowProps::default()
+                },
+            )]
+            .into(),
+            ..Layout::default()
+        };
+        layout.rows_appended(1, 3);
+        assert_eq!(
+            layout.formats,
+            vec![vec![1, 1, 1], vec![1, 2, 1], vec![1, 1, 1], vec![0, 5]]
+        );
     }
 
     #[test]

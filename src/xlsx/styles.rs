@@ -2,10 +2,14 @@
 //! [`CellFormat`] → the rust_xlsxwriter [`Format`](xlsx::Format) that writes
 //! the same look.
 //!
-//! Only what the model holds is read: number formats, fonts, pattern fills,
-//! the four outer borders and alignment, theme colours with their tints.
-//! Gradient fills, diagonal borders, protection, font scripts, cell styles
-//! and differential (conditional) formats are not carried.
+//! Only what the model holds is read: number formats, fonts (with their
+//! scripts), pattern fills, the four outer borders and alignment, theme
+//! colours with their tints. The model needs them to tell dates and to
+//! write the formats of a workbook made through the API, and rich text
+//! runs are written from them; a file's own cells are written back with
+//! the file's style records whole (see [`super::stand_in`]), so what the
+//! model leaves out (gradient fills, diagonal borders, protection) is kept
+//! there.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -363,6 +367,9 @@ pub(super) fn read_font_property(
             };
         }
         "color" => font.color = read_color(element, palette)?,
+        "vertAlign" => {
+            font.script = attr(element, "val")?.and_then(|v| known(SCRIPTS, v.trim()));
+        }
         _ => {}
     }
     Ok(())
@@ -561,6 +568,9 @@ fn builtin_num_format(id: u32) -> Option<&'static str> {
 
 const UNDERLINES: &[&str] = &["single", "double", "singleAccounting", "doubleAccounting"];
 
+/// A font's `vertAlign` values other than the baseline.
+const SCRIPTS: &[&str] = &["superscript", "subscript"];
+
 const PATTERNS: &[&str] = &[
     "solid",
     "mediumGray",
@@ -677,6 +687,11 @@ pub(super) fn with_font(mut out: xlsx::Format, font: &Font) -> xlsx::Format {
     }
     if font.strikethrough {
         out = out.set_font_strikethrough();
+    }
+    match font.script.as_deref() {
+        Some("superscript") => out = out.set_font_script(xlsx::FormatScript::Superscript),
+        Some("subscript") => out = out.set_font_script(xlsx::FormatScript::Subscript),
+        _ => {}
     }
     // Automatic writes no <color>, as the font had none; rust_xlsxwriter's
     // default would write theme 1.
