@@ -23,6 +23,9 @@ struct Trip {
     producer: &'static str,
     before: Workbook,
     after: Workbook,
+    /// The package before and after, for what only its XML shows.
+    bytes_before: Vec<u8>,
+    bytes_after: Vec<u8>,
 }
 
 fn parse(bytes: &[u8]) -> Workbook {
@@ -61,7 +64,8 @@ async fn trip(
 ) -> Trip {
     let server = Server::start_with(adjust).await;
     server.add_fixture(&format!("fidelity/{producer}/{name}.xlsx"), ID);
-    let before = parse(&std::fs::read(server.file(ID)).unwrap());
+    let bytes_before = std::fs::read(server.file(ID)).unwrap();
+    let before = parse(&bytes_before);
     let row = |name: &str| json!({"name": name, "amount": 50, "when": "2024/05/01", "note": "v"});
     let (status, body) = server
         .post(&rows_path("Data"), json!({"data": [row("Eve")]}))
@@ -78,11 +82,14 @@ async fn trip(
     }
     let response = server.download(ID).await;
     assert_eq!(response.status(), StatusCode::OK);
-    let after = parse(&response.bytes().await.unwrap());
+    let bytes_after = response.bytes().await.unwrap().to_vec();
+    let after = parse(&bytes_after);
     Trip {
         producer,
         before,
         after,
+        bytes_before,
+        bytes_after,
     }
 }
 
@@ -1556,4 +1563,227 @@ fn shared_formulas_are_moved_from_their_first_cell() {
     let after = rewritten(&workbook);
     assert_eq!(expr(&after, 2, 1), "A3*10");
     assert_eq!(expr(&after, 2, 2), "B3*10");
+}
+
+/// A cell as its XML spells it: its type, its formula (with the `<f>`'s
+/// `t` and `ref`), its value or cached result, its string (a shared
+/// string's text looked up). Texts are as they stand in the XML, entities
+/// resolved but `_xHHHH_` escapes not decoded (as openpyxl reads them);
+/// a text with outer spaces is marked kept when its element says
+/// `xml:space="preserve"`.
+#[derive(Debug, Default, PartialEq)]
+struct CellXml {
+    kind: Option<String>,
+    formula: Option<(String, Option<String>, Option<String>)>,
+    value: Option<(String, bool)>,
+    text: Option<(String, bool)>,
+}
+
+/// An element of a part: its local name, its attributes (by name as
+/// written) and its text.
+type XmlElement = (String, Vec<(String, String)>, String);
+
+/// Every element of a part, in order.
+fn xml_elements(xml: &[u8]) -> Vec<XmlElement> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_reader(xml);
+    let mut out: Vec<XmlElement> = Vec::new();
+    loop {
+        match reader.read_event().expect("valid XML") {
+            Event::Start(e) | Event::Empty(e) => {
+                let attributes = e
+                    .attributes()
+                    .map(|a| {
+                        let a = a.expect("an attribute");
+                        let value = a
+                            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                            .expect("a value");
+                        (a.key.as_ref().to_owned(), value.into_owned())
+                    })
+                    .collect();
+                let name = e.local_name().as_ref().to_owned();
+                out.push((name, attributes, String::new()));
+            }
+            Event::Text(t) => {
+                if let Some(last) = out.last_mut() {
+                    last.2.push_str(&t.xml10_content());
+                }
+            }
+            Event::GeneralRef(r) => {
+                let text = match r.resolve_char_ref().expect("a reference") {
+                    Some(c) => c.to_string(),
+                    None => quick_xml::escape::resolve_predefined_entity(&r.xml10_content())
+                        .expect("a known entity")
+                        .to_owned(),
+                };
+                if let Some(last) = out.last_mut() {
+                    last.2.push_str(&text);
+                }
+            }
+            Event::Eof => return out,
+            _ => {}
+        }
+    }
+}
+
+/// Whether an element's text keeps its outer spaces for a reader: it has
+/// none, or the element says `xml:space="preserve"`.
+fn kept(text: &str, attributes: &[(String, String)]) -> bool {
+    let space = |c: char| c.is_ascii_whitespace();
+    !(text.starts_with(space) || text.ends_with(space))
+        || attributes
+            .iter()
+            .any(|(n, v)| n == "xml:space" && v == "preserve")
+}
+
+/// Every cell of the first sheet of `package` as its XML spells it.
+fn cells_xml(package: &[u8]) -> std::collections::HashMap<String, CellXml> {
+    let strings: Vec<(String, bool)> = match part(package, "xl/sharedStrings.xml") {
+        None => Vec::new(),
+        Some(sst) => {
+            let mut strings: Vec<(String, bool)> = Vec::new();
+            for (name, attributes, text) in xml_elements(&sst) {
+                match name.as_str() {
+                    "si" => strings.push((String::new(), true)),
+                    "t" => {
+                        let last = strings.last_mut().expect("in a string");
+                        last.1 &= kept(&text, &attributes);
+                        last.0.push_str(&text);
+                    }
+                    _ => {}
+                }
+            }
+            strings
+        }
+    };
+    let sheet = part(package, "xl/worksheets/sheet1.xml").expect("sheet 1");
+    let mut cells = std::collections::HashMap::new();
+    let mut at: Option<(String, CellXml)> = None;
+    let get = |attributes: &[(String, String)], name: &str| {
+        attributes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    for (name, attributes, text) in xml_elements(&sheet) {
+        match name.as_str() {
+            "c" => {
+                cells.extend(at.take());
+                let cell = CellXml {
+                    kind: get(&attributes, "t").filter(|t| t != "n"),
+                    ..CellXml::default()
+                };
+                at = Some((get(&attributes, "r").expect("a reference"), cell));
+            }
+            "f" => {
+                let (_, cell) = at.as_mut().expect("in a cell");
+                let kind = get(&attributes, "t");
+                cell.formula = Some((text, kind, get(&attributes, "ref")));
+            }
+            "v" => {
+                let (_, cell) = at.as_mut().expect("in a cell");
+                let keeps = kept(&text, &attributes);
+                if cell.kind.as_deref() == Some("s") {
+                    cell.kind = Some("string".into());
+                    cell.text = strings.get(text.parse::<usize>().unwrap()).cloned();
+                } else {
+                    cell.value = Some((text, keeps));
+                }
+            }
+            "t" => {
+                let (_, cell) = at.as_mut().expect("in a cell");
+                cell.kind = Some("string".into());
+                let keeps = kept(&text, &attributes);
+                let (all, all_kept) = cell.text.get_or_insert((String::new(), true));
+                all.push_str(&text);
+                *all_kept &= keeps;
+            }
+            "row" => cells.extend(at.take()),
+            _ => {}
+        }
+    }
+    cells.extend(at);
+    cells
+}
+
+/// Values and formula texts come back as the file has them (issue 26):
+/// error constants stay constants (LibreOffice writes them as formulas,
+/// which stay formulas), formula texts keep their spacing, line breaks and
+/// array constants, text keeps its `_xHHHH_` escapes and outer spaces, and
+/// a cached text result with outer spaces is marked kept. Read back
+/// independently of sheetd: the sheet XML, and calamine for the values.
+#[tokio::test]
+async fn values_and_formula_texts_are_kept_as_the_file_has_them() {
+    for producer in PRODUCERS {
+        let trip = round_trip(producer, "values").await;
+        let (before, after) = (cells_xml(&trip.bytes_before), cells_xml(&trip.bytes_after));
+        let errors = ["#NULL!", "#VALUE!", "#N/A", "#DIV/0!"];
+        for (row, error) in (2..6).zip(errors) {
+            let cell = &before[&format!("F{row}")];
+            assert_eq!(cell.kind.as_deref(), Some("e"), "{producer}: F{row}");
+            assert_eq!(cell.value, Some((error.to_owned(), true)));
+        }
+        assert_eq!(
+            before["H2"].formula,
+            Some((
+                "{1,2;3,4}".into(),
+                Some("array".into()),
+                Some("H2:I3".into())
+            ))
+        );
+        assert_eq!(before["G3"].formula.as_ref().unwrap().0, "SUM(\nB2,\nB3)");
+        assert!(before["J4"].text.as_ref().unwrap().0.starts_with("line"));
+        for column in ["F", "G", "H", "I", "J", "K"] {
+            for row in 2..6 {
+                let at = format!("{column}{row}");
+                // A cell the file leaves out is an empty one.
+                let none = CellXml::default();
+                let had = before.get(&at).unwrap_or(&none);
+                let has = after.get(&at).unwrap_or(&none);
+                // Recomputed results may change; a text result with outer
+                // spaces is the file's, and kept.
+                let result = |cell: &CellXml| match cell.formula {
+                    Some(_) => cell.value.as_ref().filter(|(v, _)| v.trim() != v).cloned(),
+                    None => cell.value.clone(),
+                };
+                assert_eq!(has.formula, had.formula, "{producer}: {at}");
+                assert_eq!(has.text, had.text, "{producer}: {at}");
+                match (result(had), result(has)) {
+                    (Some((text, _)), has) => {
+                        assert_eq!(has, Some((text, true)), "{producer}: {at}")
+                    }
+                    // A result the recalculation gave keeps its spaces.
+                    (None, Some((_, keeps))) if had.formula.is_some() => {
+                        assert!(keeps, "{producer}: {at}")
+                    }
+                    (None, has) => assert_eq!(has, None, "{producer}: {at}"),
+                }
+                // A formula's type is its result's; a string's may change
+                // from shared to inline.
+                if had.text.is_none() && had.formula.is_none() {
+                    assert_eq!(has.kind, had.kind, "{producer}: {at}");
+                }
+            }
+        }
+
+        // calamine reads the same constants before and after: F2:F5, J2:J4.
+        let values = |bytes: &[u8]| {
+            let mut xlsx: calamine::Xlsx<_> =
+                calamine::Reader::new(std::io::Cursor::new(bytes.to_vec())).expect("opens");
+            let range = calamine::Reader::worksheet_range(&mut xlsx, "Data").expect("Data");
+            let constants = (1..5u32)
+                .map(|row| (row, 5))
+                .chain((1..4).map(|row| (row, 9)));
+            constants
+                .map(|at| range.get_value(at).cloned())
+                .collect::<Vec<_>>()
+        };
+        let had = values(&trip.bytes_before);
+        assert_eq!(
+            had[0],
+            Some(calamine::Data::Error(calamine::CellErrorType::Null)),
+            "{producer}: F2"
+        );
+        assert_eq!(values(&trip.bytes_after), had, "{producer}");
+    }
 }

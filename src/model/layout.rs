@@ -145,6 +145,28 @@ pub struct Layout {
     /// The text of cells the file held as ISO 8601 dates (`t="d"`), by
     /// cell: written so again while the cell holds what the text reads as.
     pub iso_dates: BTreeMap<(u32, u16), String>,
+    /// Text cells the file spells otherwise than the writer would (see
+    /// [`Spelling`]), by cell: written as spelled while the cell holds the
+    /// text read from it.
+    pub spelled: BTreeMap<(u32, u16), Spelling>,
+}
+
+/// A text cell as its file spells it, where rewriting the text would
+/// spell it otherwise: `_xHHHH_` escapes in another case (`_x000d_`), a
+/// literal `_x…_` escaped as `_x005F_x…_`, outer spaces without
+/// `xml:space="preserve"` (which readers such as Excel and calamine trim,
+/// others keep). Readers that do not decode the escapes, or do not trim,
+/// see the same text only if it is written as spelled.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Spelling {
+    /// The text as read (escapes decoded, outer spaces trimmed unless
+    /// preserved): the spelling is the cell's while the cell holds it.
+    pub text: String,
+    /// The text of the `<t>` element, XML entities resolved, escapes and
+    /// spaces as they stand.
+    pub xml: String,
+    /// Whether the `<t>` has `xml:space="preserve"`.
+    pub preserve: bool,
 }
 
 /// A run of rich text: its font (none: the cell's) and its text.
@@ -236,6 +258,7 @@ impl Layout {
             print,
             rich_text,
             iso_dates,
+            spelled,
         } = self;
         let autofilter_grown = match (autofilter, &base.autofilter) {
             (Some(now), Some(before)) => {
@@ -259,6 +282,7 @@ impl Layout {
             && *print == base.print
             && *rich_text == base.rich_text
             && *iso_dates == base.iso_dates
+            && *spelled == base.spelled
     }
 
     /// The runs of the rich text at a cell, when `text` is still theirs.
@@ -274,6 +298,14 @@ impl Layout {
                 })
                 .all(|same| same);
         same.then_some(runs.as_slice())
+    }
+
+    /// How the file spells the text at a cell, when `text` is still what
+    /// was read from it.
+    pub fn spelling(&self, row: u32, column: u16, text: &str) -> Option<&Spelling> {
+        self.spelled
+            .get(&(row, column))
+            .filter(|spelling| spelling.text == text)
     }
 
     /// The format id of a cell.
@@ -380,6 +412,7 @@ impl Layout {
             .collect();
         cells_moved(&mut self.rich_text, rows);
         cells_moved(&mut self.iso_dates, rows);
+        cells_moved(&mut self.spelled, rows);
         self.links = std::mem::take(&mut self.links)
             .into_iter()
             .filter_map(|link| {

@@ -3,17 +3,21 @@
 //!
 //! The writer types a formula's cached result by its text (`"1"` becomes a
 //! number, `"TRUE"` a boolean), writes an empty result where a formula has
-//! none, writes no cell for text of no characters, and has no ISO 8601 date
-//! cells (`t="d"`); it rounds row heights to whole pixels and leaves out
+//! none and a text result's outer spaces without `xml:space="preserve"`,
+//! writes no cell for text of no characters, spells text its own way (see
+//! [`writer_spelling`]), and has no ISO 8601 date cells (`t="d"`) nor
+//! error constants (`t="e"` without a formula); it rounds row heights to whole pixels and leaves out
 //! those equal to its default, and has no collapsed row outlines. Each such
 //! cell is written as the writer can and noted here, with the attributes
 //! such rows must have; [`apply`] then puts them right in the sheet XML.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use rust_xlsxwriter::utility::row_col_to_cell;
 
 use super::xml::find;
+use crate::model::layout::Spelling;
 
 /// What a cell's element must become.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +35,23 @@ pub(super) enum Fix {
     IsoDate(String),
     /// A formula's cached date, which the file held as ISO 8601 text.
     IsoResult(String),
+    /// An error constant such as `#N/A`, a value of its own (written by the
+    /// writer as a placeholder formula).
+    Error(String),
+    /// Text as its file spells it (written by the writer as a placeholder
+    /// formula), as an inline string: the shared strings are the writer's.
+    Spelled(Spelling),
+}
+
+impl Fix {
+    /// Whether the cell is written as a [`PLACEHOLDER`] for the fix to
+    /// replace, rather than as its value.
+    pub fn replaces_value(&self) -> bool {
+        matches!(
+            self,
+            Fix::EmptyText | Fix::IsoDate(_) | Fix::Error(_) | Fix::Spelled(_)
+        )
+    }
 }
 
 /// What one sheet's XML must have that the writer does not write.
@@ -202,6 +223,8 @@ fn fixed(element: &[u8], fix: &Fix) -> Vec<u8> {
         Fix::TextResult(text) => ("str", [formula, &value(text)].concat()),
         Fix::IsoResult(iso) => ("d", [formula, &value(iso)].concat()),
         Fix::NoResult => ("", formula.to_vec()),
+        Fix::Error(error) => ("e", value(error)),
+        Fix::Spelled(spelling) => ("inlineStr", inline_string(spelling)),
     };
     // The start tag, opened (`<c …>`) whatever the writer wrote.
     let tag = [
@@ -240,10 +263,15 @@ fn attributes(tag: &[u8]) -> Vec<(&[u8], &[u8])> {
 }
 
 /// A `<v>` element holding `text`, escaped as XML text; control
-/// characters the format cannot hold as such are written `_xHHHH_`.
+/// characters the format cannot hold as such are written `_xHHHH_`. Outer
+/// spaces are marked kept (`xml:space="preserve"`, as Excel and
+/// LibreOffice write them), or apps trim them.
 fn value(text: &str) -> Vec<u8> {
     let mut out = String::with_capacity(text.len() + 7);
-    out.push_str("<v>");
+    out.push_str(match has_outer_space(text) {
+        true => "<v xml:space=\"preserve\">",
+        false => "<v>",
+    });
     for c in text.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -256,6 +284,66 @@ fn value(text: &str) -> Vec<u8> {
     }
     out.push_str("</v>");
     out.into_bytes()
+}
+
+/// Whether `text` starts or ends with white space, which a reader trims
+/// unless the element says `xml:space="preserve"`.
+pub(super) fn has_outer_space(text: &str) -> bool {
+    let space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r');
+    text.starts_with(space) || text.ends_with(space)
+}
+
+/// An inline string (`<is>`) spelled as `spelling` has it: its text
+/// escaped as XML only (characters XML cannot hold as they are, such as a
+/// carriage return, as references), its `_xHHHH_` escapes untouched.
+fn inline_string(spelling: &Spelling) -> Vec<u8> {
+    let mut out = String::with_capacity(spelling.xml.len() + 40);
+    out.push_str(match spelling.preserve {
+        true => "<is><t xml:space=\"preserve\">",
+        false => "<is><t>",
+    });
+    for c in spelling.xml.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\t' | '\n' => out.push(c),
+            c if u32::from(c) < 0x20 => out.push_str(&format!("&#{};", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push_str("</t></is>");
+    out.into_bytes()
+}
+
+/// How rust_xlsxwriter spells a string: control characters but tab and
+/// line feed, and U+FFFE and U+FFFF, as `_xHHHH_` (in capitals; a literal
+/// `_x…_` is left as it stands, so it reads back as the character it
+/// names), with `xml:space="preserve"` when the text starts or ends with a
+/// space, a tab or a line feed.
+pub(super) fn writer_spelling(text: &str) -> (Cow<'_, str>, bool) {
+    let escaped =
+        |c: char| (c < ' ' && c != '\t' && c != '\n') || c == '\u{FFFE}' || c == '\u{FFFF}';
+    let spelled = match text.contains(escaped) {
+        false => Cow::Borrowed(text),
+        true => Cow::Owned(
+            text.chars()
+                .map(|c| match escaped(c) {
+                    true => format!("_x{:04X}_", u32::from(c)),
+                    false => c.to_string(),
+                })
+                .collect(),
+        ),
+    };
+    let whitespace = |c: char| matches!(c, ' ' | '\t' | '\n');
+    let preserve = text.starts_with(whitespace) || text.ends_with(whitespace);
+    (spelled, preserve)
+}
+
+/// Whether the writer would spell `text` otherwise than `spelling` does.
+pub(super) fn respelled(text: &str, spelling: &Spelling) -> bool {
+    let (xml, preserve) = writer_spelling(text);
+    xml != spelling.xml || preserve != spelling.preserve
 }
 
 #[cfg(test)]
@@ -295,6 +383,50 @@ mod tests {
             String::from_utf8(out).unwrap(),
             r#"<sheetData><row r="1"><c r="A1" t="inlineStr"><is><t></t></is></c><c r="A10"/></row><row r="10"><c r="A10" s="1" t="d"><v>2024-01-15T10:00:00</v></c><c r="AB10"><f>SUM(A1)</f></c><c r="AC10" t="str"><f>X</f><v>TRUE &amp; &lt;x&gt;</v></c></row></sheetData>"#
         );
+    }
+
+    #[test]
+    fn error_constants_spellings_and_spaced_results_are_written_as_the_file_had_them() {
+        let xml = br#"<sheetData><row r="1"><c r="A1" s="3" t="str"><f>""</f><v></v></c><c r="B1" t="str"><f>""</f><v></v></c><c r="C1" t="str"><f>""</f><v></v></c><c r="D1" t="str"><f>A1</f><v>World </v></c></row></sheetData>"#;
+        let spelling = |xml: &str, preserve| Spelling {
+            text: String::new(),
+            xml: xml.into(),
+            preserve,
+        };
+        let out = apply(
+            xml,
+            &fixes(&[
+                ((0, 0), Fix::Error("#NULL!".into())),
+                ((0, 1), Fix::Spelled(spelling("a_x000d_\r<b>", false))),
+                ((0, 2), Fix::Spelled(spelling(" lead", true))),
+                ((0, 3), Fix::TextResult("World ".into())),
+            ]),
+        );
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"<sheetData><row r="1"><c r="A1" s="3" t="e"><v>#NULL!</v></c><c r="B1" t="inlineStr"><is><t>a_x000d_&#13;&lt;b&gt;</t></is></c><c r="C1" t="inlineStr"><is><t xml:space="preserve"> lead</t></is></c><c r="D1" t="str"><f>A1</f><v xml:space="preserve">World </v></c></row></sheetData>"#
+        );
+    }
+
+    #[test]
+    fn the_writer_spells_control_characters_as_escapes_and_keeps_literal_ones() {
+        let spelled = |text: &str| {
+            let (xml, preserve) = writer_spelling(text);
+            (xml.into_owned(), preserve)
+        };
+        assert_eq!(spelled("a\rb"), ("a_x000D_b".into(), false));
+        assert_eq!(spelled("_x0041_ "), ("_x0041_ ".into(), true));
+        assert_eq!(spelled("\tx"), ("\tx".into(), true));
+        let file = |xml: &str, preserve| Spelling {
+            text: String::new(),
+            xml: xml.into(),
+            preserve,
+        };
+        assert!(!respelled("a\rb", &file("a_x000D_b", false)));
+        assert!(respelled("a\rb", &file("a_x000d_b", false)));
+        assert!(respelled("_x0041_", &file("_x005F_x0041_", false)));
+        assert!(respelled("City", &file("City ", false)));
+        assert!(!respelled("City ", &file("City ", true)));
     }
 
     #[test]

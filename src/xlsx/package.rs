@@ -20,7 +20,7 @@ use super::carry::{
     self, SheetCapture, WorkbookCapture, carries_sheet_element, carries_workbook_element,
 };
 use super::opc::{ContentTypes, relationships};
-use super::rich::{RunReader, rich_shared_strings};
+use super::rich::{RunReader, SharedStrings, rich_shared_strings};
 use super::styles::{Palette, Styles, parse_styles, read_color};
 use super::xml::{
     Capture, ChildCopier, Node, Text, all_attributes, attr, attrs, flag, for_each_element,
@@ -31,7 +31,7 @@ use crate::model::carried::{Carried, CarriedSheet, Element};
 use crate::model::format::{CellFormat, Color, Font};
 use crate::model::formula::shifted;
 use crate::model::layout::{
-    ColumnProps, Layout, Link, LinkTarget, Range, RowProps, Table, TableColumn, TextRun,
+    ColumnProps, Layout, Link, LinkTarget, Range, RowProps, Table, TableColumn,
 };
 use crate::model::workbook::{DefinedName, DocumentProperties, MAX_COLUMNS, MAX_ROWS};
 
@@ -100,10 +100,18 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
         };
         let mut layout = sheet_layout(scan.layout, scan.links, scan.table_ids, &parts, part)?;
         for (row, column, index) in scan.shared_strings {
-            if let Ok(at) = rich_strings.binary_search_by_key(&index, |(i, _)| *i) {
+            if let Ok(at) = rich_strings.rich.binary_search_by_key(&index, |(i, _)| *i) {
                 layout
                     .rich_text
-                    .insert((row, column), rich_strings[at].1.clone());
+                    .insert((row, column), rich_strings.rich[at].1.clone());
+            }
+            if let Ok(at) = rich_strings
+                .spelled
+                .binary_search_by_key(&index, |(i, _)| *i)
+            {
+                layout
+                    .spelled
+                    .insert((row, column), rich_strings.spelled[at].1.clone());
             }
         }
         package.layouts.insert(sheet_name.clone(), layout);
@@ -166,7 +174,7 @@ struct Unpacked {
     parts: HashMap<String, Vec<u8>>,
     sheets: HashMap<String, SheetXml>,
     /// By index, ascending.
-    rich_strings: Vec<(u32, Vec<TextRun>)>,
+    rich_strings: SharedStrings,
 }
 
 fn unpack<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Unpacked, ReadError> {
@@ -174,7 +182,7 @@ fn unpack<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Unpacked, ReadE
     let mut unpacked = Unpacked {
         parts: HashMap::new(),
         sheets: HashMap::new(),
-        rich_strings: Vec::new(),
+        rich_strings: SharedStrings::default(),
     };
     let mut budget = Budget {
         cells: max_cells,
@@ -523,9 +531,17 @@ impl SheetScan<'_> {
         match name {
             "f" => self.in_shared = None,
             "is" => {
-                let runs = self.inline.take().and_then(RunReader::finish);
-                if let Some(runs) = runs {
-                    let column = self.next_column.saturating_sub(1);
+                let Some(inline) = self.inline.take() else {
+                    return;
+                };
+                let column = self.next_column.saturating_sub(1);
+                if let Some(spelling) = inline.spelling() {
+                    self.sheet
+                        .layout
+                        .spelled
+                        .insert((self.row, column), spelling);
+                }
+                if let Some(runs) = inline.finish() {
                     self.sheet.layout.rich_text.insert((self.row, column), runs);
                 }
             }

@@ -100,6 +100,7 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
         };
         sheet.layout = package.layouts.remove(&sheet.name).unwrap_or_default();
         sheet.layout.iso_dates = iso_dates;
+        keep_respelled(&mut sheet);
         if let Some(carried) = package.carried_sheets.remove(&sheet.name) {
             sheet.carried = std::sync::Arc::new(carried);
         }
@@ -122,6 +123,27 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
         }
     }
     Ok(workbook)
+}
+
+/// Keeps the spellings the package scan found (see
+/// [`Spelling`](crate::model::layout::Spelling)) of the text cells the
+/// writer would spell otherwise, each with the text read from its cell.
+fn keep_respelled(sheet: &mut Sheet) {
+    let spelled = std::mem::take(&mut sheet.layout.spelled);
+    sheet.layout.spelled = spelled
+        .into_iter()
+        .filter_map(|((row, column), mut spelling)| {
+            let cell = sheet.rows.get(row as usize)?.get(usize::from(column))?;
+            let Cell::Text(text) = cell else {
+                return None;
+            };
+            if !super::fix::respelled(text, &spelling) {
+                return None;
+            }
+            spelling.text = text.clone();
+            Some(((row, column), spelling))
+        })
+        .collect();
 }
 
 /// A sheet of the file as calamine lists it, with its values when it is a

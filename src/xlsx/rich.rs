@@ -1,5 +1,6 @@
 //! Rich text: strings formatted in parts, read as their runs, each with its
-//! font, from the shared strings (`<si>`) and from inline strings (`<is>`).
+//! font, from the shared strings (`<si>`) and from inline strings (`<is>`);
+//! and plain strings spelled otherwise than the writer spells them.
 
 use std::io::BufRead;
 
@@ -8,9 +9,9 @@ use quick_xml::events::{BytesStart, Event};
 
 use super::ReadError;
 use super::styles::{Palette, read_font_property};
-use super::xml::{Text, xml_error};
+use super::xml::{Text, attr, xml_error};
 use crate::model::format::Font;
-use crate::model::layout::TextRun;
+use crate::model::layout::{Spelling, TextRun};
 
 /// Collects the runs of one string from its XML events.
 #[derive(Default)]
@@ -21,6 +22,10 @@ pub struct RunReader {
     in_text: bool,
     /// Inside a phonetic run (`<rPh>`), whose text is no part of the string.
     in_phonetic: bool,
+    /// The text of a string without runs, as it stands in its `<t>`.
+    plain: String,
+    /// Whether that `<t>` has `xml:space="preserve"`.
+    preserve: bool,
 }
 
 impl RunReader {
@@ -36,7 +41,12 @@ impl RunReader {
                 }
                 self.in_properties = true;
             }
-            "t" => self.in_text = true,
+            "t" => {
+                self.in_text = true;
+                if !self.in_run && !self.in_phonetic {
+                    self.preserve = attr(element, "space").is_some_and(|v| v == "preserve");
+                }
+            }
             "rPh" => self.in_phonetic = true,
             property if self.in_properties => {
                 let property = if property == "rFont" {
@@ -54,11 +64,12 @@ impl RunReader {
     }
 
     pub fn text(&mut self, text: &Text<'_>) {
-        if self.in_text
-            && self.in_run
-            && !self.in_phonetic
-            && let Some(run) = self.runs.last_mut()
-        {
+        if !self.in_text || self.in_phonetic {
+            return;
+        }
+        if !self.in_run {
+            self.plain.push_str(&text.decode());
+        } else if let Some(run) = self.runs.last_mut() {
             run.text.push_str(&text.decode());
         }
     }
@@ -77,13 +88,49 @@ impl RunReader {
     pub fn finish(self) -> Option<Vec<TextRun>> {
         (!self.runs.is_empty()).then_some(self.runs)
     }
+
+    /// The spelling of a string without runs, when it may be one the
+    /// writer would not write (see [`may_be_respelled`]); its `text` is
+    /// left for the reader of the values to fill in.
+    pub fn spelling(&self) -> Option<Spelling> {
+        (self.runs.is_empty() && may_be_respelled(&self.plain, self.preserve)).then(|| Spelling {
+            text: String::new(),
+            xml: self.plain.clone(),
+            preserve: self.preserve,
+        })
+    }
 }
 
-/// The shared strings that have runs, by their index in the part.
-pub fn rich_shared_strings(xml: impl BufRead) -> Result<Vec<(u32, Vec<TextRun>)>, ReadError> {
+/// Whether the writer may spell a string otherwise than `xml` (a `<t>`'s
+/// text, entities resolved) does: when it holds an `_x` escape or a
+/// character the writer escapes, or outer spaces that readers trim (no
+/// `preserve`). A cheap test on every plain string; the few it lets through
+/// are compared with the writer's spelling once their text is known.
+fn may_be_respelled(xml: &str, preserve: bool) -> bool {
+    let outer_space = |c: char| matches!(c, ' ' | '\t' | '\r' | '\n');
+    xml.contains("_x")
+        || xml.contains("_X")
+        || xml
+            .chars()
+            .any(|c| (c < ' ' && c != '\t' && c != '\n') || c == '\u{FFFE}' || c == '\u{FFFF}')
+        || (!preserve && (xml.starts_with(outer_space) || xml.ends_with(outer_space)))
+}
+
+/// Every string of the shared strings part that has runs or may be
+/// respelled.
+#[derive(Debug, Default)]
+pub struct SharedStrings {
+    /// The strings with runs, by their index in the part.
+    pub rich: Vec<(u32, Vec<TextRun>)>,
+    /// The plain strings that may be respelled, by their index.
+    pub spelled: Vec<(u32, Spelling)>,
+}
+
+/// The shared strings that have runs or may be respelled.
+pub fn rich_shared_strings(xml: impl BufRead) -> Result<SharedStrings, ReadError> {
     let mut reader = Reader::from_reader(xml);
     let mut buf = Vec::new();
-    let mut found = Vec::new();
+    let mut found = SharedStrings::default();
     let mut index = 0u32;
     let mut string: Option<RunReader> = None;
     loop {
@@ -98,8 +145,13 @@ pub fn rich_shared_strings(xml: impl BufRead) -> Result<Vec<(u32, Vec<TextRun>)>
                 }
             }
             Event::End(e) if e.local_name().as_ref() == "si" => {
-                if let Some(runs) = string.take().and_then(RunReader::finish) {
-                    found.push((index, runs));
+                if let Some(string) = string.take() {
+                    if let Some(spelling) = string.spelling() {
+                        found.spelled.push((index, spelling));
+                    }
+                    if let Some(runs) = string.finish() {
+                        found.rich.push((index, runs));
+                    }
                 }
                 index += 1;
             }
@@ -122,5 +174,34 @@ pub fn rich_shared_strings(xml: impl BufRead) -> Result<Vec<(u32, Vec<TextRun>)>
             _ => {}
         }
         buf.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_strings_that_may_be_respelled_are_kept_as_spelled() {
+        let xml = concat!(
+            r#"<sst><si><t>plain</t></si><si><t>City </t></si>"#,
+            r#"<si><t xml:space="preserve">World </t></si><si><t>a_x000d_b</t></si>"#,
+            r#"<si><t>line&#13;x</t></si><si><r><t>run_x000d_</t></r></si></sst>"#,
+        );
+        let strings = rich_shared_strings(xml.as_bytes()).expect("read");
+        let spelled: Vec<(u32, &str, bool)> = strings
+            .spelled
+            .iter()
+            .map(|(i, s)| (*i, s.xml.as_str(), s.preserve))
+            .collect();
+        assert_eq!(
+            spelled,
+            [
+                (1, "City ", false),
+                (3, "a_x000d_b", false),
+                (4, "line\rx", false)
+            ]
+        );
+        assert_eq!(strings.rich.len(), 1, "runs are kept as runs");
     }
 }

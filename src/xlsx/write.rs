@@ -13,7 +13,7 @@ use std::path::Path;
 
 use rust_xlsxwriter::{DocProperties, Format, Formula as XlsxFormula, Worksheet, XlsxError};
 
-use super::fix::{Fix, Fixes, PLACEHOLDER};
+use super::fix::{Fix, Fixes, PLACEHOLDER, has_outer_space};
 use super::stand_in::{self, stand_in};
 use super::styles::{to_format, with_font, xlsx_color};
 use super::{DAYS_1900_TO_1904, WriteError};
@@ -521,9 +521,15 @@ impl Cells<'_> {
             _ => None,
         };
         let cell = in_file_dates(cell, self.date1904);
-        let fix = fix.or_else(|| fix_for(&cell));
+        let spelled = match cell.as_ref() {
+            Cell::Text(text) => self.sheet.layout.spelling(row, column, text),
+            _ => None,
+        };
+        let fix = fix
+            .or_else(|| spelled.cloned().map(Fix::Spelled))
+            .or_else(|| fix_for(&cell));
         match &fix {
-            Some(Fix::EmptyText | Fix::IsoDate(_)) => {
+            Some(fix) if fix.replaces_value() => {
                 let placeholder = XlsxFormula::new(PLACEHOLDER);
                 match format {
                     Some(format) => self.worksheet.write_formula_with_format(
@@ -559,7 +565,7 @@ impl Cells<'_> {
             let Cell::Formula(f) = cell.as_ref() else {
                 continue;
             };
-            let formula = XlsxFormula::new(&f.expr).set_result(cached_result(&f.cached));
+            let formula = exact_formula(&f.expr).set_result(cached_result(&f.cached));
             let format = self
                 .formats
                 .of(layout.format(row, column), &f.cached)
@@ -614,13 +620,25 @@ impl Cells<'_> {
 fn fix_for(cell: &Cell) -> Option<Fix> {
     match cell {
         Cell::Text(text) if text.is_empty() => Some(Fix::EmptyText),
+        Cell::Error(text) => Some(Fix::Error(text.clone())),
         Cell::Formula(f) => match &f.cached {
             Cell::Empty => Some(Fix::NoResult),
-            Cell::Text(text) if !typed_as_text(text) => Some(Fix::TextResult(text.clone())),
+            Cell::Text(text) if !typed_as_text(text) || has_outer_space(text) => {
+                Some(Fix::TextResult(text.clone()))
+            }
             _ => None,
         },
         _ => None,
     }
+}
+
+/// The writer's formula of exactly the text `expr`. rust_xlsxwriter takes
+/// off a leading `{`, then a leading `=`, then a trailing `}` (the way
+/// array formulas are typed in an app), which would turn an array
+/// constant `{1,2;3,4}` into `1,2;3,4` (an error in every app), so the
+/// text goes to it wrapped in the three it takes off.
+fn exact_formula(expr: &str) -> XlsxFormula {
+    XlsxFormula::new(format!("{{={expr}}}"))
 }
 
 /// Whether rust_xlsxwriter writes a formula's cached result `text` as
@@ -850,14 +868,8 @@ fn write_value(
     cell: &Cell,
     format: Option<&Format>,
 ) -> Result<(), XlsxError> {
-    // An error constant has no cell type of its own in the writer; the
-    // formula made of the error literal evaluates to the same error.
-    let formula = match cell {
-        Cell::Error(text) => Some(XlsxFormula::new(text).set_result(text)),
-        Cell::Formula(f) => Some(XlsxFormula::new(&f.expr).set_result(cached_result(&f.cached))),
-        _ => None,
-    };
-    if let Some(formula) = formula {
+    if let Cell::Formula(f) = cell {
+        let formula = exact_formula(&f.expr).set_result(cached_result(&f.cached));
         match format {
             Some(format) => worksheet.write_formula_with_format(row, column, formula, format)?,
             None => worksheet.write_formula(row, column, formula)?,
@@ -1151,6 +1163,103 @@ mod tests {
             write_workbook(&workbook, &mut whole).expect("written");
             proptest::prop_assert_eq!(sheet_xml(kept.get_ref()), sheet_xml(whole.get_ref()));
         }
+    }
+
+    /// A one-sheet package whose `<sheetData>` is `cells`.
+    fn package_with_cells(cells: &str) -> Vec<u8> {
+        let mut book = rust_xlsxwriter::Workbook::new();
+        book.add_worksheet().write(0, 0, 1).expect("written");
+        let bytes = book.save_to_buffer().expect("saved");
+        let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).expect("a zip");
+        let mut out = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        for i in 0..archive.len() {
+            let mut part = archive.by_index(i).expect("a part");
+            let name = part.name().expect("a name").into_owned();
+            let mut xml = String::new();
+            std::io::Read::read_to_string(&mut part, &mut xml).expect("UTF-8");
+            if name == "xl/worksheets/sheet1.xml" {
+                let start = xml.find("<sheetData").expect("sheet data");
+                let end = xml.find("</sheetData>").expect("its end") + 12;
+                xml.replace_range(start..end, &format!("<sheetData>{cells}</sheetData>"));
+            }
+            out.start_file(name, zip::write::SimpleFileOptions::default())
+                .expect("started");
+            std::io::Write::write_all(&mut out, xml.as_bytes()).expect("written");
+        }
+        out.finish().expect("finished").into_inner()
+    }
+
+    /// The `<c>` element of `reference` in a sheet's XML.
+    fn cell_xml<'a>(xml: &'a str, reference: &str) -> &'a str {
+        let start = xml
+            .find(&format!("<c r=\"{reference}\""))
+            .unwrap_or_else(|| panic!("{reference} in {xml}"));
+        let end = xml[start..]
+            .find("</c>")
+            .map_or(xml.len(), |i| start + i + 4);
+        &xml[start..end]
+    }
+
+    #[test]
+    fn values_and_formula_texts_are_written_as_the_file_has_them() {
+        let cells = concat!(
+            r#"<row r="1"><c r="A1" t="e"><v>#NULL!</v></c>"#,
+            r#"<c r="B1" t="e"><f>1/0</f><v>#DIV/0!</v></c>"#,
+            r#"<c r="C1"><f t="array" ref="C1:D2">{1,2;3,4}</f><v>1</v></c>"#,
+            r#"<c r="D1"><v>2</v></c>"#,
+            r#"<c r="E1" t="str"><f>"World "</f><v>World </v></c></row>"#,
+            r#"<row r="2"><c r="A2" t="inlineStr"><is><t>City </t></is></c>"#,
+            r#"<c r="B2" t="inlineStr"><is><t>a_x000d_b _x005F_x0041_</t></is></c>"#,
+            r#"<c r="C2"><v>3</v></c><c r="D2"><v>4</v></c>"#,
+            r#"<c r="E2"><f>B2 +&#10;  B3</f><v>0</v></c></row>"#,
+        );
+        let workbook = read_workbook(&package_with_cells(cells), usize::MAX).expect("reads");
+        let sheet = &workbook.sheets[0];
+        assert_eq!(sheet.row(0)[0], Cell::Error("#NULL!".into()));
+        assert_eq!(sheet.row(1)[0], Cell::Text("City".into()), "calamine trims");
+        assert_eq!(sheet.row(1)[1], Cell::Text("a\rb _x0041_".into()));
+
+        let mut out = Cursor::new(Vec::new());
+        write_workbook(&workbook, &mut out).expect("written");
+        let xml = sheet_xml(out.get_ref());
+        assert_eq!(cell_xml(&xml, "A1"), r#"<c r="A1" t="e"><v>#NULL!</v></c>"#);
+        assert_eq!(
+            cell_xml(&xml, "B1"),
+            r#"<c r="B1" t="e"><f>1/0</f><v>#DIV/0!</v></c>"#
+        );
+        assert!(
+            cell_xml(&xml, "C1").contains(r#"<f t="array" ref="C1:D2">{1,2;3,4}</f>"#),
+            "{xml}"
+        );
+        assert_eq!(
+            cell_xml(&xml, "E1"),
+            r#"<c r="E1" t="str"><f>"World "</f><v xml:space="preserve">World </v></c>"#
+        );
+        assert_eq!(
+            cell_xml(&xml, "A2"),
+            r#"<c r="A2" t="inlineStr"><is><t>City </t></is></c>"#
+        );
+        assert_eq!(
+            cell_xml(&xml, "B2"),
+            r#"<c r="B2" t="inlineStr"><is><t>a_x000d_b _x005F_x0041_</t></is></c>"#
+        );
+        assert!(cell_xml(&xml, "E2").contains("<f>B2 +\n  B3</f>"), "{xml}");
+        assert_eq!(read_back(out).sheets[0].rows, sheet.rows);
+    }
+
+    #[test]
+    fn a_changed_text_is_written_as_the_writer_spells_it() {
+        let cells = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>a_x000d_b</t></is></c></row>"#;
+        let mut workbook = read_workbook(&package_with_cells(cells), usize::MAX).expect("reads");
+        workbook.sheets[0].rows[0][0] = Cell::Text("a\rc".into());
+        let mut out = Cursor::new(Vec::new());
+        write_workbook(&workbook, &mut out).expect("written");
+        let xml = sheet_xml(out.get_ref());
+        assert!(cell_xml(&xml, "A1").contains("a_x000D_c"), "{xml}");
+        assert_eq!(
+            read_back(out).sheets[0].rows[0][0],
+            Cell::Text("a\rc".into())
+        );
     }
 
     #[test]
