@@ -10,9 +10,11 @@
 //! out the cells the write set; [`Summary`] adds the verdicts of a corpus
 //! up and prints them.
 //!
-//! Resolution: a cell with `s` takes `cellXfs[s]`; a cell without `s` (or
-//! no cell at all) takes its row's format (`<row s customFormat="1">`),
-//! else its column's (`<col style>`), else `cellXfs[0]`. The cell style an
+//! Resolution: a cell takes `cellXfs[s]`, `s` being 0 when it has none (as
+//! ECMA-376 and Excel read it: writers such as XlsxWriter copy the row's or
+//! column's format into every cell for that reason); a place with no cell
+//! at all shows its row's format (`<row s customFormat="1">`), else its
+//! column's (`<col style>`), else `cellXfs[0]`. The cell style an
 //! xf derives from (`xfId`) and the `apply…` flags are not followed: what
 //! the xf names is what the cell shows. Each component is compared as a
 //! canonical text ([`canonical_font`] and its kin): children as a sorted
@@ -441,12 +443,22 @@ fn number(value: Option<&str>) -> Option<u32> {
 fn number_format(custom: &HashMap<u32, String>, id: u32) -> String {
     let code = match custom.get(&id).filter(|code| !code.is_empty()) {
         Some(code) => code.clone(),
-        None => built_in_format(id).map_or_else(|| format!("built-in {id}"), str::to_owned),
+        None => built_in_format(id).map_or_else(|| undefined_format(id), str::to_owned),
     };
     if code.eq_ignore_ascii_case("general") {
         return "General".to_owned();
     }
     code
+}
+
+/// What an id without a code shows: `built-in N` for the ids Excel
+/// resolves by locale (23–36, 50–81), else `General`.
+fn undefined_format(id: u32) -> String {
+    if (23..=36).contains(&id) || (50..=81).contains(&id) {
+        format!("built-in {id}")
+    } else {
+        "General".to_owned()
+    }
 }
 
 /// The built-in number formats of ECMA-376 (18.8.30) with Excel's en-US
@@ -486,7 +498,8 @@ fn built_in_format(id: u32) -> Option<&'static str> {
         44 => r#"_("$"* #,##0.00_);_("$"* \(#,##0.00\);_("$"* "-"??_);_(@_)"#,
         45 => "mm:ss",
         46 => "[h]:mm:ss",
-        47 => "mmss.0",
+        // ECMA-376 says `mmss.0`; Excel shows and writes `mm:ss.0`.
+        47 => "mm:ss.0",
         48 => "##0.0E+0",
         49 => "@",
         _ => return None,
@@ -1200,8 +1213,9 @@ pub struct Tally {
     pub compared: usize,
     pub lost: usize,
     pub examples: Vec<String>,
-    /// Losses by what differs (fonts: the properties, [`font_difference`]).
-    pub kinds: BTreeMap<String, usize>,
+    /// Losses by what differs (fonts: the properties, [`font_difference`]):
+    /// how many, the first example.
+    pub kinds: BTreeMap<String, (usize, String)>,
 }
 
 impl Tally {
@@ -1275,8 +1289,11 @@ struct SheetPair<'a> {
     touched: Touched,
 }
 
+/// One component of a resolved style.
+type Component = fn(&Style) -> &str;
+
 /// The style components, each with its class.
-const COMPONENTS: [(Class, fn(&Style) -> &str); 7] = [
+const COMPONENTS: [(Class, Component); 7] = [
     (Class::Fonts, |s| &s.font),
     (Class::FontSchemes, |s| &s.font_scheme),
     (Class::Fills, |s| &s.fill),
@@ -1318,7 +1335,11 @@ impl SheetPair<'_> {
             let tally = verdict.classes.entry(class).or_default();
             tally.count(was != is, || change(place, was, is));
             if class == Class::Fonts && was != is {
-                *tally.kinds.entry(font_difference(was, is)).or_default() += 1;
+                let kind = tally.kinds.entry(font_difference(was, is)).or_default();
+                kind.0 += 1;
+                if kind.1.is_empty() {
+                    kind.1 = change(place, was, is);
+                }
             }
         }
     }
@@ -1383,19 +1404,22 @@ fn runs<K: PartialEq>(numbers: BTreeSet<u32>, key: impl Fn(u32) -> K) -> Vec<(u3
 
 impl SheetPair<'_> {}
 
-/// The style a cell shows: its own xf, else its row's, else its
-/// column's, else xf 0; `None` when the workbook has no such xf.
+/// The style a place shows: a cell's own xf (0 without `s`); where there
+/// is no cell, its row's, else its column's, else xf 0. `None` when the
+/// workbook has no such xf.
 fn cell_style<'a>(
     (looks, sheet): (&'a Looks, &'a SheetLooks),
     at: (u32, u32),
 ) -> Option<&'a Style> {
-    let xf = sheet
-        .cells
-        .get(&at)
-        .and_then(|c| c.xf)
-        .or_else(|| sheet.rows.get(&at.0).copied())
-        .or_else(|| sheet.columns.get(&at.1).copied())
-        .unwrap_or(0);
+    let xf = match sheet.cells.get(&at) {
+        Some(cell) => cell.xf.unwrap_or(0),
+        None => sheet
+            .rows
+            .get(&at.0)
+            .or_else(|| sheet.columns.get(&at.1))
+            .copied()
+            .unwrap_or(0),
+    };
     looks.style(xf)
 }
 
@@ -1522,7 +1546,9 @@ fn shown(content: &Content) -> String {
 /// added, `name` changed, sorted.
 fn font_difference(was: &str, is: &str) -> String {
     let properties = |font: &str| -> BTreeMap<String, String> {
+        let font = if font == "(default)" { "" } else { font };
         font.split(' ')
+            .filter(|p| !p.is_empty())
             .map(|p| {
                 let name = p.split(['=', '(']).next().unwrap_or(p);
                 (name.to_owned(), p.to_owned())
@@ -1602,8 +1628,8 @@ struct ClassTotal {
     lost: usize,
     /// Per file losing something: its examples.
     examples: Vec<String>,
-    /// Files per kind of loss ([`Tally::kinds`]).
-    kinds: BTreeMap<String, usize>,
+    /// Files per kind of loss ([`Tally::kinds`]), the first example.
+    kinds: BTreeMap<String, (usize, String)>,
 }
 
 impl Summary {
@@ -1630,10 +1656,17 @@ impl Summary {
                 total.files_losing += 1;
                 *producer.2.entry(*class).or_default() += 1;
                 if let Some(example) = tally.examples.first() {
-                    total.examples.push(format!("{name}, {example}"));
+                    let lost = tally.lost;
+                    total
+                        .examples
+                        .push(format!("{name} [{lost} lost], {example}"));
                 }
-                for kind in tally.kinds.keys() {
-                    *total.kinds.entry(kind.clone()).or_default() += 1;
+                for (kind, (_, example)) in &tally.kinds {
+                    let files = total.kinds.entry(kind.clone()).or_default();
+                    files.0 += 1;
+                    if files.1.is_empty() {
+                        files.1 = format!("{name}, {example}");
+                    }
                 }
             }
         }
@@ -1705,18 +1738,15 @@ impl Summary {
             if total.kinds.is_empty() {
                 continue;
             }
-            let mut kinds: Vec<(&String, &usize)> = total.kinds.iter().collect();
-            kinds.sort_by_key(|(kind, files)| (std::cmp::Reverse(**files), (*kind).clone()));
-            let shown: Vec<String> = kinds
-                .iter()
-                .take(12)
-                .map(|(kind, files)| format!("{kind} ({files})"))
-                .collect();
+            let mut kinds: Vec<(&String, &(usize, String))> = total.kinds.iter().collect();
+            kinds.sort_by_key(|(kind, (files, _))| (std::cmp::Reverse(*files), (*kind).clone()));
             println!(
-                "\n  {} lost, by what differs (files): {}",
-                class.label(),
-                shown.join(", ")
+                "\n  {} lost, by what differs: files, an example",
+                class.label()
             );
+            for (kind, (files, example)) in kinds.iter().take(10) {
+                println!("  {kind:<24} {files:>5}  {example}");
+            }
         }
     }
 
@@ -1796,20 +1826,27 @@ mod tests {
     }
 
     #[test]
-    fn a_cell_without_s_in_a_formatted_row_takes_the_row_format() {
-        let looks = looks(r#"<row r="2" s="1" customFormat="1"><c r="B2"><v>1</v></c></row>"#);
+    fn a_place_without_a_cell_in_a_formatted_row_takes_the_row_format() {
+        let looks = looks(r#"<row r="2" s="1" customFormat="1"><c r="A2" s="0"/></row>"#);
         let style = cell_style((&looks, &looks.sheets["S"]), (2, 2)).expect("xf 1");
         assert_eq!(style.font, "b name=Arial sz=10");
     }
 
     #[test]
-    fn a_cell_without_s_outside_formatted_rows_takes_the_column_format() {
-        let looks = looks(r#"<row r="2" s="1"><c r="B2"><v>1</v></c><c r="D2"/></row>"#);
+    fn a_place_without_a_cell_outside_formatted_rows_takes_the_column_format() {
+        let looks = looks(r#"<row r="2" s="1"><c r="A2"/></row>"#);
         let sheet = &looks.sheets["S"];
         let b2 = cell_style((&looks, sheet), (2, 2)).expect("xf 3");
         assert_eq!(b2.alignment, "horizontal=center");
         let d2 = cell_style((&looks, sheet), (2, 4)).expect("xf 0");
         assert_eq!(d2.alignment, "default");
+    }
+
+    #[test]
+    fn a_cell_without_s_is_xf_0_even_in_a_formatted_row_and_column() {
+        let looks = looks(r#"<row r="2" s="1" customFormat="1"><c r="B2"><v>1</v></c></row>"#);
+        let style = cell_style((&looks, &looks.sheets["S"]), (2, 2)).expect("xf 0");
+        assert_eq!(style, &looks.styles[0]);
     }
 
     #[test]
@@ -1873,6 +1910,44 @@ mod tests {
             r#"<fill><patternFill patternType="solid"><fgColor rgb="ffff0000"/></patternFill></fill>"#,
         );
         assert_eq!(fill(&one), fill(&two));
+    }
+
+    #[test]
+    fn indexed_colours_read_as_what_they_show() {
+        let context = Context::read(None, None);
+        let color = |xml: &str| context.color(&element(xml));
+        assert_eq!(
+            color(r#"<fgColor indexed="43"/>"#),
+            color(r#"<fgColor rgb="FFFFFF99"/>"#)
+        );
+        assert_eq!(
+            color(r#"<color indexed="64"/>"#),
+            color(r#"<color auto="1"/>"#)
+        );
+        assert_ne!(
+            color(r#"<color theme="4" tint="0.499984740745262"/>"#),
+            color(r#"<color theme="4" tint="0.5999938962981048"/>"#)
+        );
+        let own = element(
+            r#"<styleSheet><colors><indexedColors><rgbColor rgb="FF123456"/></indexedColors></colors></styleSheet>"#,
+        );
+        let context = Context::read(Some(&own), None);
+        assert_eq!(
+            context.color(&element(r#"<color indexed="0"/>"#)),
+            "color(rgb=123456)"
+        );
+    }
+
+    #[test]
+    fn a_theme_font_shows_the_theme_typeface() {
+        let theme = element(
+            r#"<theme><themeElements><fontScheme><majorFont><latin typeface="Cambria"/></majorFont><minorFont><latin typeface="Aptos"/></minorFont></fontScheme></themeElements></theme>"#,
+        );
+        let context = Context::read(None, Some(&theme));
+        let themed =
+            element(r#"<font><sz val="11"/><name val="Calibri"/><scheme val="minor"/></font>"#);
+        assert_eq!(canonical_font(&themed, &context), "name=Aptos sz=11");
+        assert_eq!(font_scheme(&themed), "minor");
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //! cargo run --release --example corpus -- --out target/corpus/written target/corpus/files
 //! # rows move (issue 24): delete the middle data row, insert before it
 //! cargo run --release --example corpus -- --moves --out target/corpus/moves target/corpus/files
+//! # what a person sees of every cell, before and after (issue 26)
+//! cargo run --release --example corpus -- --looks target/corpus/files
 //! ```
 //!
 //! `--moves` measures deletes and positional inserts instead (`moves.rs`).
