@@ -1609,6 +1609,9 @@ pub struct Summary {
     files: usize,
     /// Written workbooks that lost something in some class.
     files_losing: usize,
+    /// Of those, the ones losing something seen without changing the
+    /// theme (in a class other than font theme links).
+    files_losing_seen: usize,
     unreadable: Vec<String>,
     classes: BTreeMap<Class, ClassTotal>,
     constants: usize,
@@ -1646,6 +1649,7 @@ impl Summary {
         let producer = self.producers.entry(verdict.producer.clone()).or_default();
         producer.0 += 1;
         let mut losing = false;
+        let mut seen = false;
         for (class, tally) in &verdict.classes {
             let total = self.classes.entry(*class).or_default();
             total.files += 1;
@@ -1653,6 +1657,7 @@ impl Summary {
             total.lost += tally.lost;
             if tally.lost > 0 {
                 losing = true;
+                seen |= *class != Class::FontSchemes;
                 total.files_losing += 1;
                 *producer.2.entry(*class).or_default() += 1;
                 if let Some(example) = tally.examples.first() {
@@ -1672,6 +1677,7 @@ impl Summary {
         }
         producer.1 += usize::from(losing);
         self.files_losing += usize::from(losing);
+        self.files_losing_seen += usize::from(seen);
         self.constants += verdict.constants;
         self.constants_kept += verdict.constants_kept;
         self.files_changing_constants += usize::from(verdict.constants_kept < verdict.constants);
@@ -1689,6 +1695,11 @@ impl Summary {
             "  losing something in a class below: {} ({:.1}%)",
             self.files_losing,
             percent(self.files_losing, self.files)
+        );
+        println!(
+            "  losing something seen without a theme change (all but font theme links): {} ({:.1}%)",
+            self.files_losing_seen,
+            percent(self.files_losing_seen, self.files)
         );
         println!(
             "  untouched constants kept: {} of {} ({:.3}%); files with one changed: {} ({:.1}%)",
