@@ -555,7 +555,7 @@ fn row_features(inventory: &mut Inventory, scope: &str, sheet_data: &Element) {
 }
 
 /// Whether an XML boolean attribute is set.
-fn is_true(value: Option<&str>) -> bool {
+pub(crate) fn is_true(value: Option<&str>) -> bool {
     matches!(value.map(str::trim), Some("1" | "true"))
 }
 
@@ -896,7 +896,7 @@ fn custom_properties(inventory: &mut Inventory, package: &mut Package) {
 
 /// A zip package, its parts looked up by normalized name (lower case, no
 /// leading slash: part names are case-insensitive).
-struct Package<'a> {
+pub(crate) struct Package<'a> {
     archive: zip::ZipArchive<Cursor<&'a [u8]>>,
     /// Normalized part name → index in the archive.
     parts: BTreeMap<String, usize>,
@@ -913,14 +913,14 @@ struct ContentTypes {
 }
 
 /// One relationship of a part.
-struct Relationship {
-    id: String,
+pub(crate) struct Relationship {
+    pub(crate) id: String,
     /// The last path segment of its type: `worksheet`, `drawing`, `hyperlink`…
-    kind: String,
+    pub(crate) kind: String,
     target: Target,
 }
 
-enum Target {
+pub(crate) enum Target {
     /// A normalized part name.
     Part(String),
     /// An address outside the package.
@@ -929,7 +929,7 @@ enum Target {
 
 impl Relationship {
     /// The part it targets, when inside the package.
-    fn part(&self) -> Option<&str> {
+    pub(crate) fn part(&self) -> Option<&str> {
         match &self.target {
             Target::Part(part) => Some(part),
             Target::External(_) => None,
@@ -940,7 +940,7 @@ impl Relationship {
 impl<'a> Package<'a> {
     /// Opens the zip and reads its content types; at most [`MAX_PARTS`]
     /// entries are considered.
-    fn open(xlsx: &'a [u8]) -> Result<Package<'a>, String> {
+    pub(crate) fn open(xlsx: &'a [u8]) -> Result<Package<'a>, String> {
         let archive = zip::ZipArchive::new(Cursor::new(xlsx))
             .map_err(|error| format!("not a zip package: {error}"))?;
         let parts = (0..archive.len().min(MAX_PARTS))
@@ -966,7 +966,7 @@ impl<'a> Package<'a> {
     }
 
     /// The unpacked bytes of a part, refused beyond [`MAX_PART_BYTES`].
-    fn bytes(&mut self, part: &str) -> Result<Vec<u8>, String> {
+    pub(crate) fn bytes(&mut self, part: &str) -> Result<Vec<u8>, String> {
         let index = *self
             .parts
             .get(part)
@@ -987,7 +987,7 @@ impl<'a> Package<'a> {
     }
 
     /// The XML tree of a part.
-    fn xml(&mut self, part: &str) -> Result<Element, String> {
+    pub(crate) fn xml(&mut self, part: &str) -> Result<Element, String> {
         parse(&self.bytes(part)?, None).map_err(|error| format!("{part}: {error}"))
     }
 
@@ -1025,7 +1025,7 @@ impl<'a> Package<'a> {
     /// The relationships of `source` (`""` for the package's own), targets
     /// resolved to normalized part names; none when its rels part is
     /// missing or malformed.
-    fn relationships(&mut self, source: &str) -> Vec<Relationship> {
+    pub(crate) fn relationships(&mut self, source: &str) -> Vec<Relationship> {
         let Ok(rels) = self.xml(&rels_part(source)) else {
             return Vec::new();
         };
@@ -1142,7 +1142,7 @@ fn resolve(source: &str, target: &str) -> String {
 }
 
 /// The first part targeted by a relationship of `kind`.
-fn related_part<'r>(relationships: &'r [Relationship], kind: &str) -> Option<&'r str> {
+pub(crate) fn related_part<'r>(relationships: &'r [Relationship], kind: &str) -> Option<&'r str> {
     relationships
         .iter()
         .filter(|r| r.kind == kind)
@@ -1177,24 +1177,24 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// An XML element, names reduced to their local part.
 #[derive(Debug, Default, Clone)]
-struct Element {
-    name: String,
+pub(crate) struct Element {
+    pub(crate) name: String,
     /// Without namespace declarations.
-    attributes: Vec<Attribute>,
-    children: Vec<Node>,
+    pub(crate) attributes: Vec<Attribute>,
+    pub(crate) children: Vec<Node>,
 }
 
 #[derive(Debug, Clone)]
-struct Attribute {
+pub(crate) struct Attribute {
     /// The namespace its prefix is bound to, empty when unprefixed.
-    namespace: String,
-    name: String,
+    pub(crate) namespace: String,
+    pub(crate) name: String,
     /// Entities resolved, whitespace normalized.
-    value: String,
+    pub(crate) value: String,
 }
 
 #[derive(Debug, Clone)]
-enum Node {
+pub(crate) enum Node {
     Element(Element),
     /// Character data, entities resolved, adjacent pieces joined.
     Text(String),
@@ -1202,7 +1202,7 @@ enum Node {
 
 impl Element {
     /// An unprefixed attribute's value.
-    fn attr(&self, name: &str) -> Option<&str> {
+    pub(crate) fn attr(&self, name: &str) -> Option<&str> {
         self.attributes
             .iter()
             .find(|a| a.namespace.is_empty() && a.name == name)
@@ -1210,7 +1210,7 @@ impl Element {
     }
 
     /// The value of a relationship-id attribute (`r:id`, `r:embed`…).
-    fn relationship_attr(&self, name: &str) -> Option<&str> {
+    pub(crate) fn relationship_attr(&self, name: &str) -> Option<&str> {
         self.attributes
             .iter()
             .find(|a| a.name == name && is_relationship_namespace(&a.namespace))
@@ -1218,7 +1218,7 @@ impl Element {
     }
 
     /// The child elements.
-    fn elements(&self) -> impl DoubleEndedIterator<Item = &Element> {
+    pub(crate) fn elements(&self) -> impl DoubleEndedIterator<Item = &Element> {
         self.children.iter().filter_map(|child| match child {
             Node::Element(element) => Some(element),
             Node::Text(_) => None,
@@ -1226,7 +1226,7 @@ impl Element {
     }
 
     /// The first child element named `name`.
-    fn child(&self, name: &str) -> Option<&Element> {
+    pub(crate) fn child(&self, name: &str) -> Option<&Element> {
         self.elements().find(|e| e.name == name)
     }
 
@@ -1242,7 +1242,7 @@ impl Element {
     }
 
     /// The concatenated character data below this element.
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut text = String::new();
         self.write_text(&mut text);
         text
@@ -1307,7 +1307,7 @@ fn top_level(root: &Element) -> Vec<&Element> {
 
 /// Parses XML into a tree. Children of an element named `leaf` are kept
 /// without their content (`sheetData`: rows without cells).
-fn parse(xml: &[u8], leaf: Option<&str>) -> Result<Element, String> {
+pub(crate) fn parse(xml: &[u8], leaf: Option<&str>) -> Result<Element, String> {
     let utf8 = from_utf16(xml);
     let mut reader = NsReader::from_reader(utf8.as_ref().map_or(xml, String::as_bytes));
     let mut buf = Vec::new();
@@ -1377,7 +1377,7 @@ fn parse(xml: &[u8], leaf: Option<&str>) -> Result<Element, String> {
 
 /// The text of a UTF-16 part (told by its byte-order mark, or by its
 /// first character `<`), or `None` when it is not UTF-16.
-fn from_utf16(xml: &[u8]) -> Option<String> {
+pub(crate) fn from_utf16(xml: &[u8]) -> Option<String> {
     let (big_endian, body) = match xml {
         [0xFE, 0xFF, body @ ..] => (true, body),
         [0xFF, 0xFE, body @ ..] => (false, body),

@@ -9,9 +9,14 @@
 //! cargo run --release --example corpus -- --out target/corpus/written target/corpus/files
 //! # rows move (issue 24): delete the middle data row, insert before it
 //! cargo run --release --example corpus -- --moves --out target/corpus/moves target/corpus/files
+//! # what a person sees of every cell, before and after (issue 26)
+//! cargo run --release --example corpus -- --looks target/corpus/files
 //! ```
 //!
 //! `--moves` measures deletes and positional inserts instead (`moves.rs`).
+//! `--looks` adds what a person sees (`looks.rs`, issue 26): every
+//! untouched cell's resolved style, value, formula text and rich text,
+//! every row's and column's own format, before and after, per class.
 //!
 //! For each workbook it does what one insert and one update over HTTP do:
 //! reads it with sheetd's reader, builds the formula engine (when the
@@ -38,6 +43,7 @@
 mod engine;
 mod features;
 mod headers;
+mod looks;
 mod moves;
 
 use std::collections::BTreeMap;
@@ -72,6 +78,8 @@ enum Outcome {
         lost: Vec<(&'static str, String)>,
         kept: Vec<&'static str>,
         changed_values: Changed,
+        /// What a person sees, when `--looks` asks for it.
+        looks: Option<Result<looks::Verdict, String>>,
     },
 }
 
@@ -98,6 +106,7 @@ fn main() {
     let mut cells: Option<PathBuf> = None;
     let mut progress = false;
     let mut moves = false;
+    let mut looks = false;
     let mut timeout = Duration::from_secs(60);
     let mut paths = Vec::new();
     let mut args = std::env::args().skip(1);
@@ -115,6 +124,7 @@ fn main() {
                 return;
             }
             "--moves" => moves = true,
+            "--looks" => looks = true,
             "--engine-timeout" => {
                 let seconds = args.next().and_then(|n| n.parse().ok()).unwrap_or(60);
                 timeout = Duration::from_secs(if seconds == 0 { u64::MAX / 4 } else { seconds });
@@ -125,7 +135,7 @@ fn main() {
     let files = workbooks(&paths);
     if files.is_empty() {
         eprintln!(
-            "usage: corpus [--moves] [--show N] [--out DIR] [--tsv FILE] [--cells FILE] [--progress] \
+            "usage: corpus [--moves] [--looks] [--show N] [--out DIR] [--tsv FILE] [--cells FILE] [--progress] \
              [--engine-timeout SECONDS] <directory or .xlsx files>…"
         );
         std::process::exit(2);
@@ -141,7 +151,7 @@ fn main() {
             eprintln!("{}", file.display());
         }
         let (outcome, calc) = match std::fs::read(file) {
-            Ok(bytes) => measure_in_time(bytes, file, out.clone(), timeout, &mut report),
+            Ok(bytes) => measure_in_time(bytes, file, out.clone(), timeout, looks, &mut report),
             Err(e) => (Outcome::Unreadable(e.to_string()), None),
         };
         report.add(file, outcome, calc);
@@ -220,6 +230,7 @@ fn measure_in_time(
     file: &Path,
     out: Option<PathBuf>,
     timeout: Duration,
+    looks: bool,
     report: &mut Report,
 ) -> (Outcome, Option<Calc>) {
     let progress = Arc::new(Progress::default());
@@ -233,7 +244,7 @@ fn measure_in_time(
                 keep(out.as_deref(), &name, written);
             }
         };
-        let _ = send.send(measure(&bytes, keep, &shared));
+        let _ = send.send(measure(&bytes, keep, &shared, looks));
     });
     match receive.recv_timeout(timeout) {
         Ok(done) => done,
@@ -260,6 +271,7 @@ fn measure(
     original: &[u8],
     keep: impl FnOnce(&[u8]),
     progress: &Progress,
+    looks: bool,
 ) -> (Outcome, Option<Calc>) {
     let mut workbook = match sheetd::xlsx::read_workbook(original, 50_000_000) {
         Ok(workbook) => workbook,
@@ -291,7 +303,7 @@ fn measure(
     progress.at(3);
     calc.recalculate(&mut workbook, calculator);
     progress.at(4);
-    let outcome = write_and_compare(original, &workbook, &calc, keep);
+    let outcome = write_and_compare(original, &workbook, &calc, keep, looks);
     (outcome, Some(calc))
 }
 
@@ -300,6 +312,7 @@ fn write_and_compare(
     workbook: &Workbook,
     calc: &Calc,
     keep: impl FnOnce(&[u8]),
+    looks: bool,
 ) -> Outcome {
     let mut written = Cursor::new(Vec::new());
     if let Err(e) = sheetd::xlsx::write_workbook(workbook, &mut written) {
@@ -315,6 +328,7 @@ fn write_and_compare(
                 lost: vec![("package", format!("the written file: {e}"))],
                 kept: Vec::new(),
                 changed_values: Changed::default(),
+                looks: None,
             };
         }
     };
@@ -331,7 +345,20 @@ fn write_and_compare(
         lost,
         kept,
         changed_values: changed_values(original, &written, calc),
+        looks: looks.then(|| compare_looks(original, &written)),
     }
+}
+
+/// What a person sees of `original` that `written` kept, the cells the
+/// write set left out (found by the texts it wrote).
+fn compare_looks(original: &[u8], written: &[u8]) -> Result<looks::Verdict, String> {
+    let before = looks::Looks::read(original)?;
+    let after = looks::Looks::read(written).map_err(|e| format!("the written file: {e}"))?;
+    let marks = looks::Marks {
+        rows: &[INSERTED, NEW_HEADER],
+        cells: &[UPDATED],
+    };
+    Ok(looks::compare(&before, &after, &marks))
 }
 
 /// One insert and one update, as the API makes them, on the first sheet
@@ -449,6 +476,8 @@ struct Report {
     /// Per workbook with formulas that the engine saw.
     engine: Vec<EngineLine>,
     timed_out: Vec<TimedOut>,
+    /// What a person sees (`--looks`), when asked for.
+    looks: Option<looks::Summary>,
 }
 
 /// A workbook whose measure ran past the time limit.
@@ -510,8 +539,12 @@ impl Report {
                 lost,
                 kept,
                 changed_values,
+                looks,
             } => {
                 self.written += 1;
+                if let Some(verdict) = looks {
+                    self.looks.get_or_insert_default().add(file, verdict);
+                }
                 if lost.is_empty() {
                     self.all_kept += 1;
                 }
@@ -626,6 +659,9 @@ impl Report {
         }
         for (file, why) in self.unreadable.iter().take(show) {
             println!("unreadable {}: {why}", file.display());
+        }
+        if let Some(looks) = &self.looks {
+            looks.print(show);
         }
     }
 
