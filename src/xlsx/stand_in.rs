@@ -7,9 +7,12 @@
 //! number format code naming the file's format by its index. The stand-ins
 //! of the file's formats are registered first, in the file's order, so the
 //! writer gives each the file's own index and its cells' `s` attributes
-//! need no renumbering; a stand-in that also names a number format (a date
-//! written into a General cell) comes after them, and the merge turns it
-//! into a copy of the file's format with that number format.
+//! need no renumbering. Stand-ins the writer meets later come after them,
+//! and the merge turns each into a copy of the file's format it names: one
+//! that also names a number format (a date written into a General cell),
+//! and the file's format 0 named outright, for a cell of that format under
+//! a formatted row or column (given no format, the writer would give it
+//! the row's or column's).
 
 use rust_xlsxwriter::Format;
 

@@ -82,10 +82,16 @@ struct Formats {
     /// Cell formats with a date format added, for date values in cells
     /// whose format does not show dates (values inserted through the API).
     built_with_date: HashMap<(u32, &'static str), Format>,
+    /// The file's format 0 named outright, for its cells under a formatted
+    /// row or column.
+    named_default: Format,
+    /// The writer's format 0, for writer calls that want a format: any
+    /// other would be a format of its own, with the writer's default font.
+    default: Format,
 }
 
 impl Formats {
-    fn new(cell_formats: &[CellFormat], file_records: bool) -> Formats {
+    fn new(cell_formats: &[CellFormat], file_records: bool, default_format: Format) -> Formats {
         let default = CellFormat::default();
         // A file's format that looks like the default in the model may
         // hold what the model does not (protection, a font's script).
@@ -100,6 +106,8 @@ impl Formats {
             dated: cell_formats.iter().map(CellFormat::date_parts).collect(),
             built: vec![None; cell_formats.len()],
             built_with_date: HashMap::new(),
+            named_default: stand_in(0, None),
+            default: default_format,
         }
     }
 
@@ -119,11 +127,15 @@ impl Formats {
         id == 0 || self.plain.get(id as usize).copied().unwrap_or(true)
     }
 
-    /// The cell format of an empty cell as an owned format (the default
-    /// when it has none), for writer calls that want one.
-    fn owned(&mut self, layout: &Layout, row: u32, column: u16) -> Format {
-        let id = layout.format(row as usize, column as usize);
-        self.of(id, &Cell::Empty).cloned().unwrap_or_default()
+    /// [`Formats::of`] for a cell under a formatted row or column
+    /// (`covered`): a cell of the file's format 0 gets it named outright,
+    /// where the writer would give a cell without a format the row's or
+    /// the column's.
+    fn of_at(&mut self, id: u32, cell: &Cell, covered: bool) -> Option<&Format> {
+        if covered && self.file_records && self.of(id, cell).is_none() {
+            return Some(&self.named_default);
+        }
+        self.of(id, cell)
     }
 
     /// The format to write `cell` with, when it needs one: its cell format,
@@ -179,10 +191,9 @@ pub(super) const COMPRESSION_LEVEL: u8 = 2;
 /// parts or elements the workbook carries, or hyperlinks.
 fn carries_anything(workbook: &Workbook) -> bool {
     !workbook.carried.is_empty()
-        || workbook
-            .sheets
-            .iter()
-            .any(|s| !s.carried.is_empty() || !s.layout.links.is_empty())
+        || workbook.sheets.iter().any(|s| {
+            !s.carried.is_empty() || !s.layout.links.is_empty() || !s.layout.merges.is_empty()
+        })
 }
 
 fn saving(error: XlsxError) -> WriteError {
@@ -236,8 +247,7 @@ fn in_row_order(sheet: &Sheet, formats: &Formats) -> bool {
             .find(|&row| formats.writes_any(sheet, row))
             .is_some_and(|last_with_cells| (last_with_settings as usize) < last_with_cells),
     };
-    layout.merges.is_empty()
-        && layout.array_formulas.is_empty()
+    layout.array_formulas.is_empty()
         && layout.rows.values().all(|row| row.outline_level == 0)
         && settings_above_last_cells
 }
@@ -282,12 +292,12 @@ impl Rewrite {
         // for files about 1.1 times as large (rust_xlsxwriter's own figures):
         // the rewrite is on every write's path.
         book.set_zip_compression_level(COMPRESSION_LEVEL);
-        let row_pixels = set_default_font(&mut book, &workbook.default_font);
+        let (row_pixels, default) = set_default_font(&mut book, &workbook.default_font);
         let file_records = workbook.carried.styles.is_some();
         if file_records {
             stand_in::register(&mut book, workbook.formats.len());
         }
-        let mut formats = Formats::new(&workbook.formats, file_records);
+        let mut formats = Formats::new(&workbook.formats, file_records, default);
         let mut resumable = true;
         let mut fixes = Vec::with_capacity(workbook.sheets.len());
         let active = match workbook.sheets.get(workbook.active_sheet) {
@@ -369,6 +379,7 @@ impl Rewrite {
                 formats: &mut self.formats,
                 fixes: &mut self.fixes[index],
                 date1904: workbook.carried.date1904,
+                formatted_columns: formatted_columns(&sheet.layout),
             };
             cells
                 .write_rows(*written..sheet.extent())
@@ -388,6 +399,20 @@ impl Rewrite {
     }
 }
 
+/// Which columns of `layout` have a format other than the default, by
+/// column.
+fn formatted_columns(layout: &Layout) -> Vec<bool> {
+    let mut formatted = Vec::new();
+    for columns in layout.columns.iter().filter(|c| c.format != 0) {
+        let last = usize::from(columns.last);
+        if formatted.len() <= last {
+            formatted.resize(last + 1, false);
+        }
+        formatted[usize::from(columns.first)..=last].fill(true);
+    }
+    formatted
+}
+
 /// The writer's default row height in pixels, with Calibri 11.
 const DEFAULT_ROW_PIXELS: u32 = 20;
 
@@ -396,21 +421,23 @@ const DEFAULT_ROW_PIXELS: u32 = 20;
 /// in pixels with it; they follow from the font size as in Excel (a 10 pt
 /// font gives 17 px rows; columns of 8.43 characters are 64 px for the
 /// common fonts). Fonts it cannot size keep its default, Calibri 11.
-/// Returns the default row height the writer took, in pixels.
-fn set_default_font(book: &mut rust_xlsxwriter::Workbook, font: &Font) -> u32 {
+/// Returns the default row height the writer took, in pixels, and its
+/// default format (its format 0).
+fn set_default_font(book: &mut rust_xlsxwriter::Workbook, font: &Font) -> (u32, Format) {
+    let plain = (DEFAULT_ROW_PIXELS, Format::new());
     let (Some(name), Some(size)) = (&font.name, font.size) else {
-        return DEFAULT_ROW_PIXELS;
+        return plain;
     };
     if name == "Calibri" && size == 11.0 {
-        return DEFAULT_ROW_PIXELS;
+        return plain;
     }
     let row_pixels = (size * 4.0 / 3.0 * 1.275).round() as u32;
     let format = Format::new().set_font_name(name).set_font_size(size);
     match book.set_default_format(&format, row_pixels, 64) {
-        Ok(_) => row_pixels,
+        Ok(_) => (row_pixels, format),
         Err(error) => {
             tracing::debug!(%error, font = %name, size, "default font not kept");
-            DEFAULT_ROW_PIXELS
+            plain
         }
     }
 }
@@ -479,9 +506,26 @@ struct Cells<'a> {
     formats: &'a mut Formats,
     fixes: &'a mut Fixes,
     date1904: bool,
+    /// Which columns have a format of their own, by column.
+    formatted_columns: Vec<bool>,
 }
 
 impl Cells<'_> {
+    /// Whether the cell at `row`, `column` is under a row or a column with
+    /// a format the writer gives cells written without one.
+    fn covered(&self, row: u32, column: u16) -> bool {
+        let layout = &self.sheet.layout;
+        layout
+            .rows
+            .get(&row)
+            .is_some_and(|props| props.format.is_some_and(|id| id != 0))
+            || self
+                .formatted_columns
+                .get(usize::from(column))
+                .copied()
+                .unwrap_or(false)
+    }
+
     /// Every cell with a value or a format of its own, in the given rows.
     fn write_rows(&mut self, rows: std::ops::Range<usize>) -> Result<(), XlsxError> {
         let sheet = self.sheet;
@@ -499,7 +543,8 @@ impl Cells<'_> {
                 };
                 match runs {
                     Some(runs) => {
-                        let format = self.formats.of(id, cell);
+                        let covered = self.covered(row, column);
+                        let format = self.formats.of_at(id, cell, covered);
                         write_rich_text(self.worksheet, row, column, runs, format)?;
                     }
                     None => self.write_cell(row, column, cell, id)?,
@@ -511,7 +556,8 @@ impl Cells<'_> {
 
     /// One cell, with the cell format of id `id`.
     fn write_cell(&mut self, row: u32, column: u16, cell: &Cell, id: u32) -> Result<(), XlsxError> {
-        let format = self.formats.of(id, cell);
+        let covered = self.covered(row, column);
+        let format = self.formats.of_at(id, cell, covered);
         let iso = self.sheet.layout.iso_dates.get(&(row, column));
         let fix = match (iso.map(|iso| (super::read::iso_cell(iso), iso)), cell) {
             (Some((read, iso)), Cell::Formula(f)) if read == f.cached => {
@@ -566,11 +612,12 @@ impl Cells<'_> {
                 continue;
             };
             let formula = exact_formula(&f.expr).set_result(cached_result(&f.cached));
+            let covered = self.covered(range.first_row, range.first_column);
             let format = self
                 .formats
-                .of(layout.format(row, column), &f.cached)
+                .of_at(layout.format(row, column), &f.cached, covered)
                 .cloned()
-                .unwrap_or_default();
+                .unwrap_or_else(|| self.formats.default.clone());
             self.worksheet.write_array_formula_with_format(
                 range.first_row,
                 range.first_column,
@@ -725,17 +772,6 @@ fn write_layout(
         }
     }
     write_outline(worksheet, layout)?;
-    for range in &layout.merges {
-        let format = formats.owned(layout, range.first_row, range.first_column);
-        worksheet.merge_range(
-            range.first_row,
-            range.first_column,
-            range.last_row,
-            range.last_column,
-            "",
-            &format,
-        )?;
-    }
     if let Some((rows, columns)) = layout.freeze {
         worksheet.set_freeze_panes(rows, columns)?;
     }
@@ -1263,12 +1299,13 @@ mod tests {
     }
 
     #[test]
-    fn sheets_with_merged_cells_are_not_saved_again() {
+    fn sheets_with_merged_cells_are_saved_again() {
+        // The merge step writes merged ranges: the writer holds none.
         let mut merged = workbook();
         merged.sheets[1].layout.merges.push(Range {
             last_column: 1,
             ..Range::cell(0, 0)
         });
-        assert!(!Rewrite::begin(&merged).expect("begun").resumable());
+        assert!(Rewrite::begin(&merged).expect("begun").resumable());
     }
 }

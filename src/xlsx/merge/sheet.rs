@@ -1,6 +1,7 @@
 //! A worksheet part: the writer's, with the sheet's carried elements put
-//! back in schema order, its hyperlinks, its original columns and its
-//! fixes; and the ranges of its carried tables and autofilter.
+//! back in schema order, its merged ranges and hyperlinks, its original
+//! columns and its fixes; and the ranges of its carried tables and
+//! autofilter.
 
 use std::collections::HashMap;
 use std::io::{Seek, Write};
@@ -25,7 +26,7 @@ use crate::xlsx::sheet_children;
 use crate::xlsx::xml::{attr, escape, find, first_attribute, rfind};
 
 /// The writer's worksheet part `name` of `sheet` with what the sheet
-/// carries put in, its hyperlinks and its `fixes` (its relationships part,
+/// carries put in, its merged ranges, its hyperlinks and its `fixes` (its relationships part,
 /// which that needs, is written to `zip` here); `None` when the writer's
 /// part stands as written. `plain` remembers whether what the sheet carries
 /// is what the writer writes anyway (see [`super::merge`]).
@@ -38,7 +39,7 @@ pub(super) fn sheet_part<W: Write + Seek>(
     plain: &mut Option<bool>,
 ) -> Result<Option<Vec<u8>>, WriteError> {
     let links = &sheet.layout.links;
-    if sheet.carried.is_empty() && links.is_empty() {
+    if sheet.carried.is_empty() && links.is_empty() && sheet.layout.merges.is_empty() {
         return match fixes {
             Some(fixes) => Ok(Some(fix::apply(&source.read(name)?, fixes))),
             None => Ok(None),
@@ -70,7 +71,10 @@ pub(super) fn sheet_part<W: Write + Seek>(
         &written,
         &sheet.carried.xml,
         &renamed,
-        hyperlinks(links, &renamed),
+        [
+            merged_cells(&sheet.layout.merges),
+            hyperlinks(links, &renamed),
+        ],
     )?;
     let xml = with_original_columns(xml, sheet.carried.columns.as_deref());
     // Most of a sheet is its cells: when what it carries is what the writer
@@ -109,6 +113,23 @@ fn link_relationships(links: &[Link]) -> Vec<Relationship> {
 /// The `<hyperlinks>` element of a sheet's links, each on the range the
 /// model gives it, with the file's other attributes; `renamed` holds the
 /// relationship ids of the links that lead outside.
+/// The sheet's `<mergeCells>`, written here rather than by the writer:
+/// rust_xlsxwriter paints the first cell's format over every cell of a
+/// merged range (and writes each of them, a million for a merged column),
+/// where each cell keeps its own in the file.
+fn merged_cells(merges: &[Range]) -> Option<Vec<u8>> {
+    if merges.is_empty() {
+        return None;
+    }
+    let mut out = format!("<mergeCells count=\"{}\">", merges.len());
+    for r in merges {
+        let range = cell_range(r.first_row, r.first_column, r.last_row, r.last_column);
+        out.push_str(&format!("<mergeCell ref=\"{range}\"/>"));
+    }
+    out.push_str("</mergeCells>");
+    Some(out.into_bytes())
+}
+
 fn hyperlinks(links: &[Link], renamed: &HashMap<String, String>) -> Option<Vec<u8>> {
     if links.is_empty() {
         return None;
@@ -236,7 +257,7 @@ fn splice_sheet(
     xml: &[u8],
     carried: &CarriedXml,
     renamed: &HashMap<String, String>,
-    hyperlinks: Option<Vec<u8>>,
+    [merges, hyperlinks]: [Option<Vec<u8>>; 2],
 ) -> Result<Vec<u8>, WriteError> {
     let (head, data, tail) = split_sheet_data(xml);
     let skeleton = [head, b"<sheetData/>".as_slice(), tail].concat();
@@ -258,6 +279,7 @@ fn splice_sheet(
         }
         elements.push((element.name.clone(), bytes));
     }
+    elements.extend(merges.map(|merges| ("mergeCells".to_owned(), merges)));
     elements.extend(hyperlinks.map(|links| ("hyperlinks".to_owned(), links)));
     let mut children = interleave(
         sheet_children::position,
