@@ -141,7 +141,7 @@ pub struct Layout {
     /// Text formatted in parts ("rich text"), by cell: the runs, whose
     /// texts make the cell's text. A cell whose text has changed since is
     /// plain text again (see [`Layout::runs`]).
-    pub rich_text: BTreeMap<(u32, u16), Vec<TextRun>>,
+    pub rich_text: BTreeMap<(u32, u16), RichText>,
     /// The text of cells the file held as ISO 8601 dates (`t="d"`), by
     /// cell: written so again while the cell holds what the text reads as.
     pub iso_dates: BTreeMap<(u32, u16), String>,
@@ -167,6 +167,15 @@ pub struct Spelling {
     pub xml: String,
     /// Whether the `<t>` has `xml:space="preserve"`.
     pub preserve: bool,
+}
+
+/// Text formatted in parts: its runs, and its XML as the file has it (the
+/// content of its `<si>` or `<is>`), written back while the cell holds
+/// the runs' text.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RichText {
+    pub runs: Vec<TextRun>,
+    pub xml: String,
 }
 
 /// A run of rich text: its font (none: the cell's) and its text.
@@ -286,8 +295,9 @@ impl Layout {
     }
 
     /// The runs of the rich text at a cell, when `text` is still theirs.
-    pub fn runs(&self, row: u32, column: u16, text: &str) -> Option<&[TextRun]> {
-        let runs = self.rich_text.get(&(row, column))?;
+    pub fn runs(&self, row: u32, column: u16, text: &str) -> Option<&RichText> {
+        let rich = self.rich_text.get(&(row, column))?;
+        let runs = &rich.runs;
         let same = runs.iter().map(|r| r.text.len()).sum::<usize>() == text.len()
             && runs
                 .iter()
@@ -297,7 +307,7 @@ impl Layout {
                     Some(text.get(start..*at) == Some(run.text.as_str()))
                 })
                 .all(|same| same);
-        same.then_some(runs.as_slice())
+        same.then_some(rich)
     }
 
     /// How the file spells the text at a cell, when `text` is still what

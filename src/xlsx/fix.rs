@@ -41,6 +41,10 @@ pub(super) enum Fix {
     /// Text as its file spells it (written by the writer as a placeholder
     /// formula), as an inline string: the shared strings are the writer's.
     Spelled(Spelling),
+    /// Text formatted in parts (written by the writer as a placeholder
+    /// formula), as an inline string with the runs as the file has them:
+    /// the writer would spell out every run's font.
+    Rich(String),
 }
 
 impl Fix {
@@ -49,7 +53,7 @@ impl Fix {
     pub fn replaces_value(&self) -> bool {
         matches!(
             self,
-            Fix::EmptyText | Fix::IsoDate(_) | Fix::Error(_) | Fix::Spelled(_)
+            Fix::EmptyText | Fix::IsoDate(_) | Fix::Error(_) | Fix::Spelled(_) | Fix::Rich(_)
         )
     }
 }
@@ -225,6 +229,7 @@ fn fixed(element: &[u8], fix: &Fix) -> Vec<u8> {
         Fix::NoResult => ("", formula.to_vec()),
         Fix::Error(error) => ("e", value(error)),
         Fix::Spelled(spelling) => ("inlineStr", inline_string(spelling)),
+        Fix::Rich(xml) => ("inlineStr", format!("<is>{xml}</is>").into_bytes()),
     };
     // The start tag, opened (`<c …>`) whatever the writer wrote.
     let tag = [

@@ -426,6 +426,9 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
         if let Some(element) = copier.push(&event, depth, wanted)? {
             scan.sheet.keep(element);
         }
+        if let Some(inline) = &mut scan.inline {
+            inline.record(&event);
+        }
         match &event {
             Event::Start(e) | Event::Empty(e) => {
                 if depth == 0 {

@@ -4,18 +4,21 @@
 
 use std::io::BufRead;
 
-use quick_xml::Reader;
-use quick_xml::events::{BytesStart, Event};
+use quick_xml::events::{BytesEnd, BytesStart, Event};
+use quick_xml::{Reader, Writer};
 
 use super::ReadError;
 use super::styles::{Palette, read_font_property};
 use super::xml::{Text, attr, xml_error};
 use crate::model::format::Font;
-use crate::model::layout::{Spelling, TextRun};
+use crate::model::layout::{RichText, Spelling, TextRun};
 
 /// Collects the runs of one string from its XML events.
-#[derive(Default)]
 pub struct RunReader {
+    /// The string's content as XML, element names without their prefix.
+    xml: Writer<Vec<u8>>,
+    /// How deep inside the string's content [`RunReader::record`] is.
+    depth: usize,
     runs: Vec<TextRun>,
     in_run: bool,
     in_properties: bool,
@@ -28,7 +31,49 @@ pub struct RunReader {
     preserve: bool,
 }
 
+impl Default for RunReader {
+    fn default() -> RunReader {
+        RunReader {
+            xml: Writer::new(Vec::new()),
+            depth: 0,
+            runs: Vec::new(),
+            in_run: false,
+            in_properties: false,
+            in_text: false,
+            in_phonetic: false,
+            plain: String::new(),
+            preserve: false,
+        }
+    }
+}
+
 impl RunReader {
+    /// Copies an event inside the string (`<si>` or `<is>`, whose own end
+    /// is left out) to its XML, text and references as they stand.
+    pub fn record(&mut self, event: &Event<'_>) {
+        let local = |e: &BytesStart<'_>| {
+            let mut copy = BytesStart::new(e.local_name().as_ref().to_owned());
+            copy.extend_attributes(e.attributes().flatten());
+            copy
+        };
+        let copied = match event {
+            Event::Start(e) => {
+                self.depth += 1;
+                Event::Start(local(e))
+            }
+            Event::Empty(e) => Event::Empty(local(e)),
+            Event::End(e) if self.depth > 0 => {
+                self.depth -= 1;
+                let name = e.local_name().as_ref().to_owned();
+                Event::End(BytesEnd::new(name))
+            }
+            Event::Text(_) | Event::GeneralRef(_) | Event::CData(_) => event.borrow(),
+            _ => return,
+        };
+        // Writing into memory does not fail.
+        let _ = self.xml.write_event(copied);
+    }
+
     pub fn start(&mut self, element: &BytesStart<'_>) {
         match element.local_name().as_ref() {
             "r" => {
@@ -84,9 +129,12 @@ impl RunReader {
         }
     }
 
-    /// The runs, when the string had any.
-    pub fn finish(self) -> Option<Vec<TextRun>> {
-        (!self.runs.is_empty()).then_some(self.runs)
+    /// The runs and the string's XML, when the string had runs.
+    pub fn finish(self) -> Option<RichText> {
+        (!self.runs.is_empty()).then(|| RichText {
+            runs: self.runs,
+            xml: String::from_utf8_lossy(&self.xml.into_inner()).into_owned(),
+        })
     }
 
     /// The spelling of a string without runs, when it may be one the
@@ -121,7 +169,7 @@ fn may_be_respelled(xml: &str, preserve: bool) -> bool {
 #[derive(Debug, Default)]
 pub struct SharedStrings {
     /// The strings with runs, by their index in the part.
-    pub rich: Vec<(u32, Vec<TextRun>)>,
+    pub rich: Vec<(u32, RichText)>,
     /// The plain strings that may be respelled, by their index.
     pub spelled: Vec<(u32, Spelling)>,
 }
@@ -134,7 +182,11 @@ pub fn rich_shared_strings(xml: impl BufRead) -> Result<SharedStrings, ReadError
     let mut index = 0u32;
     let mut string: Option<RunReader> = None;
     loop {
-        match reader.read_event_into(&mut buf).map_err(xml_error)? {
+        let event = reader.read_event_into(&mut buf).map_err(xml_error)?;
+        if let Some(string) = &mut string {
+            string.record(&event);
+        }
+        match event {
             Event::Start(e) if e.local_name().as_ref() == "si" => {
                 string = Some(RunReader::default());
             }

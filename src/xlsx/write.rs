@@ -15,10 +15,10 @@ use rust_xlsxwriter::{DocProperties, Format, Formula as XlsxFormula, Worksheet, 
 
 use super::fix::{Fix, Fixes, PLACEHOLDER, has_outer_space};
 use super::stand_in::{self, stand_in};
-use super::styles::{to_format, with_font, xlsx_color};
+use super::styles::{to_format, xlsx_color};
 use super::{DAYS_1900_TO_1904, WriteError};
 use crate::model::format::{CellFormat, DateParts, Font};
-use crate::model::layout::{Layout, PrintSetup, TextRun};
+use crate::model::layout::{Layout, PrintSetup};
 use crate::model::value::{DateKind, date_kind, format_number};
 use crate::model::workbook::DocumentProperties;
 use crate::model::{Cell, Sheet, Visibility, Workbook};
@@ -536,19 +536,7 @@ impl Cells<'_> {
             for column in 0..cells.len().max(ids.len()) {
                 let cell = cells.get(column).unwrap_or(&Cell::Empty);
                 let id = ids.get(column).copied().unwrap_or(0);
-                let (row, column) = (row as u32, column as u16);
-                let runs = match cell {
-                    Cell::Text(text) => layout.runs(row, column, text),
-                    _ => None,
-                };
-                match runs {
-                    Some(runs) => {
-                        let covered = self.covered(row, column);
-                        let format = self.formats.of_at(id, cell, covered);
-                        write_rich_text(self.worksheet, row, column, runs, format)?;
-                    }
-                    None => self.write_cell(row, column, cell, id)?,
-                }
+                self.write_cell(row as u32, column as u16, cell, id)?;
             }
         }
         Ok(())
@@ -567,11 +555,16 @@ impl Cells<'_> {
             _ => None,
         };
         let cell = in_file_dates(cell, self.date1904);
-        let spelled = match cell.as_ref() {
-            Cell::Text(text) => self.sheet.layout.spelling(row, column, text),
-            _ => None,
+        let layout = &self.sheet.layout;
+        let (spelled, rich) = match cell.as_ref() {
+            Cell::Text(text) => (
+                layout.spelling(row, column, text),
+                layout.runs(row, column, text),
+            ),
+            _ => (None, None),
         };
         let fix = fix
+            .or_else(|| rich.map(|rich| Fix::Rich(rich.xml.clone())))
             .or_else(|| spelled.cloned().map(Fix::Spelled))
             .or_else(|| fix_for(&cell));
         match &fix {
@@ -707,33 +700,6 @@ fn typed_as_text(text: &str) -> bool {
                 | "#VALUE!"
                 | "#GETTING_DATA"
         )
-}
-
-/// Text formatted in parts: each run with its font over the cell's format.
-fn write_rich_text(
-    worksheet: &mut Worksheet,
-    row: u32,
-    column: u16,
-    runs: &[TextRun],
-    format: Option<&Format>,
-) -> Result<(), XlsxError> {
-    let fonts: Vec<Format> = runs
-        .iter()
-        .map(|run| match &run.font {
-            Some(font) => with_font(Format::new(), font),
-            None => Format::new(),
-        })
-        .collect();
-    let segments: Vec<(&Format, &str)> = fonts
-        .iter()
-        .zip(runs)
-        .map(|(font, run)| (font, run.text.as_str()))
-        .collect();
-    match format {
-        Some(format) => worksheet.write_rich_string_with_format(row, column, &segments, format)?,
-        None => worksheet.write_rich_string(row, column, &segments)?,
-    };
-    Ok(())
 }
 
 /// What surrounds the cells: columns, rows, merges, panes (tables and

@@ -283,7 +283,8 @@ pub fn cell(col: u32, row: u32) -> String {
 // ---------------------------------------------------------------------------
 // The package
 
-struct Package {
+/// An unzipped package: its parts by name.
+pub struct Package {
     parts: HashMap<String, Vec<u8>>,
 }
 
@@ -296,7 +297,7 @@ struct Rel {
 }
 
 impl Package {
-    fn open(bytes: &[u8]) -> Package {
+    pub fn open(bytes: &[u8]) -> Package {
         let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).expect("an xlsx is a zip");
         let mut parts = HashMap::new();
         for i in 0..zip.len() {
@@ -314,7 +315,7 @@ impl Package {
     }
 
     /// The document element of a part.
-    fn xml(&self, part: &str) -> Option<Node> {
+    pub fn xml(&self, part: &str) -> Option<Node> {
         let root = parse(self.parts.get(part)?);
         root.children.into_iter().next()
     }
@@ -349,14 +350,14 @@ impl Package {
             .collect()
     }
 
-    fn rel_target(&self, part: &str, id: &str) -> Option<String> {
+    pub fn rel_target(&self, part: &str, id: &str) -> Option<String> {
         self.rels(part)
             .into_iter()
             .find(|r| r.id == id)
             .and_then(|r| r.target)
     }
 
-    fn rel_targets(&self, part: &str, kind: &str) -> Vec<String> {
+    pub fn rel_targets(&self, part: &str, kind: &str) -> Vec<String> {
         self.rels(part)
             .into_iter()
             .filter(|r| r.kind == kind)

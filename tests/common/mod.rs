@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test binary uses a different part of this file
 
 pub mod elements;
+pub mod looks;
 pub mod spawn;
 
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@
 //! writer's cells name the file's formats through stand-ins
 //! ([`crate::xlsx::stand_in`]), which already carry the file's indexes; a
 //! stand-in past the file's formats becomes a copy of the file's format it
-//! names with the number format it names.
+//! names, with the number format it names if any.
 
 use std::collections::HashMap;
 
@@ -39,10 +39,15 @@ fn with_added_formats(file: &[u8], written: &[u8]) -> Result<Vec<u8>, WriteError
             .and_then(|code| stand_in::named_by(code));
         match named {
             Some((base, None)) if base as usize == index && index < own.len() => {}
-            Some((base, Some(code))) if index >= own.len() => {
+            // A format the writer met later: a number format put in, or the
+            // file's format 0 named outright.
+            Some((base, code)) if index >= own.len() && (code.is_some() || base == 0) => {
                 let record = own.get(base as usize).or(own.first());
                 let record = record.ok_or_else(|| mismatch(index))?;
-                added.push(with_number_format(record, ids.id_of(code))?);
+                added.push(match code {
+                    Some(code) => with_number_format(record, ids.id_of(code))?,
+                    None => record.clone(),
+                });
             }
             _ => return Err(mismatch(index)),
         }
@@ -271,12 +276,13 @@ mod tests {
             "sheetd-format:1",
             "sheetd-format:1:yyyy/mm/dd",
             "sheetd-format:0:0.0%",
+            "sheetd-format:0",
         ];
         let out = String::from_utf8(with_added_formats(FILE.as_bytes(), &written(&codes)).unwrap())
             .unwrap();
         assert!(out.contains(r#"<numFmts count="2"><numFmt numFmtId="170" formatCode="0.0%"/><numFmt numFmtId="171" formatCode="yyyy/mm/dd"/></numFmts>"#), "{out}");
-        assert!(out.contains(r#"<cellXfs count="4">"#), "{out}");
-        assert!(out.contains(r#"<xf numFmtId="171" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"><protection locked="0"/></xf><xf numFmtId="170" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/></cellXfs>"#), "{out}");
+        assert!(out.contains(r#"<cellXfs count="5">"#), "{out}");
+        assert!(out.contains(r#"<xf numFmtId="171" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"><protection locked="0"/></xf><xf numFmtId="170" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/></cellXfs>"#), "{out}");
     }
 
     #[test]
@@ -284,7 +290,7 @@ mod tests {
         for codes in [
             &["0.00"][..],
             &["sheetd-format:2"],
-            &["sheetd-format:1", "sheetd-format:1"],
+            &["sheetd-format:1", "sheetd-format:2"],
         ] {
             assert!(
                 with_added_formats(FILE.as_bytes(), &written(codes)).is_err(),

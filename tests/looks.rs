@@ -1,0 +1,107 @@
+//! Every cell keeps its look (issue 26): after an insert and an update over
+//! HTTP, every untouched cell of `fixtures/looks/` resolves to the same
+//! style and runs as before — read from the package alone
+//! (tests/common/looks.rs), nothing of sheetd's reader — including what
+//! rust_xlsxwriter cannot express: fonts' scripts, unlocked and hidden
+//! cells, built-in number formats, diagonal borders, gradient fills, a
+//! named style, a formatted column, a superscript run. The row the insert
+//! lands in, formatted before anything was typed into it, keeps its own
+//! borders and alignment.
+
+mod common;
+
+use common::looks::{Looks, looks};
+use common::{ID, Server, rows_path};
+use reqwest::StatusCode;
+use serde_json::json;
+
+/// Each fixture, with the producer that wrote it.
+const FIXTURES: [(&str, &str); 2] = [
+    ("openpyxl", "looks/looks.xlsx"),
+    ("LibreOffice", "looks/looks_lo.xlsx"),
+];
+
+/// The fixture's looks before, and after an insert (landing in row 7) and
+/// an update of A4.
+async fn before_and_after(fixture: &str) -> (Looks, Looks) {
+    let server = Server::start().await;
+    server.add_fixture(fixture, ID);
+    let original = std::fs::read(server.file(ID)).expect("fixture copied");
+    let (status, body) = server
+        .post(
+            &rows_path("Data"),
+            json!({"data": [{"name": "Fay", "script": "x9", "lock": "l9"}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (status, body) = server
+        .patch(
+            &rows_path("Data"),
+            json!({"type": "row", "row": 4, "data": {"name": "Cyd"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let written = server.download(ID).await.bytes().await.expect("body");
+    (looks(&original), looks(&written))
+}
+
+fn look<'a>(looks: &'a Looks, place: &str) -> &'a str {
+    looks.get(place).map_or("(none)", String::as_str)
+}
+
+#[tokio::test]
+async fn untouched_cells_keep_every_setting_of_their_look() {
+    for (producer, fixture) in FIXTURES {
+        let (before, after) = before_and_after(fixture).await;
+        // What the fixture holds, so a reader blind to it cannot pass.
+        for (place, setting) in [
+            ("Data!B2", "val=superscript"),
+            ("Data!B3", "val=subscript"),
+            ("Data!C2", "locked=0"),
+            ("Data!C3", "hidden=1"),
+            ("Data!D2", "#,##0_);["),
+            ("Data!E2", "<diagonal"),
+            ("Data!F2", "<vertAlign val=superscript>]\"2\""),
+            ("Data!G2", "val=Arial"),
+        ] {
+            assert!(
+                look(&before, place).contains(setting),
+                "{producer}: {place} holds {setting}: {}",
+                look(&before, place)
+            );
+        }
+        let column_g = before
+            .iter()
+            .find(|(place, _)| place.starts_with("Data!col 7-"))
+            .unwrap_or_else(|| panic!("{producer}: a format on column G"));
+        assert_eq!(Some(column_g.1), after.get(column_g.0), "{producer}");
+        for (place, was) in &before {
+            let touched =
+                place.starts_with("Data!") && (place.ends_with('7') || place == "Data!A4");
+            if touched || place.contains("col ") {
+                continue;
+            }
+            assert_eq!(Some(was), after.get(place), "{producer}: {place}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_insert_into_a_row_formatted_beforehand_keeps_its_formats() {
+    for (producer, fixture) in FIXTURES {
+        let (before, after) = before_and_after(fixture).await;
+        for place in ["Data!A7", "Data!B7", "Data!C7"] {
+            assert!(
+                look(&before, place).contains("<left style=thin>")
+                    && look(&before, place).contains("horizontal=center"),
+                "{producer}: {place} is bordered and centred: {}",
+                look(&before, place)
+            );
+            assert_eq!(
+                look(&before, place),
+                look(&after, place),
+                "{producer}: {place} keeps its own format"
+            );
+        }
+    }
+}
