@@ -11,7 +11,10 @@
 //!   default settings;
 //! - a delete of the middle row and its rewrite, on that workbook and on one
 //!   that also carries conditional formats, a validation, notes and a chart
-//!   (which the delete moves): a second table.
+//!   (which the delete moves): a second table;
+//! - the rewrite of that workbook and of one whose cells of the free-text
+//!   column use 1,000 distinct cell formats (each written back as the
+//!   file's record through a stand-in): a third table.
 //!
 //! `cargo bench --bench rewrite` (about a minute on 2 cores). Options after
 //! `--`: `--sizes 10000`, `--runs 9`.
@@ -23,7 +26,9 @@ use sheetd::model::request::{DeleteRows, Selector};
 use sheetd::xlsx::{Rewrite, carried_rows_moved, read_workbook, write_workbook};
 
 mod common;
-use common::{write_workbook as write_floor, write_workbook_with_carried};
+use common::{
+    write_workbook as write_floor, write_workbook_with_carried, write_workbook_with_styles,
+};
 
 /// The median time of `runs` runs of `job`.
 fn median(runs: usize, mut job: impl FnMut()) -> Duration {
@@ -117,7 +122,7 @@ fn main() {
     println!();
     println!("| rows | delete 1 row + rewrite, plain ms | with carried elements ms | ratio |");
     println!("|---:|---:|---:|---:|");
-    for rows in sizes {
+    for &rows in &sizes {
         let plain = deleted_and_rewritten(&write_floor(rows), rows, runs);
         let carried = deleted_and_rewritten(&write_workbook_with_carried(rows), rows, runs);
         println!(
@@ -127,7 +132,29 @@ fn main() {
             carried.as_secs_f64() / plain.as_secs_f64()
         );
     }
+    println!();
+    println!("| rows | rewrite, plain ms | with {STYLES} distinct cell formats ms | ratio |");
+    println!("|---:|---:|---:|---:|");
+    for rows in sizes {
+        let rewrite = |file: &[u8]| {
+            let workbook = read_workbook(file, usize::MAX).expect("parses");
+            median(runs, || {
+                write_workbook(&workbook, std::io::Cursor::new(Vec::new())).expect("writes");
+            })
+        };
+        let plain = rewrite(&write_floor(rows));
+        let styled = rewrite(&write_workbook_with_styles(rows, STYLES));
+        println!(
+            "| {rows} | {} | {} | {:.2} |",
+            ms(plain),
+            ms(styled),
+            styled.as_secs_f64() / plain.as_secs_f64()
+        );
+    }
 }
+
+/// How many distinct cell formats the styled workbook has.
+const STYLES: usize = 1000;
 
 /// What deleting the middle data row of `file` costs, as a commit does it:
 /// the model's delete, the carried elements moved, the rewrite.

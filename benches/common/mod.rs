@@ -14,6 +14,46 @@ pub fn write_workbook(rows: usize) -> Vec<u8> {
     book.save_to_buffer().unwrap()
 }
 
+/// The benchmark's workbook with `rows` rows whose free-text cells (the
+/// eighth column) take `styles` distinct formats in turn: fonts of their
+/// own size, colour and boldness, some superscript, some unlocked.
+pub fn write_workbook_with_styles(rows: usize, styles: usize) -> Vec<u8> {
+    let formats: Vec<rust_xlsxwriter::Format> = (0..styles)
+        .map(|i| {
+            let format = rust_xlsxwriter::Format::new()
+                .set_font_size(8.0 + (i % 12) as f64)
+                .set_font_color(rust_xlsxwriter::Color::RGB(0x10_00_00 + i as u32 * 97));
+            let format = if i % 2 == 0 {
+                format.set_bold()
+            } else {
+                format
+            };
+            let format = if i % 5 == 0 {
+                format.set_font_script(rust_xlsxwriter::FormatScript::Superscript)
+            } else {
+                format
+            };
+            if i % 3 == 0 {
+                format.set_unlocked()
+            } else {
+                format
+            }
+        })
+        .collect();
+    let mut book = rust_xlsxwriter::Workbook::new();
+    data_sheet(&mut book, rows, |sheet, row, column| {
+        if row == 0 || column != 7 {
+            return false;
+        }
+        let format = &formats[row as usize % formats.len()];
+        sheet
+            .write_string_with_format(row, column, "some free text in a note", format)
+            .unwrap();
+        true
+    });
+    book.save_to_buffer().unwrap()
+}
+
 /// Adds the benchmark's sheet `Data` to `book`: a header and `rows` rows.
 /// `own(sheet, row, column)` may write a cell itself (the header's too) and
 /// say so, for a workbook that differs in some columns.
