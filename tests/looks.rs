@@ -75,13 +75,22 @@ async fn untouched_cells_keep_every_setting_of_their_look() {
             .find(|(place, _)| place.starts_with("Data!col 7-"))
             .unwrap_or_else(|| panic!("{producer}: a format on column G"));
         assert_eq!(Some(column_g.1), after.get(column_g.0), "{producer}");
+        let touched = |place: &str| {
+            place.starts_with("Data!") && (place.ends_with('7') || place == "Data!A4")
+        };
         for (place, was) in &before {
-            let touched =
-                place.starts_with("Data!") && (place.ends_with('7') || place == "Data!A4");
-            if touched || place.contains("col ") {
+            if touched(place) || place.contains("col ") {
                 continue;
             }
             assert_eq!(Some(was), after.get(place), "{producer}: {place}");
+        }
+        // A place with no cell shows its row's or column's format: the
+        // write makes no cell there.
+        for place in after.keys() {
+            assert!(
+                before.contains_key(place) || touched(place),
+                "{producer}: {place} is new"
+            );
         }
     }
 }

@@ -536,6 +536,10 @@ impl Cells<'_> {
             for column in 0..cells.len().max(ids.len()) {
                 let cell = cells.get(column).unwrap_or(&Cell::Empty);
                 let id = ids.get(column).copied().unwrap_or(0);
+                // No cell in the file: it shows its row's or column's format.
+                if id == 0 && *cell == Cell::Empty {
+                    continue;
+                }
                 self.write_cell(row as u32, column as u16, cell, id)?;
             }
         }
