@@ -12,7 +12,7 @@ use common::{ID, Server, assert_parts_kept, elements, part, rows_path, without_i
 use reqwest::StatusCode;
 use serde_json::json;
 use sheetd::model::format::{CellFormat, Color};
-use sheetd::model::layout::{LinkTarget, Range, RichText};
+use sheetd::model::layout::{ArrayFormula, LinkTarget, Range, RichText};
 use sheetd::model::{Cell, Sheet, Visibility, Workbook};
 use sheetd::xlsx::read_workbook;
 
@@ -541,7 +541,11 @@ async fn formulas_and_dates_survive() {
         let expected = (Some("SUM(B2:B5)".to_owned()), Cell::Number(sum));
         assert_eq!(number(1, 6), expected, "{producer}: G2");
         let array = &sheet(&trip.before, "Data").layout.array_formulas;
-        assert_eq!(array, &vec![range("F2")], "{producer}");
+        let legacy = ArrayFormula {
+            range: range("F2"),
+            dynamic: false,
+        };
+        assert_eq!(array, &vec![legacy], "{producer}");
         assert_eq!(array, &sheet(&trip.after, "Data").layout.array_formulas);
 
         let trip = round_trip(producer, "date1904").await;
@@ -1787,4 +1791,80 @@ async fn values_and_formula_texts_are_kept_as_the_file_has_them() {
         );
         assert_eq!(values(&trip.bytes_after), had, "{producer}");
     }
+}
+
+/// A formula cell's `cm` (its cell metadata: a dynamic array's), and its
+/// `<f>`'s attributes (sorted) and text.
+type FormulaXml = (Option<String>, Vec<(String, String)>, String);
+
+/// Every formula of the first sheet of `package`, by cell.
+fn formulas_xml(package: &[u8]) -> std::collections::BTreeMap<String, FormulaXml> {
+    let sheet = part(package, "xl/worksheets/sheet1.xml").expect("sheet 1");
+    let mut formulas = std::collections::BTreeMap::new();
+    let mut cell = None;
+    for (name, mut attributes, text) in xml_elements(&sheet) {
+        let get = |name: &str| attributes.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+        match name.as_str() {
+            "c" => cell = Some((get("r").expect("a reference").clone(), get("cm").cloned())),
+            "f" => {
+                let (at, metadata) = cell.clone().expect("in a cell");
+                // `aca` (LibreOffice writes it on every formula) means
+                // something only in an array formula, and false is its
+                // default.
+                let array = get("t").is_some_and(|t| t == "array");
+                attributes.retain(|(n, v)| n != "aca" || (array && v != "false"));
+                attributes.sort();
+                formulas.insert(at, (metadata, attributes, text));
+            }
+            _ => {}
+        }
+    }
+    formulas
+}
+
+/// Formulas come back as the kind of formula the file has (issue 26): a
+/// plain formula calling a function Excel added after 2007 stays plain
+/// (the writer makes it a dynamic array) and keeps its text with or
+/// without `_xlfn.` (the writer adds it); a legacy array formula calling
+/// one stays legacy, a dynamic array stays dynamic (`cm`, with the
+/// workbook's cell metadata); a data table keeps its `<f t="dataTable">`.
+/// LibreOffice 7.4 writes the unknown functions in small letters, no
+/// dynamic array, and the data table as `TABLE(…)` formulas.
+#[tokio::test]
+async fn formulas_are_kept_as_the_kind_of_formula_the_file_has() {
+    for producer in PRODUCERS {
+        let trip = round_trip(producer, "formula_kinds").await;
+        let before = formulas_xml(&trip.bytes_before);
+        let after = formulas_xml(&trip.bytes_after);
+        for (at, had) in &before {
+            assert_eq!(after.get(at), Some(had), "{producer}: {at}");
+        }
+        let metadata = |bytes: &[u8]| part(bytes, "xl/metadata.xml").is_some();
+        assert_eq!(
+            metadata(&trip.bytes_after),
+            metadata(&trip.bytes_before),
+            "{producer}: the cell metadata a dynamic array points at"
+        );
+    }
+    // What the openpyxl file has, for the comparison above to mean it.
+    let trip = round_trip("openpyxl", "formula_kinds").await;
+    let had = formulas_xml(&trip.bytes_before);
+    let attributes = |list: &[(&str, &str)]| {
+        list.iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(had["F2"], (None, vec![], "XLOOKUP(A3,A2:A5,B2:B5)".into()));
+    assert_eq!(had["F4"], (None, vec![], "CONCAT(A2,A3)".into()));
+    let array = |range: &str| attributes(&[("ref", range), ("t", "array")]);
+    assert_eq!(
+        had["G2"],
+        (None, array("G2:G5"), "_xlfn._xlws.SORT(B2:B5)".into())
+    );
+    assert_eq!(
+        had["H2"],
+        (Some("1".into()), array("H2:H5"), "B2:B5*2".into())
+    );
+    let table = attributes(&[("r1", "J1"), ("ref", "K3:K5"), ("t", "dataTable")]);
+    assert_eq!(had["K3"], (None, table, String::new()));
 }

@@ -28,7 +28,8 @@
 //! text with leading or trailing spaces also says whether it keeps them
 //! with `xml:space="preserve"`); numbers compare by value (`1.10` is
 //! `1.1`). A formula is its `<f>` text (a shared formula's, moved to the
-//! cell) with `t="array"` and its range; its cached result is not compared
+//! cell) with `t="array"`, its range and whether it is a dynamic array
+//! (the cell's `cm`); its cached result is not compared
 //! (recalculation may change it), but a constant that becomes a formula,
 //! or is lost, counts. The cells an array formula fills are results, not
 //! constants.
@@ -181,7 +182,8 @@ enum Kind {
 struct Formula {
     /// The `<f>` text, a shared formula's moved to this cell.
     text: String,
-    /// `array A1:B2` or `dataTable …`; empty for a plain formula.
+    /// `array A1:B2`, `array A1:B2 dynamic` or `dataTable …`; empty for a
+    /// plain formula.
     kind: String,
     /// A cached text result with leading or trailing spaces, and whether
     /// `xml:space="preserve"` keeps them.
@@ -961,8 +963,14 @@ impl SheetReading<'_> {
         {
             self.filled.push(range);
         }
+        // `cm` points at the cell's metadata: an Excel 365 dynamic array,
+        // which spills, where an array without it is a legacy `{=…}` one.
+        let dynamic = match cell.attr("cm") {
+            Some(_) => " dynamic",
+            None => "",
+        };
         let kind = match kind {
-            "array" => format!("array {}", canonical_range(range)),
+            "array" => format!("array {}{dynamic}", canonical_range(range)),
             "dataTable" => format!("dataTable {}", canonical_tree(f, self.context)),
             _ => String::new(),
         };

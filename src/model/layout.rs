@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use super::format::{Color, Font};
 use super::formula::RowMove;
+use super::value::Cell;
 
 /// A rectangle of cells, both corners included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +18,49 @@ pub struct Range {
     pub first_column: u16,
     pub last_row: u32,
     pub last_column: u16,
+}
+
+/// An array formula: the formula sits in the range's first cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArrayFormula {
+    pub range: Range,
+    /// Whether it is a dynamic array (Excel 365: the cell points at the
+    /// workbook's cell metadata with `cm`), which an app recalculates as
+    /// one spilling formula; otherwise it is a legacy array formula,
+    /// entered as `{=…}` over its whole range.
+    pub dynamic: bool,
+}
+
+/// A formula cell whose file has it otherwise than the writer would
+/// write it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileFormula {
+    /// The formula's text as the file has it, where the writer would add
+    /// `_xlfn.` prefixes to its functions or make it a dynamic array (it
+    /// does both for any function Excel added after 2007): written as it
+    /// stands while the cell's formula is this text. A formula changed
+    /// since takes the writer's form.
+    Text(String),
+    /// The first cell of a What-If data table (`<f t="dataTable">`), which
+    /// an app fills with the results of a formula for each input; readers
+    /// see the cell's cached value. Written again while the cell holds the
+    /// value read from it.
+    DataTable(DataTable),
+}
+
+/// A What-If data table as its first cell's `<f t="dataTable">` has it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DataTable {
+    /// The cells the app fills (`ref`).
+    pub range: Range,
+    /// The input cells the app puts each row's or column's value into
+    /// (`r1`, and `r2` for a table of two variables).
+    pub inputs: [Option<(u32, u16)>; 2],
+    /// The element's other attributes as the file has them, escaped as
+    /// XML (` dt2D="1" dtr="0"`), each after a space.
+    pub attributes: String,
+    /// The value read from the cell (its cached result).
+    pub value: Cell,
 }
 
 /// A row's own settings.
@@ -129,8 +173,7 @@ pub struct Layout {
     pub rows: BTreeMap<u32, RowProps>,
     pub columns: Vec<ColumnProps>,
     pub merges: Vec<Range>,
-    /// Array formulas: the formula sits in the range's first cell.
-    pub array_formulas: Vec<Range>,
+    pub array_formulas: Vec<ArrayFormula>,
     pub links: Vec<Link>,
     pub tables: Vec<Table>,
     pub autofilter: Option<Range>,
@@ -149,6 +192,9 @@ pub struct Layout {
     /// [`Spelling`]), by cell: written as spelled while the cell holds the
     /// text read from it.
     pub spelled: BTreeMap<(u32, u16), Spelling>,
+    /// Formula cells the file has otherwise than the writer would write
+    /// them (see [`FileFormula`]), by cell.
+    pub formulas: BTreeMap<(u32, u16), FileFormula>,
 }
 
 /// A text cell as its file spells it, where rewriting the text would
@@ -222,6 +268,23 @@ impl Range {
     }
 }
 
+impl DataTable {
+    /// The data table once rows have moved: its range as any range, its
+    /// inputs with their rows. `None` when its range or an input is
+    /// deleted.
+    pub fn moved(self, rows: &RowMove) -> Option<DataTable> {
+        let mut inputs = self.inputs;
+        for (row, _) in inputs.iter_mut().flatten() {
+            *row = moved_index(*row, rows)?;
+        }
+        Some(DataTable {
+            range: self.range.moved(rows)?,
+            inputs,
+            ..self
+        })
+    }
+}
+
 impl Table {
     /// A table over `range` with a header row and no totals row, no style
     /// and no columns named yet.
@@ -268,6 +331,7 @@ impl Layout {
             rich_text,
             iso_dates,
             spelled,
+            formulas,
         } = self;
         let autofilter_grown = match (autofilter, &base.autofilter) {
             (Some(now), Some(before)) => {
@@ -292,6 +356,7 @@ impl Layout {
             && *rich_text == base.rich_text
             && *iso_dates == base.iso_dates
             && *spelled == base.spelled
+            && *formulas == base.formulas
     }
 
     /// The runs of the rich text at a cell, when `text` is still theirs.
@@ -316,6 +381,25 @@ impl Layout {
         self.spelled
             .get(&(row, column))
             .filter(|spelling| spelling.text == text)
+    }
+
+    /// How the file has the formula `expr` at a cell, when it has it
+    /// otherwise than the writer would write it and `expr` is still the
+    /// text read from the cell.
+    pub fn file_formula(&self, row: u32, column: u16, expr: &str) -> Option<&str> {
+        match self.formulas.get(&(row, column)) {
+            Some(FileFormula::Text(text)) if text == expr => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The data table whose first cell is at `row`, `column`, when the
+    /// cell still holds `value`, the value read from it.
+    pub fn data_table(&self, row: u32, column: u16, value: &Cell) -> Option<&DataTable> {
+        match self.formulas.get(&(row, column)) {
+            Some(FileFormula::DataTable(table)) if table.value == *value => Some(table),
+            _ => None,
+        }
     }
 
     /// The format id of a cell.
@@ -418,11 +502,25 @@ impl Layout {
             .collect();
         self.array_formulas = std::mem::take(&mut self.array_formulas)
             .into_iter()
-            .filter_map(|range| range.moved(rows))
+            .filter_map(|array| {
+                let range = array.range.moved(rows)?;
+                Some(ArrayFormula { range, ..array })
+            })
             .collect();
         cells_moved(&mut self.rich_text, rows);
         cells_moved(&mut self.iso_dates, rows);
         cells_moved(&mut self.spelled, rows);
+        // A data table goes when its range or an input cell goes.
+        self.formulas = std::mem::take(&mut self.formulas)
+            .into_iter()
+            .filter_map(|((row, column), formula)| {
+                let formula = match formula {
+                    FileFormula::DataTable(table) => FileFormula::DataTable(table.moved(rows)?),
+                    text @ FileFormula::Text(_) => text,
+                };
+                Some(((moved_index(row, rows)?, column), formula))
+            })
+            .collect();
         self.links = std::mem::take(&mut self.links)
             .into_iter()
             .filter_map(|link| {
@@ -573,6 +671,54 @@ mod tests {
             vec![Range::cell(5, 0)],
             "a one-cell merge stays"
         );
+    }
+
+    #[test]
+    fn array_formulas_and_data_tables_keep_their_kind_when_rows_move() {
+        let table = |first_row, input_row| {
+            FileFormula::DataTable(DataTable {
+                range: Range {
+                    last_column: 2,
+                    ..rows(first_row, first_row + 2)
+                },
+                inputs: [Some((input_row, 0)), None],
+                attributes: r#" dt2D="0""#.into(),
+                value: Cell::Number(1.0),
+            })
+        };
+        let dynamic = |range| ArrayFormula {
+            range,
+            dynamic: true,
+        };
+        let mut layout = Layout {
+            array_formulas: vec![dynamic(rows(3, 4))],
+            formulas: [
+                ((4, 2), table(4, 0)),
+                ((8, 1), FileFormula::Text("_xlfn.CONCAT(A1)".into())),
+            ]
+            .into(),
+            ..Layout::default()
+        };
+        // Two rows inserted before row 2 (1-based).
+        layout.rows_moved(&RowMove::Inserted {
+            before: 2,
+            count: 2,
+        });
+        assert_eq!(layout.array_formulas, vec![dynamic(rows(5, 6))]);
+        let moved: BTreeMap<_, _> = [
+            ((6, 2), table(6, 0)),
+            ((10, 1), FileFormula::Text("_xlfn.CONCAT(A1)".into())),
+        ]
+        .into();
+        assert_eq!(layout.formulas, moved);
+        // The table's input row deleted: the table goes, as a constant.
+        layout.rows_moved(&RowMove::Deleted(vec![1]));
+        assert_eq!(layout.formulas.len(), 1);
+        assert_eq!(
+            layout.file_formula(9, 1, "_xlfn.CONCAT(A1)"),
+            Some("_xlfn.CONCAT(A1)")
+        );
+        assert_eq!(layout.file_formula(9, 1, "_xlfn.CONCAT(A2)"), None);
     }
 
     #[test]

@@ -1125,7 +1125,8 @@ impl Sheet {
             let last = cell_name(range.last_row, u32::from(range.last_column));
             format!("{}!{first}:{last}", quoted_sheet(&self.name))
         };
-        if let Some(array) = self.layout.array_formulas.iter().find(|r| cuts(r)) {
+        let mut arrays = self.layout.array_formulas.iter().map(|array| &array.range);
+        if let Some(array) = arrays.find(|r| cuts(r)) {
             return Some(format!(
                 "the rows would cut through the array formula in {}; a spreadsheet app changes an array formula only as a whole",
                 place(array)

@@ -7,9 +7,12 @@
 //! writes no cell for text of no characters, spells text its own way (see
 //! [`writer_spelling`]), and has no ISO 8601 date cells (`t="d"`) nor
 //! error constants (`t="e"` without a formula); it rounds row heights to whole pixels and leaves out
-//! those equal to its default, and has no collapsed row outlines. Each such
-//! cell is written as the writer can and noted here, with the attributes
-//! such rows must have; [`apply`] then puts them right in the sheet XML.
+//! those equal to its default, and has no collapsed row outlines. It
+//! rewrites formulas that call functions Excel added after 2007 (see
+//! [`super::future`]), and has no data tables. Each such cell is written as
+//! the writer can and noted here, with the attributes such rows must have
+//! and the `<f>` such formula cells must have; [`apply`] then puts them
+//! right in the sheet XML.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -17,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rust_xlsxwriter::utility::row_col_to_cell;
 
 use super::xml::find;
-use crate::model::layout::Spelling;
+use crate::model::layout::{DataTable, Range, Spelling};
 
 /// What a cell's element must become.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,11 +61,86 @@ impl Fix {
     }
 }
 
+/// The formula element a cell must have, as its file has it (the writer
+/// is given a [`PLACEHOLDER`] for it).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct FormulaFix {
+    /// The whole `<f>` element, as XML.
+    element: String,
+    /// Whether the cell is a dynamic array's first cell: `cm="1"`, which
+    /// points at the writer's cell metadata for dynamic arrays (written
+    /// when it is asked for a dynamic array formula).
+    dynamic: bool,
+}
+
+impl FormulaFix {
+    /// A plain formula of exactly the text `text`.
+    pub fn plain(text: &str) -> FormulaFix {
+        FormulaFix {
+            element: format!("<f>{}</f>", escape_text(text)),
+            dynamic: false,
+        }
+    }
+
+    /// An array formula of exactly the text `text` over `range`: a dynamic
+    /// array or a legacy one.
+    pub fn array(text: &str, range: Range, dynamic: bool) -> FormulaFix {
+        FormulaFix {
+            element: format!(
+                "<f t=\"array\" ref=\"{}\">{}</f>",
+                range_name(range),
+                escape_text(text)
+            ),
+            dynamic,
+        }
+    }
+
+    /// A data table's first cell, as the file has it.
+    pub fn data_table(table: &DataTable) -> FormulaFix {
+        let mut element = format!(
+            "<f t=\"dataTable\" ref=\"{}\"{}",
+            range_name(table.range),
+            table.attributes
+        );
+        for (name, input) in ["r1", "r2"].iter().zip(table.inputs) {
+            if let Some((row, column)) = input {
+                element.push_str(&format!(" {name}=\"{}\"", row_col_to_cell(row, column)));
+            }
+        }
+        element.push_str("/>");
+        FormulaFix {
+            element,
+            dynamic: false,
+        }
+    }
+}
+
+/// `A1:B2`, or `A1` for a range of one cell.
+fn range_name(range: Range) -> String {
+    let first = row_col_to_cell(range.first_row, range.first_column);
+    match (range.first_row, range.first_column) == (range.last_row, range.last_column) {
+        true => first,
+        false => format!(
+            "{first}:{}",
+            row_col_to_cell(range.last_row, range.last_column)
+        ),
+    }
+}
+
+/// `text` escaped as XML character data, as the writer escapes a formula:
+/// `&`, `<` and `>` only.
+fn escape_text(text: &str) -> Cow<'_, str> {
+    quick_xml::escape::partial_escape(text)
+}
+
 /// What one sheet's XML must have that the writer does not write.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Fixes {
     /// Cells, by (row, column).
     pub cells: BTreeMap<(u32, u16), Fix>,
+    /// The formula elements of cells, by (row, column): applied after
+    /// `cells`.
+    pub formulas: BTreeMap<(u32, u16), FormulaFix>,
     /// Attributes a row's `<row>` must have, by row: a row the writer did
     /// not write at all is added with them.
     pub rows: BTreeMap<u32, Vec<(&'static str, String)>>,
@@ -70,7 +148,7 @@ pub(super) struct Fixes {
 
 impl Fixes {
     pub fn is_empty(&self) -> bool {
-        self.cells.is_empty() && self.rows.is_empty()
+        self.cells.is_empty() && self.formulas.is_empty() && self.rows.is_empty()
     }
 }
 
@@ -99,6 +177,7 @@ pub(super) fn apply(xml: &[u8], fixes: &Fixes) -> Vec<u8> {
         .keys()
         .copied()
         .chain(fixes.cells.keys().map(|&(row, _)| row))
+        .chain(fixes.formulas.keys().map(|&(row, _)| row))
         .collect();
     for row in rows {
         let attributes = fixes.rows.get(&row).map_or(&[][..], Vec::as_slice);
@@ -127,7 +206,11 @@ pub(super) fn apply(xml: &[u8], fixes: &Fixes) -> Vec<u8> {
             true => at,
             false => find(&xml[at..], b"</row>").map_or(xml.len(), |i| at + i),
         };
-        for (&(_, column), fix) in fixes.cells.range((row, 0)..=(row, u16::MAX)) {
+        let in_row = (row, 0)..=(row, u16::MAX);
+        let columns: BTreeSet<u16> = (fixes.cells.range(in_row.clone()).map(|(&(_, c), _)| c))
+            .chain(fixes.formulas.range(in_row).map(|(&(_, c), _)| c))
+            .collect();
+        for column in columns {
             let needle = format!("<c r=\"{}\"", row_col_to_cell(row, column));
             let Some(start) = find(&xml[at..row_end], needle.as_bytes()).map(|i| at + i) else {
                 continue;
@@ -136,7 +219,14 @@ pub(super) fn apply(xml: &[u8], fixes: &Fixes) -> Vec<u8> {
                 continue;
             };
             out.extend_from_slice(&xml[at..start]);
-            out.extend_from_slice(&fixed(&xml[start..end], fix));
+            let mut element = Cow::Borrowed(&xml[start..end]);
+            if let Some(fix) = fixes.cells.get(&(row, column)) {
+                element = Cow::Owned(fixed(&element, fix));
+            }
+            if let Some(formula) = fixes.formulas.get(&(row, column)) {
+                element = Cow::Owned(with_formula(&element, formula));
+            }
+            out.extend_from_slice(&element);
             at = end;
         }
     }
@@ -245,6 +335,37 @@ fn fixed(element: &[u8], fix: &Fix) -> Vec<u8> {
     };
     let mut out = start_tag(&tag, &[b"t"], &kind);
     out.extend_from_slice(&content);
+    out.extend_from_slice(b"</c>");
+    out
+}
+
+/// A cell element with `formula` for its `<f>` (in place of the one it
+/// has, else first) and its `cm` as `formula` says.
+fn with_formula(element: &[u8], formula: &FormulaFix) -> Vec<u8> {
+    let tag_end = element.iter().position(|&b| b == b'>').unwrap_or(0);
+    let tag = &element[..tag_end];
+    let (tag, content) = match tag.strip_suffix(b"/") {
+        Some(tag) => (tag, &b""[..]),
+        None => (tag, &element[tag_end + 1..element.len().saturating_sub(4)]),
+    };
+    let (before, after) = match find(content, b"<f") {
+        Some(start) => {
+            let end = match find(&content[start..], b"</f>") {
+                Some(close) => start + close + 4,
+                None => find(&content[start..], b"/>").map_or(content.len(), |i| start + i + 2),
+            };
+            (&content[..start], &content[end..])
+        }
+        None => (&b""[..], content),
+    };
+    let metadata = match formula.dynamic {
+        true => vec![("cm", "1".to_owned())],
+        false => Vec::new(),
+    };
+    let mut out = start_tag(&[tag, b">"].concat(), &[b"cm"], &metadata);
+    out.extend_from_slice(before);
+    out.extend_from_slice(formula.element.as_bytes());
+    out.extend_from_slice(after);
     out.extend_from_slice(b"</c>");
     out
 }
@@ -358,7 +479,7 @@ mod tests {
     fn fixes(list: &[((u32, u16), Fix)]) -> Fixes {
         Fixes {
             cells: list.iter().cloned().collect(),
-            rows: BTreeMap::new(),
+            ..Fixes::default()
         }
     }
 
@@ -435,6 +556,44 @@ mod tests {
     }
 
     #[test]
+    fn formula_cells_get_the_formula_element_and_kind_their_file_has() {
+        let xml = br#"<sheetData><row r="2"><c r="A2" t="str"><f>""</f><v>x</v></c><c r="B2" cm="1" s="1"><f t="array" ref="B2:B3">""</f><v>1</v></c><c r="C2"><f t="array" ref="C2:C3">""</f><v>2</v></c><c r="D2" t="str"><f>""</f><v></v></c><c r="E2"><v>7</v></c></row></sheetData>"#;
+        let range = |first_row, last_row, column| Range {
+            first_row,
+            first_column: column,
+            last_row,
+            last_column: column,
+        };
+        let table = DataTable {
+            range: range(1, 3, 3),
+            inputs: [Some((0, 0)), None],
+            attributes: r#" dt2D="0" ca="1""#.into(),
+            value: crate::model::Cell::Empty,
+        };
+        let fixes = Fixes {
+            cells: fixes(&[
+                ((1, 0), Fix::TextResult("x".into())),
+                ((1, 3), Fix::NoResult),
+            ])
+            .cells,
+            formulas: [
+                ((1, 0), FormulaFix::plain("_xlfn.XLOOKUP(A1,B:B,C:C)&\"<\"")),
+                ((1, 1), FormulaFix::array("B2:B3*2", range(1, 2, 1), false)),
+                ((1, 2), FormulaFix::array("SORT(A:A)", range(1, 2, 2), true)),
+                ((1, 3), FormulaFix::data_table(&table)),
+                ((1, 4), FormulaFix::data_table(&table)),
+            ]
+            .into_iter()
+            .collect(),
+            rows: BTreeMap::new(),
+        };
+        assert_eq!(
+            String::from_utf8(apply(xml, &fixes)).unwrap(),
+            r#"<sheetData><row r="2"><c r="A2" t="str"><f>_xlfn.XLOOKUP(A1,B:B,C:C)&amp;"&lt;"</f><v>x</v></c><c r="B2" s="1"><f t="array" ref="B2:B3">B2:B3*2</f><v>1</v></c><c r="C2" cm="1"><f t="array" ref="C2:C3">SORT(A:A)</f><v>2</v></c><c r="D2"><f t="dataTable" ref="D2:D4" dt2D="0" ca="1" r1="A1"/></c><c r="E2"><f t="dataTable" ref="D2:D4" dt2D="0" ca="1" r1="A1"/><v>7</v></c></row></sheetData>"#
+        );
+    }
+
+    #[test]
     fn a_cell_the_writer_did_not_write_is_skipped() {
         let xml =
             br#"<sheetData><row r="2"><c r="B2" t="str"><f>A1</f><v></v></c></row></sheetData>"#;
@@ -453,6 +612,7 @@ mod tests {
         let height = |h: &str| vec![("ht", h.to_owned()), ("customHeight", "1".to_owned())];
         let fixes = Fixes {
             cells: fixes(&[((3, 1), Fix::NoResult)]).cells,
+            formulas: BTreeMap::new(),
             rows: [
                 (1, height("20")),
                 (2, height("15")),

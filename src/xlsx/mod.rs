@@ -10,6 +10,8 @@
 mod carry;
 /// Cells the writer cannot write as the model holds them, put right after.
 mod fix;
+/// Which formula texts the writer writes otherwise than they are.
+mod future;
 /// The writer's package with what a rewrite carries put back.
 mod merge;
 /// Relationships and content types, read and written.

@@ -23,7 +23,7 @@ use super::opc::{ContentTypes, relationships};
 use super::rich::{RunReader, SharedStrings, rich_shared_strings};
 use super::styles::{Palette, Styles, parse_styles, read_color};
 use super::xml::{
-    Capture, ChildCopier, Node, Text, all_attributes, attr, attrs, flag, for_each_element,
+    Capture, ChildCopier, Node, Text, all_attributes, attr, attrs, escape, flag, for_each_element,
     for_each_node, root_attributes, xml_error,
 };
 use super::{ReadError, unreadable};
@@ -31,7 +31,8 @@ use crate::model::carried::{Carried, CarriedSheet, Element};
 use crate::model::format::{CellFormat, Color, Font};
 use crate::model::formula::shifted;
 use crate::model::layout::{
-    ColumnProps, Layout, Link, LinkTarget, Range, RowProps, Table, TableColumn,
+    ArrayFormula, ColumnProps, DataTable, FileFormula, Layout, Link, LinkTarget, Range, RowProps,
+    Table, TableColumn,
 };
 use crate::model::workbook::{DefinedName, DocumentProperties, MAX_COLUMNS, MAX_ROWS};
 
@@ -412,6 +413,7 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
         rows_seen: 0,
         heading: None,
         value: Value::Other,
+        cell_metadata: false,
         inline: None,
         shared: HashMap::new(),
         in_shared: None,
@@ -482,6 +484,9 @@ struct SheetScan<'a> {
     heading: Option<Heading>,
     /// The kind of the current cell's value.
     value: Value,
+    /// Whether the current cell points at cell metadata (`cm`): a dynamic
+    /// array's first cell.
+    cell_metadata: bool,
     /// The runs of the inline string being read.
     inline: Option<RunReader>,
     /// Shared formulas by their `si`, and the one whose text is being read.
@@ -600,8 +605,14 @@ impl SheetScan<'_> {
             "oddFooter" => self.heading = Some(Heading::Footer),
             "f" if attr(element, "t").is_some_and(|t| t == "array") => {
                 if let Some(range) = attr(element, "ref").and_then(|r| range_ref(&r)) {
-                    self.sheet.layout.array_formulas.push(range);
+                    self.sheet.layout.array_formulas.push(ArrayFormula {
+                        range,
+                        dynamic: self.cell_metadata,
+                    });
                 }
+            }
+            "f" if attr(element, "t").is_some_and(|t| t == "dataTable") => {
+                self.data_table(element)?
             }
             "f" if attr(element, "t").is_some_and(|t| t == "shared") => {
                 self.shared_formula(element)?
@@ -640,6 +651,21 @@ impl SheetScan<'_> {
         Ok(())
     }
 
+    /// An `<f t="dataTable">`, kept with the current cell: the value
+    /// read from the cell is added with the values (`super::read`).
+    fn data_table(&mut self, element: &BytesStart<'_>) -> Result<(), ReadError> {
+        let Some(table) = data_table(element) else {
+            return Ok(());
+        };
+        self.budget.spend(1)?;
+        let column = self.next_column.saturating_sub(1);
+        self.sheet
+            .layout
+            .formulas
+            .insert((self.row, column), FileFormula::DataTable(table));
+        Ok(())
+    }
+
     /// A `<row>`: where the cells that follow are, and its settings.
     fn row(&mut self, element: &BytesStart<'_>) -> Result<(), ReadError> {
         self.row = match attr(element, "r").and_then(|r| r.parse::<u32>().ok()) {
@@ -668,7 +694,8 @@ impl SheetScan<'_> {
     fn cell(&mut self, element: &BytesStart<'_>) -> Result<(), ReadError> {
         // The one element there is one of per cell: read its attributes in
         // a single pass.
-        let [reference, style, kind] = attrs(element, ["r", "s", "t"]);
+        let [reference, style, kind, metadata] = attrs(element, ["r", "s", "t", "cm"]);
+        self.cell_metadata = metadata.is_some();
         self.value = match kind.as_deref() {
             Some("s") => Value::Shared,
             _ => Value::Other,
@@ -832,6 +859,30 @@ pub(super) fn range_ref(text: &str) -> Option<Range> {
         first_column,
         last_row,
         last_column,
+    })
+}
+
+/// A data table's `<f t="dataTable">`: its range, its input cells and its
+/// other attributes; `None` without a range, or with an input that is no
+/// cell reference.
+fn data_table(element: &BytesStart<'_>) -> Option<DataTable> {
+    let mut range = None;
+    let mut inputs = [None, None];
+    let mut attributes = String::new();
+    for (name, value) in all_attributes(element) {
+        match name.as_str() {
+            "t" => {}
+            "ref" => range = range_ref(&value),
+            "r1" => inputs[0] = Some(cell_ref(&value)?),
+            "r2" => inputs[1] = Some(cell_ref(&value)?),
+            _ => attributes.push_str(&format!(" {name}=\"{}\"", escape(&value))),
+        }
+    }
+    Some(DataTable {
+        range: range?,
+        inputs,
+        attributes,
+        value: crate::model::Cell::Empty,
     })
 }
 

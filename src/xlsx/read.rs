@@ -5,13 +5,14 @@
 //! What calamine does not expose (formats, layout, defined names, and the
 //! parts a rewrite would not carry) comes from [`super::package`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{Cursor, Read, Seek};
 
 use calamine::{DataRef, Reader, SheetType, SheetVisible, Xlsx};
 
 use super::package::{check_size, read_package};
 use super::{DAYS_1900_TO_1904, ReadError, unreadable};
+use crate::model::layout::FileFormula;
 use crate::model::value::{DateParse, DateSyntax, Formula, parse_date};
 use crate::model::{Cell, Sheet, Visibility, Workbook};
 
@@ -62,6 +63,7 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
     };
     // Sheet indexes in the file (chart sheets included) → in the model.
     let mut kept_index = Vec::new();
+    let mut future_functions = HashMap::new();
     for (position, grid) in grids.into_iter().enumerate() {
         let Some(Cells {
             mut rows,
@@ -101,6 +103,7 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
         sheet.layout = package.layouts.remove(&sheet.name).unwrap_or_default();
         sheet.layout.iso_dates = iso_dates;
         keep_respelled(&mut sheet);
+        keep_file_formulas(&mut sheet, &mut future_functions);
         if let Some(carried) = package.carried_sheets.remove(&sheet.name) {
             sheet.carried = std::sync::Arc::new(carried);
         }
@@ -144,6 +147,32 @@ fn keep_respelled(sheet: &mut Sheet) {
             Some(((row, column), spelling))
         })
         .collect();
+}
+
+/// Keeps the text of each formula the writer would write otherwise (see
+/// [`super::future`]), and gives each data table the package scan found
+/// the value read from its cell (see
+/// [`FileFormula`](crate::model::layout::FileFormula)). `known` remembers
+/// the functions already asked about.
+fn keep_file_formulas(sheet: &mut Sheet, known: &mut HashMap<String, bool>) {
+    let formulas = &mut sheet.layout.formulas;
+    for (key, formula) in formulas.iter_mut() {
+        if let FileFormula::DataTable(table) = formula {
+            let (row, column) = (key.0 as usize, usize::from(key.1));
+            let cell = sheet.rows.get(row).and_then(|cells| cells.get(column));
+            table.value = cell.cloned().unwrap_or_default();
+        }
+    }
+    for (row, cells) in sheet.rows.iter().enumerate() {
+        for (column, cell) in cells.iter().enumerate() {
+            if let Cell::Formula(f) = cell
+                && super::future::writer_rewrites(&f.expr, known)
+            {
+                let text = FileFormula::Text(f.expr.clone());
+                formulas.insert((row as u32, column as u16), text);
+            }
+        }
+    }
 }
 
 /// A sheet of the file as calamine lists it, with its values when it is a

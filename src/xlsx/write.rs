@@ -13,7 +13,7 @@ use std::path::Path;
 
 use rust_xlsxwriter::{DocProperties, Format, Formula as XlsxFormula, Worksheet, XlsxError};
 
-use super::fix::{Fix, Fixes, PLACEHOLDER, has_outer_space};
+use super::fix::{Fix, Fixes, FormulaFix, PLACEHOLDER, has_outer_space};
 use super::stand_in::{self, stand_in};
 use super::styles::{to_format, xlsx_color};
 use super::{DAYS_1900_TO_1904, WriteError};
@@ -533,11 +533,17 @@ impl Cells<'_> {
         for row in rows {
             let cells = sheet.row(row);
             let ids = layout.formats.get(row).map_or(&[][..], Vec::as_slice);
-            for column in 0..cells.len().max(ids.len()) {
+            // A data table without a cached value is an empty cell.
+            let formulas = layout
+                .formulas
+                .range((row as u32, 0)..=(row as u32, u16::MAX));
+            let past_formulas = formulas.last().map_or(0, |(&(_, c), _)| usize::from(c) + 1);
+            for column in 0..cells.len().max(ids.len()).max(past_formulas) {
                 let cell = cells.get(column).unwrap_or(&Cell::Empty);
                 let id = ids.get(column).copied().unwrap_or(0);
                 // No cell in the file: it shows its row's or column's format.
-                if id == 0 && *cell == Cell::Empty {
+                let key = (row as u32, column as u16);
+                if id == 0 && *cell == Cell::Empty && !layout.formulas.contains_key(&key) {
                     continue;
                 }
                 self.write_cell(row as u32, column as u16, cell, id)?;
@@ -558,6 +564,7 @@ impl Cells<'_> {
             (Some((read, iso)), _) if read == *cell => Some(Fix::IsoDate(iso.clone())),
             _ => None,
         };
+        let formula = file_formula(&self.sheet.layout, row, column, cell);
         let cell = in_file_dates(cell, self.date1904);
         let layout = &self.sheet.layout;
         let (spelled, rich) = match cell.as_ref() {
@@ -567,28 +574,41 @@ impl Cells<'_> {
             ),
             _ => (None, None),
         };
-        let fix = fix
-            .or_else(|| rich.map(|rich| Fix::Rich(rich.xml.clone())))
-            .or_else(|| spelled.cloned().map(Fix::Spelled))
-            .or_else(|| fix_for(&cell));
-        match &fix {
-            Some(fix) if fix.replaces_value() => {
-                let placeholder = XlsxFormula::new(PLACEHOLDER);
-                match format {
-                    Some(format) => self.worksheet.write_formula_with_format(
-                        row,
-                        column,
-                        placeholder,
-                        format,
-                    )?,
-                    None => self.worksheet.write_formula(row, column, placeholder)?,
-                };
+        let fix = match (&formula, cell.as_ref()) {
+            // A data table's cached text is a formula's text result.
+            (Some(_), Cell::Text(text)) => Some(Fix::TextResult(text.clone())),
+            // It is written as a formula, which has an element.
+            (Some(_), Cell::Empty) => Some(Fix::NoResult),
+            _ => fix
+                .or_else(|| rich.map(|rich| Fix::Rich(rich.xml.clone())))
+                .or_else(|| spelled.cloned().map(Fix::Spelled))
+                .or_else(|| fix_for(&cell)),
+        };
+        let placeholder = match (&fix, &formula, cell.as_ref()) {
+            (Some(fix), _, _) if fix.replaces_value() => Some(XlsxFormula::new(PLACEHOLDER)),
+            (_, Some(_), Cell::Formula(f)) => {
+                Some(XlsxFormula::new(PLACEHOLDER).set_result(cached_result(&f.cached)))
             }
-            _ => write_value(self.worksheet, row, column, &cell, format)?,
+            (_, Some(_), Cell::Empty) => Some(XlsxFormula::new(PLACEHOLDER)),
+            _ => None,
+        };
+        match (placeholder, format) {
+            (Some(placeholder), Some(format)) => {
+                self.worksheet
+                    .write_formula_with_format(row, column, placeholder, format)?;
+            }
+            (Some(placeholder), None) => {
+                self.worksheet.write_formula(row, column, placeholder)?;
+            }
+            (None, _) => write_value(self.worksheet, row, column, &cell, format)?,
         }
         match fix {
             Some(fix) => self.fixes.cells.insert((row, column), fix),
             None => self.fixes.cells.remove(&(row, column)),
+        };
+        match formula {
+            Some(formula) => self.fixes.formulas.insert((row, column), formula),
+            None => self.fixes.formulas.remove(&(row, column)),
         };
         Ok(())
     }
@@ -599,7 +619,8 @@ impl Cells<'_> {
     fn write_spans(&mut self) -> Result<(), XlsxError> {
         let sheet = self.sheet;
         let layout = &sheet.layout;
-        for range in &layout.array_formulas {
+        for array in &layout.array_formulas {
+            let range = &array.range;
             let (row, column) = (range.first_row as usize, range.first_column as usize);
             let Some(cell @ Cell::Formula(_)) = sheet.row(row).get(column) else {
                 continue;
@@ -608,26 +629,44 @@ impl Cells<'_> {
             let Cell::Formula(f) = cell.as_ref() else {
                 continue;
             };
-            let formula = exact_formula(&f.expr).set_result(cached_result(&f.cached));
+            // The writer is given a placeholder of the formula's kind, and
+            // the fix writes its text: the writer would rewrite some texts
+            // and make an array that calls a function added after 2007 a
+            // dynamic one.
+            let placeholder = XlsxFormula::new(PLACEHOLDER).set_result(cached_result(&f.cached));
             let covered = self.covered(range.first_row, range.first_column);
             let format = self
                 .formats
                 .of_at(layout.format(row, column), &f.cached, covered)
                 .cloned()
                 .unwrap_or_else(|| self.formats.default.clone());
-            self.worksheet.write_array_formula_with_format(
-                range.first_row,
-                range.first_column,
-                range.last_row,
-                range.last_column,
-                formula,
-                &format,
-            )?;
-            if let Some(fix) = fix_for(&cell) {
-                self.fixes
-                    .cells
-                    .insert((range.first_row, range.first_column), fix);
-            }
+            let (first_row, first_column) = (range.first_row, range.first_column);
+            let (last_row, last_column) = (range.last_row, range.last_column);
+            match array.dynamic {
+                true => self.worksheet.write_dynamic_array_formula_with_format(
+                    first_row,
+                    first_column,
+                    last_row,
+                    last_column,
+                    placeholder,
+                    &format,
+                )?,
+                false => self.worksheet.write_array_formula_with_format(
+                    first_row,
+                    first_column,
+                    last_row,
+                    last_column,
+                    placeholder,
+                    &format,
+                )?,
+            };
+            let anchor = (first_row, first_column);
+            match fix_for(&cell) {
+                Some(fix) => self.fixes.cells.insert(anchor, fix),
+                None => self.fixes.cells.remove(&anchor),
+            };
+            let formula = FormulaFix::array(&f.expr, *range, array.dynamic);
+            self.fixes.formulas.insert(anchor, formula);
             // The writer fills the rest of the range with zeros; in the file
             // each of those cells holds its own cached result, which the
             // model read as a plain value, or none.
@@ -656,6 +695,21 @@ impl Cells<'_> {
             )?;
         }
         Ok(())
+    }
+}
+
+/// The formula element a cell must have as its file has it, where the
+/// writer would write it otherwise: a formula whose text it would
+/// rewrite (see [`super::future`]) or a data table's first cell, while
+/// the cell holds what was read from it.
+fn file_formula(layout: &Layout, row: u32, column: u16, cell: &Cell) -> Option<FormulaFix> {
+    match cell {
+        Cell::Formula(f) => layout
+            .file_formula(row, column, &f.expr)
+            .map(FormulaFix::plain),
+        value => layout
+            .data_table(row, column, value)
+            .map(FormulaFix::data_table),
     }
 }
 
@@ -933,7 +987,7 @@ mod tests {
     use std::io::Cursor;
 
     use super::*;
-    use crate::model::layout::{Range, RowProps};
+    use crate::model::layout::{ArrayFormula, Range, RowProps};
     use crate::model::request::InsertRows;
     use crate::xlsx::read_workbook;
 
@@ -994,11 +1048,14 @@ mod tests {
             "Data",
             vec![vec![text("one"), formula], vec![text("two"), text("TWO")]],
         );
-        sheet.layout.array_formulas.push(Range {
-            first_row: 0,
-            first_column: 1,
-            last_row: 1,
-            last_column: 1,
+        sheet.layout.array_formulas.push(ArrayFormula {
+            range: Range {
+                first_row: 0,
+                first_column: 1,
+                last_row: 1,
+                last_column: 1,
+            },
+            dynamic: false,
         });
         let workbook = Workbook {
             sheets: vec![sheet],
