@@ -67,10 +67,17 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
     let Unpacked {
         main,
         parts,
+        damaged,
         mut sheets,
         rich_strings,
     } = unpack(reader, max_cells)?;
     let mut package = Package::default();
+    // A rewrite cannot carry what it cannot read: writes are refused.
+    package.unkept.extend(
+        damaged
+            .into_iter()
+            .map(|part| format!("a damaged part ({part}, whose zip entry does not inflate)")),
+    );
     if let Some(xml) = main.styles.as_ref().and_then(|name| parts.get(name)) {
         let Styles {
             formats,
@@ -174,6 +181,8 @@ fn sheet_layout(
 struct Unpacked {
     main: MainParts,
     parts: HashMap<String, Vec<u8>>,
+    /// Parts whose zip entries do not inflate (a bad checksum, cut short).
+    damaged: Vec<String>,
     sheets: HashMap<String, SheetXml>,
     /// By index, ascending.
     rich_strings: Vec<(u32, Vec<TextRun>)>,
@@ -186,6 +195,7 @@ fn unpack<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Unpacked, ReadE
     let mut unpacked = Unpacked {
         main,
         parts: HashMap::new(),
+        damaged: Vec::new(),
         sheets: HashMap::new(),
         rich_strings: Vec::new(),
     };
@@ -208,8 +218,14 @@ fn unpack<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Unpacked, ReadE
             unpacked.rich_strings = rich_shared_strings(BufReader::new(&mut part))?;
         } else {
             let mut bytes = Vec::new();
-            part.read_to_end(&mut bytes).map_err(unreadable)?;
-            unpacked.parts.insert(name, bytes);
+            match part.read_to_end(&mut bytes) {
+                Ok(_) => {
+                    unpacked.parts.insert(name, bytes);
+                }
+                // Spreadsheet apps open a package with a damaged part they
+                // do not need; a rewrite could not carry it (see `read_package`).
+                Err(_) => unpacked.damaged.push(name),
+            }
         }
         budget.unpacked += part.count;
         if budget.unpacked > MAX_UNPACKED_BYTES {
@@ -260,20 +276,25 @@ pub fn check_size<R: Read + Seek>(reader: R, max_strings: usize) -> Result<(), R
             .name()
             .is_ok_and(|name| name.to_ascii_lowercase().ends_with("sharedstrings.xml"));
         // Never read more than the budget left, whatever the headers say.
-        let mut part = entry.take(MAX_UNPACKED_BYTES - unpacked + 1);
-        unpacked += if strings {
+        let mut part = CountingReader {
+            inner: entry.take(MAX_UNPACKED_BYTES - unpacked + 1),
+            count: 0,
+        };
+        // An entry that does not inflate is counted as far as it does: the
+        // parsers that need it fail on it, the others never read it.
+        if strings {
             let mut counter = StringCounter::new(max_strings);
-            let read = std::io::copy(&mut part, &mut counter);
+            let _ = std::io::copy(&mut part, &mut counter);
             if counter.over() {
                 return Err(ReadError(format!(
                     "the workbook holds more than {max_strings} shared strings, \
                      the most this server parses"
                 )));
             }
-            read.map_err(|_| damaged())?
         } else {
-            std::io::copy(&mut part, &mut std::io::sink()).map_err(|_| damaged())?
-        };
+            let _ = std::io::copy(&mut part, &mut std::io::sink());
+        }
+        unpacked += part.count;
         if unpacked > MAX_UNPACKED_BYTES {
             return Err(too_large());
         }
@@ -443,6 +464,12 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
             Event::End(e) => {
                 depth = depth.saturating_sub(1);
                 scan.end(e.local_name().as_ref());
+                // The sheet ends with its root, as calamine reads it: what
+                // follows is not read, so a damaged end of the entry (a bad
+                // checksum is only seen there) does not stop the read.
+                if depth == 0 {
+                    return Ok(scan.sheet);
+                }
             }
             Event::Text(text) => scan.text(Text::Chars(text)),
             Event::GeneralRef(reference) => scan.text(Text::Reference(reference)),
@@ -1142,6 +1169,49 @@ mod tests {
         }
         let names = sheet_names(std::io::Cursor::new(minimal_package("\\"))).unwrap();
         assert_eq!(names, ["Data"]);
+    }
+
+    #[test]
+    fn a_sheet_is_read_up_to_its_end_tag() {
+        /// What a zip entry with a wrong checksum gives after its data.
+        struct BadChecksum;
+        impl Read for BadChecksum {
+            fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other("Invalid checksum"))
+            }
+        }
+        let xml =
+            br#"<worksheet><sheetData><row r="2"><c r="B2" s="1"/></row></sheetData></worksheet>"#;
+        let mut budget = Budget {
+            cells: 100,
+            ..Budget::default()
+        };
+        let reader = BufReader::new(xml.chain(BadChecksum));
+        let scan = scan_sheet(reader, &mut budget).expect("read up to </worksheet>");
+        assert_eq!(scan.layout.formats, vec![vec![], vec![0, 1]]);
+    }
+
+    #[test]
+    fn a_damaged_part_is_unkept_not_unreadable() {
+        let mut bytes = minimal_package("/");
+        // The styles part's checksum, in its local header and the directory.
+        for (signature, crc_at, name_at) in [(b"PK\x03\x04", 14, 30), (b"PK\x01\x02", 16, 46)] {
+            let at = (0..bytes.len() - name_at)
+                .find(|&i| {
+                    bytes[i..].starts_with(signature)
+                        && bytes[i + name_at..].starts_with(b"look.xml")
+                })
+                .expect("entry header");
+            bytes[at + crc_at] ^= 0xFF;
+        }
+        let package = read_package(std::io::Cursor::new(&bytes), 100).expect("readable");
+        assert_eq!(package.unkept.len(), 1, "{:?}", package.unkept);
+        assert!(
+            package.unkept[0].contains("look.xml"),
+            "{:?}",
+            package.unkept
+        );
+        check_size(std::io::Cursor::new(&bytes), 10).expect("within bounds");
     }
 
     #[test]
