@@ -280,26 +280,38 @@ pub fn check_size<R: Read + Seek>(reader: R, max_strings: usize) -> Result<(), R
             inner: entry.take(MAX_UNPACKED_BYTES - unpacked + 1),
             count: 0,
         };
-        // An entry that does not inflate is counted as far as it does: the
-        // parsers that need it fail on it, the others never read it.
-        if strings {
+        let read = if strings {
             let mut counter = StringCounter::new(max_strings);
-            let _ = std::io::copy(&mut part, &mut counter);
+            let read = std::io::copy(&mut part, &mut counter);
             if counter.over() {
                 return Err(ReadError(format!(
                     "the workbook holds more than {max_strings} shared strings, \
                      the most this server parses"
                 )));
             }
+            read
         } else {
-            let _ = std::io::copy(&mut part, &mut std::io::sink());
+            std::io::copy(&mut part, &mut std::io::sink())
+        };
+        // An entry that does not inflate is counted as far as it does: the
+        // parsers that need it fail on it, the others never read it. One
+        // that inflates past the size its header declares is a bomb's
+        // trick, refused as such.
+        match read {
+            Err(error) if lies_about_its_size(&error) => return Err(damaged()),
+            _ => unpacked += part.count,
         }
-        unpacked += part.count;
         if unpacked > MAX_UNPACKED_BYTES {
             return Err(too_large());
         }
     }
     Ok(())
+}
+
+/// Whether an entry failed to inflate because it grew past the size its
+/// header declares (the zip library says so only in its message).
+fn lies_about_its_size(error: &std::io::Error) -> bool {
+    error.to_string().contains("larger than its declared")
 }
 
 /// Counts the `<si>` elements (the shared strings) of the XML written
