@@ -29,6 +29,7 @@ import collections
 import concurrent.futures
 import json
 import re
+import signal
 import sys
 from pathlib import Path
 
@@ -50,15 +51,34 @@ def validator():
 _VALIDATOR = None
 
 
+# Seconds one file's validation may take; a few files take the validator
+# far longer (it ran for over half an hour on one drawing).
+TIMEOUT = 60
+
+
+class TimedOut(Exception):
+    pass
+
+
+def on_alarm(_signum, _frame):
+    raise TimedOut()
+
+
 def findings(path: Path) -> list[dict]:
     """Every error-severity finding of one file (warnings are not what
     makes Excel repair a file)."""
     from openxml_audit.errors import ValidationSeverity
 
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(TIMEOUT)
     try:
         result = validator().validate(str(path))
+    except TimedOut:
+        return [{"part": "", "path": "", "node": "", "id": "timeout", "text": "timed out"}]
     except Exception as error:  # noqa: BLE001 - a crash is a finding too
         return [{"part": "", "path": "", "node": "", "id": "crash", "text": repr(error)}]
+    finally:
+        signal.alarm(0)
     return [
         {
             "part": e.part_uri or "",
@@ -81,6 +101,12 @@ def key(finding: dict) -> tuple[str, str, str, str]:
     return (part, path, finding["id"], text)
 
 
+def timed_out(result: dict) -> bool:
+    """Whether the validator ran out of time on the original or the copy
+    (the comparison then says nothing)."""
+    return any(f["id"] == "timeout" for f in result["new"]) or result.get("timeout", False)
+
+
 def is_inline_string(finding: dict) -> bool:
     return bool(
         INLINE_STRING.search(finding["node"])
@@ -89,11 +115,12 @@ def is_inline_string(finding: dict) -> bool:
     )
 
 
-def new_findings(original: Path, written: Path) -> tuple[int, int, list[dict]]:
+def new_findings(original: Path, written: Path) -> tuple[int, int, list[dict], bool]:
     """(findings of the original, of the written file, the written file's
-    findings its original lacks)."""
+    findings its original lacks, whether either validation timed out)."""
     before = findings(original)
     after = findings(written)
+    slow = any(f["id"] == "timeout" for f in before + after)
     left = collections.Counter(key(f) for f in before)
     new = []
     for finding in after:
@@ -102,7 +129,7 @@ def new_findings(original: Path, written: Path) -> tuple[int, int, list[dict]]:
             left[k] -= 1
         elif not is_inline_string(finding):
             new.append(finding)
-    return len(before), len(after), new
+    return len(before), len(after), new, slow
 
 
 def pairs(originals: Path, written: Path) -> list[tuple[Path, Path]]:
@@ -114,10 +141,17 @@ def pairs(originals: Path, written: Path) -> list[tuple[Path, Path]]:
     return found
 
 
-def audit_pair(pair: tuple[Path, Path]) -> dict:
+def set_timeout(seconds: int) -> None:
+    global TIMEOUT
+    TIMEOUT = seconds
+
+
+def audit_pair(pair: tuple[Path, Path], progress: bool = False) -> dict:
     original, written = pair
-    before, after, new = new_findings(original, written)
-    return {"file": written.name, "original": before, "written": after, "new": new}
+    if progress:
+        print(f"auditing {written.name}", file=sys.stderr, flush=True)
+    before, after, new, slow = new_findings(original, written)
+    return {"file": written.name, "original": before, "written": after, "new": new, "timeout": slow}
 
 
 def main() -> int:
@@ -127,7 +161,12 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     parser.add_argument("--json", type=Path, help="write every file's result here")
     parser.add_argument("--show", type=int, default=3, help="findings shown per file")
+    parser.add_argument(
+        "--timeout", type=int, default=TIMEOUT, help=f"seconds a file may take (default {TIMEOUT})"
+    )
+    parser.add_argument("--progress", action="store_true", help="name each file as it starts")
     args = parser.parse_args()
+    set_timeout(args.timeout)
     if not args.originals.is_dir() or not args.written.is_dir():
         parser.error("both arguments must be directories")
     todo = pairs(args.originals, args.written)
@@ -135,8 +174,9 @@ def main() -> int:
         with concurrent.futures.ProcessPoolExecutor(args.jobs) as pool:
             results = list(pool.map(audit_pair, todo, chunksize=4))
     else:
-        results = [audit_pair(pair) for pair in todo]
-    worse = [r for r in results if r["new"]]
+        results = [audit_pair(pair, args.progress) for pair in todo]
+    worse = [r for r in results if r["new"] and not timed_out(r)]
+    slow = [r["file"] for r in results if timed_out(r)]
     by_kind = collections.Counter()
     for result in worse:
         for finding in result["new"]:
@@ -149,9 +189,11 @@ def main() -> int:
     for (part, kind), count in by_kind.most_common():
         print(f"{count:6}  {part}  {kind}")
     clean = sum(1 for r in results if not r["original"])
+    if slow:
+        print(f"not audited, the validator ran past {TIMEOUT} s: {', '.join(slow)}")
     print(
-        f"{len(results)} written workbooks audited ({clean} originals without findings): "
-        f"{len(worse)} gain a finding their original did not have"
+        f"{len(results) - len(slow)} written workbooks audited ({clean} originals without "
+        f"findings): {len(worse)} gain a finding their original did not have"
     )
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
