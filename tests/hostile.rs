@@ -251,3 +251,54 @@ async fn a_workbook_with_damaged_entries_calamine_reads_is_served() {
     let detail = body["detail"].as_str().unwrap_or_default();
     assert!(detail.contains("docProps/thumbnail.wmf"), "{body}");
 }
+
+/// A workbook calamine refuses but spreadsheet apps open (issue 26): a
+/// cell reference without a row (`r="B"`) and a shared string index past
+/// the table.
+fn misreferenced_workbook() -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let sheet = book.add_worksheet().set_name("People").unwrap();
+    for (row, values) in [["name", "city"], ["Alice", "Berlin"], ["Bob", "Paris"]]
+        .iter()
+        .enumerate()
+    {
+        for (column, value) in values.iter().enumerate() {
+            sheet.write(row as u32, column as u16, *value).unwrap();
+        }
+    }
+    let original = book.save_to_buffer().unwrap();
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(original)).unwrap();
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..archive.len() {
+        let mut part = archive.by_index(i).unwrap();
+        let name = part.name().unwrap().into_owned();
+        let mut xml = String::new();
+        part.read_to_string(&mut xml).unwrap();
+        if name == "xl/worksheets/sheet1.xml" {
+            // "Berlin" is string 3, "Paris" string 5 of 6.
+            xml = xml.replacen(r#"<c r="B2""#, r#"<c r="B""#, 1);
+            xml = xml.replacen("<v>5</v>", "<v>99</v>", 1);
+        }
+        out.start_file(name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        out.write_all(xml.as_bytes()).unwrap();
+    }
+    out.finish().unwrap().into_inner()
+}
+
+#[tokio::test]
+async fn a_workbook_with_cells_calamine_refuses_is_served() {
+    let server = Server::start().await;
+    let id = "0b1e3a5c-0000-4000-8000-0000000000de";
+    std::fs::write(server.file(id), misreferenced_workbook()).unwrap();
+    let (status, body) = server.get(&format!("/v1/data/{id}/People")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["data"],
+        json!([
+            {"_row": 2, "name": "Alice", "city": "Berlin"},
+            {"_row": 3, "name": "Bob", "city": null}
+        ])
+    );
+}

@@ -204,7 +204,10 @@ fn unpack<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Unpacked, ReadE
         ..Budget::default()
     };
     for (i, name) in names.into_iter().enumerate() {
-        let entry = archive.by_index(i).map_err(|_| damaged())?;
+        let Ok(entry) = archive.by_index(i) else {
+            unpacked.damaged.push(name);
+            continue;
+        };
         // Never read more than the budget left, whatever the headers say.
         let left = MAX_UNPACKED_BYTES - budget.unpacked;
         let mut part = CountingReader {
@@ -271,7 +274,10 @@ pub fn check_size<R: Read + Seek>(reader: R, max_strings: usize) -> Result<(), R
     let mut archive = open_archive(reader)?;
     let mut unpacked = 0;
     for i in 0..archive.len() {
-        let entry = archive.by_index(i).map_err(|_| damaged())?;
+        // An entry whose header cannot be read is read by no parser.
+        let Ok(entry) = archive.by_index(i) else {
+            continue;
+        };
         let strings = entry
             .name()
             .is_ok_and(|name| name.to_ascii_lowercase().ends_with("sharedstrings.xml"));
