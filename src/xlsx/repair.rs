@@ -1,7 +1,8 @@
 //! Worksheets that calamine refuses but spreadsheet apps open, put right
 //! so that calamine can read them: a cell reference without a row or a
 //! column (`<c r="A">`, `<c r="0">`, as some generators write) gets the
-//! place the cells before it give, as a cell without a reference does; a
+//! place the cells before it give, as a cell without a reference does, and
+//! a row numbered 0 the number after the row before; a
 //! shared-string cell whose index lies past the table is an empty cell;
 //! a `<dimension>` that names no cells (`ref="1:4"`) goes (it is only a
 //! hint). Only a package calamine refused for one of these reasons is
@@ -117,8 +118,22 @@ fn repaired_sheet(xml: &[u8], strings: usize) -> Result<Vec<u8>, ReadError> {
             Event::Eof => break,
             Event::Start(e) | Event::Empty(e) => match e.local_name().as_ref() {
                 "row" => {
-                    row = attr(e, "r").and_then(|r| r.parse().ok()).unwrap_or(row + 1);
+                    let given = attr(e, "r");
+                    row = given
+                        .as_deref()
+                        .and_then(|r| r.parse().ok())
+                        .filter(|r| *r > 0)
+                        .unwrap_or(row + 1);
                     column = 0;
+                    if given.is_some_and(|r| r != row.to_string()) {
+                        let fixed = with_attribute(e, "r", &row.to_string());
+                        let fixed = match &event {
+                            Event::Empty(_) => Event::Empty(fixed),
+                            _ => Event::Start(fixed),
+                        };
+                        out.write_event(fixed).map_err(unreadable)?;
+                        continue;
+                    }
                 }
                 "c" => {
                     shared_cell = attr(e, "t").as_deref() == Some("s");
@@ -175,15 +190,18 @@ fn placed(cell: &BytesStart<'_>, row: u32, next_column: u32) -> (BytesStart<'sta
         .ok()
         .filter(|r| *r > 0)
         .unwrap_or(row.max(1));
-    let mut fixed = BytesStart::new(cell.name().as_ref().to_owned());
-    for (key, value) in all_attributes(cell) {
-        let value = match key.as_str() {
-            "r" => format!("{}{row}", column_letters(column)),
-            _ => value,
-        };
-        fixed.push_attribute((key.as_str(), value.as_str()));
+    let reference = format!("{}{row}", column_letters(column));
+    (with_attribute(cell, "r", &reference), column)
+}
+
+/// A start tag with the attribute `name` set to `value`.
+fn with_attribute(element: &BytesStart<'_>, name: &str, value: &str) -> BytesStart<'static> {
+    let mut fixed = BytesStart::new(element.name().as_ref().to_owned());
+    for (key, old) in all_attributes(element) {
+        let new = if key == name { value } else { old.as_str() };
+        fixed.push_attribute((key.as_str(), new));
     }
-    (fixed, column)
+    fixed
 }
 
 /// Whether the `<v>` events held back give a string index in the table.
@@ -249,6 +267,11 @@ mod tests {
 
     #[test]
     fn a_reference_without_a_row_or_column_takes_its_place_from_context() {
+        let zero = r#"<sheetData><row r="0"><c r="A0"><v>1</v></c></row><row r="0"><c r="A0"><v>2</v></c></row></sheetData>"#;
+        assert_eq!(
+            repair(zero, 0),
+            r#"<sheetData><row r="1"><c r="A1"><v>1</v></c></row><row r="2"><c r="A2"><v>2</v></c></row></sheetData>"#
+        );
         let xml = r#"<worksheet><dimension ref="1:4"/><sheetData><row r="3"><c r="A"><v>1</v></c><c r="7"><v>2</v></c><c><v>3</v></c><c r="E3"><v>4</v></c><c r="0"><v>5</v></c></row></sheetData></worksheet>"#;
         assert_eq!(
             repair(xml, 0),
