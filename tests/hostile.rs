@@ -171,3 +171,134 @@ async fn a_workbook_over_the_cell_budget_is_refused() {
         "{body}"
     );
 }
+
+/// A workbook as some producers and damaged copies leave it (issue 26):
+/// one cell without a reference (its place comes from the cells before
+/// it), a worksheet entry whose checksum is wrong (only seen after the
+/// sheet's XML ends, where calamine stops reading) and a thumbnail entry
+/// that does not inflate at all.
+fn damaged_workbook() -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let sheet = book.add_worksheet().set_name("People").unwrap();
+    sheet.write(0, 0, "name").unwrap();
+    sheet.write(0, 1, "age").unwrap();
+    sheet.write(1, 0, "Alice").unwrap();
+    sheet.write(1, 1, 30).unwrap();
+    let original = book.save_to_buffer().unwrap();
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(original)).unwrap();
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let deflated = zip::write::SimpleFileOptions::default();
+    for i in 0..archive.len() {
+        let mut part = archive.by_index(i).unwrap();
+        let name = part.name().unwrap().into_owned();
+        let mut bytes = Vec::new();
+        part.read_to_end(&mut bytes).unwrap();
+        if name == "xl/worksheets/sheet1.xml" {
+            let xml = String::from_utf8(bytes).unwrap();
+            // B2 without its reference: after A2, it is B2.
+            let xml = xml.replacen(r#"<c r="B2""#, "<c", 1);
+            assert!(!xml.contains(r#"r="B2""#), "{xml}");
+            bytes = xml.into_bytes();
+        }
+        out.start_file(name, deflated).unwrap();
+        out.write_all(&bytes).unwrap();
+    }
+    out.start_file("docProps/thumbnail.wmf", deflated).unwrap();
+    out.write_all(b"a picture nobody reads").unwrap();
+    let mut bytes = out.finish().unwrap().into_inner();
+    corrupt_checksum(&mut bytes, "xl/worksheets/sheet1.xml");
+    corrupt_checksum(&mut bytes, "docProps/thumbnail.wmf");
+    bytes
+}
+
+/// Flips the CRC-32 of the entry `name`, in its local header and in the
+/// central directory.
+fn corrupt_checksum(zip: &mut [u8], name: &str) {
+    for (signature, crc_at, name_at) in [(b"PK\x03\x04", 14, 30), (b"PK\x01\x02", 16, 46)] {
+        let at = (0..zip.len() - name_at)
+            .find(|&i| {
+                zip[i..].starts_with(signature) && zip[i + name_at..].starts_with(name.as_bytes())
+            })
+            .expect("entry header");
+        zip[at + crc_at] ^= 0xFF;
+    }
+}
+
+/// Whatever calamine reads, sheetd serves: a damaged entry it does not
+/// need, or one damaged past the XML it reads, is no reason for a 500.
+/// A write that could not carry the damaged part is refused, saying so.
+#[tokio::test]
+async fn a_workbook_with_damaged_entries_calamine_reads_is_served() {
+    let server = Server::start().await;
+    let id = "0b1e3a5c-0000-4000-8000-0000000000dd";
+    std::fs::write(server.file(id), damaged_workbook()).unwrap();
+
+    let (status, body) = server.get(&format!("/v1/data/{id}/People")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["data"],
+        json!([{"_row": 2, "name": "Alice", "age": 30}])
+    );
+
+    let (status, body) = server
+        .post(
+            &format!("/v1/data/{id}/People"),
+            json!({"data": [{"name": "Bob", "age": 25}]}),
+        )
+        .await;
+    assert_eq!(status, 409, "{body}");
+    let detail = body["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("docProps/thumbnail.wmf"), "{body}");
+}
+
+/// A workbook calamine refuses but spreadsheet apps open (issue 26): a
+/// cell reference without a row (`r="B"`) and a shared string index past
+/// the table.
+fn misreferenced_workbook() -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let sheet = book.add_worksheet().set_name("People").unwrap();
+    for (row, values) in [["name", "city"], ["Alice", "Berlin"], ["Bob", "Paris"]]
+        .iter()
+        .enumerate()
+    {
+        for (column, value) in values.iter().enumerate() {
+            sheet.write(row as u32, column as u16, *value).unwrap();
+        }
+    }
+    let original = book.save_to_buffer().unwrap();
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(original)).unwrap();
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..archive.len() {
+        let mut part = archive.by_index(i).unwrap();
+        let name = part.name().unwrap().into_owned();
+        let mut xml = String::new();
+        part.read_to_string(&mut xml).unwrap();
+        if name == "xl/worksheets/sheet1.xml" {
+            // "Berlin" is string 3, "Paris" string 5 of 6.
+            xml = xml.replacen(r#"<c r="B2""#, r#"<c r="B""#, 1);
+            xml = xml.replacen("<v>5</v>", "<v>99</v>", 1);
+        }
+        out.start_file(name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        out.write_all(xml.as_bytes()).unwrap();
+    }
+    out.finish().unwrap().into_inner()
+}
+
+#[tokio::test]
+async fn a_workbook_with_cells_calamine_refuses_is_served() {
+    let server = Server::start().await;
+    let id = "0b1e3a5c-0000-4000-8000-0000000000de";
+    std::fs::write(server.file(id), misreferenced_workbook()).unwrap();
+    let (status, body) = server.get(&format!("/v1/data/{id}/People")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["data"],
+        json!([
+            {"_row": 2, "name": "Alice", "city": "Berlin"},
+            {"_row": 3, "name": "Bob", "city": null}
+        ])
+    );
+}

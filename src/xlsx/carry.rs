@@ -8,7 +8,9 @@ use std::sync::{Arc, OnceLock};
 use quick_xml::events::Event;
 
 use super::ReadError;
-use super::opc::{ContentTypes, is_kind, read_relationships, rels_name, rels_of, target_part};
+use super::opc::{
+    ContentTypes, MainParts, is_kind, read_relationships, rels_name, rels_of, target_part,
+};
 use super::package::range_ref;
 use super::sheet_children::{self, WrittenBy};
 use super::xml::{attr, capture_children, first_attribute, flag, for_each_element};
@@ -19,6 +21,11 @@ use crate::model::carried::{
 /// Children of `<workbook>` the writer produces from the model; the others
 /// are carried, and replace the writer's when it writes them too.
 const WRITTEN_WORKBOOK_ELEMENTS: &[&str] = &["fileVersion", "sheets", "definedNames", "calcPr"];
+
+/// Where the writer puts the workbook part.
+const WRITER_WORKBOOK: &str = "xl/workbook.xml";
+/// A worksheet part where the writer puts them (only its folder matters).
+const WRITER_SHEET: &str = "xl/worksheets/sheet1.xml";
 
 /// Where the writer puts the theme part.
 const WRITER_THEME: &str = "xl/theme/theme1.xml";
@@ -61,10 +68,12 @@ fn is_carried(relationship: &Relationship) -> bool {
         .any(|kind| is_kind(relationship, kind))
 }
 
-/// The carried relationships of a part and its elements.
+/// The carried relationships of a part and its elements, to be written
+/// for the writer's part `written` (see [`anchored`]).
 fn carried_xml(
     parts: &HashMap<String, Vec<u8>>,
     part: &str,
+    written: &str,
     root_attributes: Vec<(String, String)>,
     elements: Vec<Element>,
 ) -> Result<CarriedXml, ReadError> {
@@ -72,6 +81,7 @@ fn carried_xml(
         Some(xml) => read_relationships(xml)?
             .into_iter()
             .filter(is_carried)
+            .map(|relationship| anchored(relationship, part, written))
             .collect(),
         None => Vec::new(),
     };
@@ -104,22 +114,30 @@ pub struct WorkbookCapture {
 /// `[Content_Types].xml` (overrides by part name, defaults by extension).
 pub fn collect(
     parts: &HashMap<String, Vec<u8>>,
+    main: &MainParts,
     content_types: &ContentTypes,
     workbook: WorkbookCapture,
     sheets: Vec<SheetCapture>,
 ) -> Result<(Carried, HashMap<String, CarriedSheet>), ReadError> {
+    let book = main.workbook.as_str();
     let mut carried = Carried {
         workbook: carried_xml(
             parts,
-            "xl/workbook.xml",
+            book,
+            WRITER_WORKBOOK,
             workbook.root_attributes,
             workbook.elements,
         )?,
         ..Carried::default()
     };
-    carried.other_sheets = other_sheets(parts, workbook.sheets, &carried.workbook.relationships);
+    carried.other_sheets = other_sheets(
+        parts,
+        book,
+        workbook.sheets,
+        &carried.workbook.relationships,
+    );
     let defaults = writer_defaults();
-    let styles = parts.get("xl/styles.xml");
+    let styles = main.styles.as_ref().and_then(|name| parts.get(name));
     // The writer writes a styles part with no cell formats as the file has it.
     carried.styles = match styles {
         Some(styles) if *styles != defaults.styles && has_cell_formats(styles)? => {
@@ -147,13 +165,13 @@ pub fn collect(
             .collect(),
         None => Vec::new(),
     };
-    let workbook_type = content_types.overrides.get("xl/workbook.xml");
+    let workbook_type = content_types.overrides.get(book);
     carried.workbook_content_type = workbook_type
         .filter(|t| {
             !t.starts_with("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main")
         })
         .cloned();
-    let theme = theme_name(parts)?.filter(|name| parts[name] != defaults.theme);
+    let theme = theme_name(parts, book)?.filter(|name| parts[name] != defaults.theme);
     carried.theme = theme.as_ref().map(|name| Arc::from(parts[name].as_slice()));
 
     // The parts reached from carried relationships, transitively.
@@ -162,7 +180,7 @@ pub fn collect(
         wanted.extend(relationships.iter().filter_map(|r| target_part(source, r)));
     };
     reach("", &carried.package);
-    reach("xl/workbook.xml", &carried.workbook.relationships);
+    reach(WRITER_WORKBOOK, &carried.workbook.relationships);
     // The theme's own parts (a picture fill), under the writer's theme name.
     let theme_rels = theme
         .as_ref()
@@ -176,7 +194,13 @@ pub fn collect(
     let mut by_sheet = HashMap::new();
     for mut sheet in sheets {
         sheet.elements.retain(|e| !writer_like(e));
-        let xml = carried_xml(parts, &sheet.part, sheet.root_attributes, sheet.elements)?;
+        let xml = carried_xml(
+            parts,
+            &sheet.part,
+            WRITER_SHEET,
+            sheet.root_attributes,
+            sheet.elements,
+        )?;
         reach(&sheet.part, &xml.relationships);
         let pivots = pivots(parts, &sheet.part, &xml.relationships)?;
         let sheet_carried = CarriedSheet {
@@ -323,16 +347,30 @@ fn needed_defaults(content_types: &ContentTypes, parts: &[Part]) -> Vec<(String,
         .collect()
 }
 
+/// A carried relationship of the file's part `part` as the writer's part
+/// `written` must state it: a relative target that would lead elsewhere
+/// from the writer's folder (the file kept its workbook at the package's
+/// root, say) becomes the absolute name of the part it leads to, which
+/// the carried part keeps.
+fn anchored(mut relationship: Relationship, part: &str, written: &str) -> Relationship {
+    if let Some(target) = target_part(part, &relationship)
+        && target_part(written, &relationship).as_ref() != Some(&target)
+    {
+        relationship.target = format!("/{target}");
+    }
+    relationship
+}
+
 /// The name of the workbook's theme part, found through the workbook's
 /// relationships.
-fn theme_name(parts: &HashMap<String, Vec<u8>>) -> Result<Option<String>, ReadError> {
-    let Some(rels) = rels_of(parts, "xl/workbook.xml") else {
+fn theme_name(parts: &HashMap<String, Vec<u8>>, book: &str) -> Result<Option<String>, ReadError> {
+    let Some(rels) = rels_of(parts, book) else {
         return Ok(None);
     };
     Ok(read_relationships(rels)?
         .into_iter()
         .find(|r| is_kind(r, "theme"))
-        .and_then(|r| target_part("xl/workbook.xml", &r))
+        .and_then(|r| target_part(book, &r))
         .filter(|name| parts.contains_key(name)))
 }
 
@@ -349,6 +387,7 @@ fn declares_1904(xml: &str) -> bool {
 /// when their relationship is carried and leads to a part the package has.
 fn other_sheets(
     parts: &HashMap<String, Vec<u8>>,
+    book: &str,
     entries: Vec<Element>,
     relationships: &[Relationship],
 ) -> Vec<OtherSheet> {
@@ -361,7 +400,7 @@ fn other_sheets(
             relationships
                 .iter()
                 .find(|r| Some(&r.id) == id.as_ref())
-                .and_then(|r| target_part("xl/workbook.xml", r))
+                .and_then(|r| target_part(book, r))
                 .is_some_and(|part| parts.contains_key(&part))
         })
         .map(|(position, entry)| OtherSheet {
@@ -377,4 +416,38 @@ fn other_sheets(
 fn has_cell_formats(styles: &[u8]) -> Result<bool, ReadError> {
     Ok(!capture_children(styles, Some("cellXfs"))?.is_empty()
         && !capture_children(styles, Some("fonts"))?.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn to(target: &str) -> Relationship {
+        Relationship {
+            id: "rId1".into(),
+            kind: "http://schemas.openxmlformats.org/officeDocument/2006/relationships/chartsheet"
+                .into(),
+            target: target.into(),
+            external: false,
+        }
+    }
+
+    #[test]
+    fn a_carried_target_leads_where_it_led_from_the_writers_part() {
+        // The file's workbook at the package's root: from the writer's
+        // `xl/workbook.xml` the relative target would miss the part.
+        let moved = anchored(
+            to("chartsheets/sheet1.xml"),
+            "workbook.xml",
+            WRITER_WORKBOOK,
+        );
+        assert_eq!(moved.target, "/chartsheets/sheet1.xml");
+        // Where the writer's part is where the file's was, nothing changes.
+        let kept = anchored(
+            to("../drawings/d1.xml"),
+            "xl/worksheets/sheet.xml",
+            WRITER_SHEET,
+        );
+        assert_eq!(kept.target, "../drawings/d1.xml");
+    }
 }

@@ -20,6 +20,8 @@ mod opc;
 mod package;
 /// Cell values, with calamine.
 mod read;
+/// Worksheets calamine refuses but spreadsheet apps open, put right.
+mod repair;
 /// Rich text runs of shared and inline strings.
 mod rich;
 /// The children of `<worksheet>`: schema order, writer, anchoring.

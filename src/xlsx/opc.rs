@@ -116,6 +116,71 @@ pub fn resolve_part(dir: &str, target: &str) -> String {
     parts.join("/")
 }
 
+/// A zip entry's name as a part name: some producers write `\\` between
+/// folders (`xl\\workbook.xml`) or a leading `/`, which spreadsheet apps
+/// and calamine read as the usual part name.
+pub fn part_name(entry: &str) -> String {
+    entry.replace('\\', "/").trim_start_matches('/').to_owned()
+}
+
+/// Where a package keeps the parts every workbook has, found as
+/// spreadsheet apps find them: the workbook through the package's
+/// relationships, its styles, shared strings and worksheets through the
+/// workbook's. Most files use the names Excel gives them
+/// (`xl/workbook.xml`, `xl/styles.xml`), but the format does not ask for
+/// them: a minimal package keeps `workbook.xml` at its root, other
+/// producers write `xl/custom1-workbook.xml` or `xl/worksheets/sheet.xml`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MainParts {
+    pub workbook: String,
+    pub styles: Option<String>,
+    pub shared_strings: Option<String>,
+    /// Every worksheet part the workbook relates to.
+    pub worksheets: Vec<String>,
+}
+
+/// Where Excel puts the workbook part, assumed when the package's own
+/// relationships do not say.
+const USUAL_WORKBOOK: &str = "xl/workbook.xml";
+
+impl MainParts {
+    /// Finds the main parts of a package whose parts `read` gives by name
+    /// (matched ignoring case, as `names` lists them); a relationships
+    /// part that is missing or unreadable leaves Excel's usual names.
+    pub fn find(names: &[String], mut read: impl FnMut(&str) -> Option<Vec<u8>>) -> MainParts {
+        let existing = |wanted: &str| {
+            names
+                .iter()
+                .find(|name| name.eq_ignore_ascii_case(wanted))
+                .cloned()
+        };
+        let mut related = |source: &str, kind: &str| -> Option<Vec<String>> {
+            let xml = read(&existing(&rels_name(source))?)?;
+            let relationships = read_relationships(&xml).ok()?;
+            Some(
+                relationships
+                    .iter()
+                    .filter(|r| is_kind(r, kind))
+                    .filter_map(|r| existing(&target_part(source, r)?))
+                    .collect(),
+            )
+        };
+        let workbook = related("", "officeDocument")
+            .and_then(|found| found.into_iter().next())
+            .unwrap_or_else(|| existing(USUAL_WORKBOOK).unwrap_or_else(|| USUAL_WORKBOOK.into()));
+        let first = |found: Option<Vec<String>>| found.and_then(|f| f.into_iter().next());
+        let styles = first(related(&workbook, "styles"));
+        let shared_strings = first(related(&workbook, "sharedStrings"));
+        let worksheets = related(&workbook, "worksheet").unwrap_or_default();
+        MainParts {
+            workbook,
+            styles,
+            shared_strings,
+            worksheets,
+        }
+    }
+}
+
 /// `[Content_Types].xml`, parsed.
 #[derive(Debug, Default)]
 pub struct ContentTypes {

@@ -19,7 +19,7 @@ use quick_xml::events::{BytesStart, Event};
 use super::carry::{
     self, SheetCapture, WorkbookCapture, carries_sheet_element, carries_workbook_element,
 };
-use super::opc::{ContentTypes, relationships};
+use super::opc::{ContentTypes, MainParts, part_name, relationships};
 use super::rich::{RunReader, SharedStrings, rich_shared_strings};
 use super::styles::{Palette, Styles, parse_styles, read_color};
 use super::xml::{
@@ -66,12 +66,20 @@ pub struct Package {
 /// cells and rows kept, as it bounds the values.
 pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Package, ReadError> {
     let Unpacked {
+        main,
         parts,
+        damaged,
         mut sheets,
         rich_strings,
     } = unpack(reader, max_cells)?;
     let mut package = Package::default();
-    if let Some(xml) = parts.get("xl/styles.xml") {
+    // A rewrite cannot carry what it cannot read: writes are refused.
+    package.unkept.extend(
+        damaged
+            .into_iter()
+            .map(|part| format!("a damaged part ({part}, whose zip entry does not inflate)")),
+    );
+    if let Some(xml) = main.styles.as_ref().and_then(|name| parts.get(name)) {
         let Styles {
             formats,
             default_font,
@@ -84,21 +92,28 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
             read_properties(xml, &mut package.properties)?;
         }
     }
-    let Some(workbook_xml) = parts.get("xl/workbook.xml") else {
+    let Some(workbook_xml) = parts.get(&main.workbook) else {
         return Ok(package);
     };
     let book = parse_workbook_xml(workbook_xml)?;
     package.active_tab = book.active_tab;
     package.names = book.names;
-    let book_rels = relationships(&parts, "xl/workbook.xml")?;
+    let book_rels = relationships(&parts, &main.workbook)?;
     let mut captures = Vec::new();
     for (sheet_name, rel_id) in &book.sheets {
         let Some(part) = book_rels.get(rel_id) else {
             continue;
         };
-        let Some(scan) = sheets.remove(part) else {
+        // Found as the package finds parts: ignoring case.
+        let Some((part, scan)) = sheets
+            .keys()
+            .find(|name| name.eq_ignore_ascii_case(part))
+            .cloned()
+            .and_then(|name| sheets.remove_entry(&name))
+        else {
             continue;
         };
+        let part = &part;
         let mut layout = sheet_layout(scan.layout, scan.links, scan.table_ids, &parts, part)?;
         for (row, column, index) in scan.shared_strings {
             if let Ok(at) = rich_strings.rich.binary_search_by_key(&index, |(i, _)| *i) {
@@ -134,7 +149,7 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
         None => ContentTypes::default(),
     };
     (package.carried, package.carried_sheets) =
-        carry::collect(&parts, &content_types, book.capture, captures)?;
+        carry::collect(&parts, &main, &content_types, book.capture, captures)?;
     Ok(package)
 }
 
@@ -170,9 +185,13 @@ fn sheet_layout(
 }
 
 /// The package unpacked: worksheets scanned as they inflate, the shared
-/// strings with runs read, every other part kept whole.
+/// strings with runs read, every other part kept whole, each under its
+/// part name (see [`part_name`]).
 struct Unpacked {
+    main: MainParts,
     parts: HashMap<String, Vec<u8>>,
+    /// Parts whose zip entries do not inflate (a bad checksum, cut short).
+    damaged: Vec<String>,
     sheets: HashMap<String, SheetXml>,
     /// By index, ascending.
     rich_strings: SharedStrings,
@@ -180,8 +199,12 @@ struct Unpacked {
 
 fn unpack<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Unpacked, ReadError> {
     let mut archive = open_archive(reader)?;
+    let names = part_names(&archive)?;
+    let main = MainParts::find(&names, |wanted| small_part(&mut archive, &names, wanted));
     let mut unpacked = Unpacked {
+        main,
         parts: HashMap::new(),
+        damaged: Vec::new(),
         sheets: HashMap::new(),
         rich_strings: SharedStrings::default(),
     };
@@ -189,24 +212,32 @@ fn unpack<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Unpacked, ReadE
         cells: max_cells,
         ..Budget::default()
     };
-    for i in 0..archive.len() {
-        let entry = archive.by_index(i).map_err(|_| damaged())?;
-        let name = entry.name().map_err(unreadable)?.into_owned();
+    for (i, name) in names.into_iter().enumerate() {
+        let Ok(entry) = archive.by_index(i) else {
+            unpacked.damaged.push(name);
+            continue;
+        };
         // Never read more than the budget left, whatever the headers say.
         let left = MAX_UNPACKED_BYTES - budget.unpacked;
         let mut part = CountingReader {
             inner: entry.take(left + 1),
             count: 0,
         };
-        if name.starts_with("xl/worksheets/") && name.ends_with(".xml") {
+        if unpacked.main.worksheets.contains(&name) {
             let scan = scan_sheet(BufReader::new(&mut part), &mut budget);
             unpacked.sheets.insert(name, scan?);
-        } else if name == "xl/sharedStrings.xml" {
+        } else if unpacked.main.shared_strings.as_ref() == Some(&name) {
             unpacked.rich_strings = rich_shared_strings(BufReader::new(&mut part))?;
         } else {
             let mut bytes = Vec::new();
-            part.read_to_end(&mut bytes).map_err(unreadable)?;
-            unpacked.parts.insert(name, bytes);
+            match part.read_to_end(&mut bytes) {
+                Ok(_) => {
+                    unpacked.parts.insert(name, bytes);
+                }
+                // Spreadsheet apps open a package with a damaged part they
+                // do not need; a rewrite could not carry it (see `read_package`).
+                Err(_) => unpacked.damaged.push(name),
+            }
         }
         budget.unpacked += part.count;
         if budget.unpacked > MAX_UNPACKED_BYTES {
@@ -252,13 +283,19 @@ pub fn check_size<R: Read + Seek>(reader: R, max_strings: usize) -> Result<(), R
     let mut archive = open_archive(reader)?;
     let mut unpacked = 0;
     for i in 0..archive.len() {
-        let entry = archive.by_index(i).map_err(|_| damaged())?;
+        // An entry whose header cannot be read is read by no parser.
+        let Ok(entry) = archive.by_index(i) else {
+            continue;
+        };
         let strings = entry
             .name()
             .is_ok_and(|name| name.to_ascii_lowercase().ends_with("sharedstrings.xml"));
         // Never read more than the budget left, whatever the headers say.
-        let mut part = entry.take(MAX_UNPACKED_BYTES - unpacked + 1);
-        unpacked += if strings {
+        let mut part = CountingReader {
+            inner: entry.take(MAX_UNPACKED_BYTES - unpacked + 1),
+            count: 0,
+        };
+        let read = if strings {
             let mut counter = StringCounter::new(max_strings);
             let read = std::io::copy(&mut part, &mut counter);
             if counter.over() {
@@ -267,15 +304,29 @@ pub fn check_size<R: Read + Seek>(reader: R, max_strings: usize) -> Result<(), R
                      the most this server parses"
                 )));
             }
-            read.map_err(|_| damaged())?
+            read
         } else {
-            std::io::copy(&mut part, &mut std::io::sink()).map_err(|_| damaged())?
+            std::io::copy(&mut part, &mut std::io::sink())
         };
+        // An entry that does not inflate is counted as far as it does: the
+        // parsers that need it fail on it, the others never read it. One
+        // that inflates past the size its header declares is a bomb's
+        // trick, refused as such.
+        match read {
+            Err(error) if lies_about_its_size(&error) => return Err(damaged()),
+            _ => unpacked += part.count,
+        }
         if unpacked > MAX_UNPACKED_BYTES {
             return Err(too_large());
         }
     }
     Ok(())
+}
+
+/// Whether an entry failed to inflate because it grew past the size its
+/// header declares (the zip library says so only in its message).
+fn lies_about_its_size(error: &std::io::Error) -> bool {
+    error.to_string().contains("larger than its declared")
 }
 
 /// Counts the `<si>` elements (the shared strings) of the XML written
@@ -444,6 +495,12 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
             Event::End(e) => {
                 depth = depth.saturating_sub(1);
                 scan.end(e.local_name().as_ref());
+                // The sheet ends with its root, as calamine reads it: what
+                // follows is not read, so a damaged end of the entry (a bad
+                // checksum is only seen there) does not stop the read.
+                if depth == 0 {
+                    return Ok(scan.sheet);
+                }
             }
             Event::Text(text) => scan.text(Text::Chars(text)),
             Event::GeneralRef(reference) => scan.text(Text::Reference(reference)),
@@ -937,26 +994,47 @@ fn read_properties(xml: &[u8], properties: &mut DocumentProperties) -> Result<()
     Ok(())
 }
 
-/// The most of `xl/workbook.xml` [`sheet_names`] reads.
+/// The most of the workbook part or a relationships part that
+/// [`sheet_names`] (and [`unpack`], to find the main parts) reads.
 const MAX_WORKBOOK_XML: u64 = 16 << 20;
 
 /// The names of a package's sheets (its tabs, chart sheets too), from
-/// `xl/workbook.xml` alone: cheap next to a parse of the whole workbook.
+/// the workbook part alone: cheap next to a parse of the whole workbook.
 pub fn sheet_names<R: Read + Seek>(reader: R) -> Result<Vec<String>, ReadError> {
     let mut archive = open_archive(reader)?;
-    let entry = archive
-        .by_name("xl/workbook.xml")
-        .map_err(|_| ReadError("the package has no xl/workbook.xml".into()))?;
-    let mut xml = Vec::new();
-    entry
-        .take(MAX_WORKBOOK_XML)
-        .read_to_end(&mut xml)
-        .map_err(unreadable)?;
+    let names = part_names(&archive)?;
+    let workbook =
+        MainParts::find(&names, |wanted| small_part(&mut archive, &names, wanted)).workbook;
+    let xml = small_part(&mut archive, &names, &workbook)
+        .ok_or_else(|| ReadError(format!("the package has no workbook part ({workbook})")))?;
     let book = parse_workbook_xml(&xml)?;
     Ok(book.sheets.into_iter().map(|(name, _)| name).collect())
 }
 
-/// What `xl/workbook.xml` says.
+/// The archive's entries by index, as part names.
+fn part_names<R: Read + Seek>(archive: &zip::ZipArchive<R>) -> Result<Vec<String>, ReadError> {
+    archive
+        .file_names()
+        .map(|name| name.map(|name| part_name(&name)).map_err(unreadable))
+        .collect()
+}
+
+/// The part `wanted` (of the archive's entries, named as `names` gives
+/// them), read up to [`MAX_WORKBOOK_XML`]; `None` when it is missing or
+/// cannot be read.
+fn small_part<R: Read + Seek>(
+    archive: &mut zip::ZipArchive<R>,
+    names: &[String],
+    wanted: &str,
+) -> Option<Vec<u8>> {
+    let index = names.iter().position(|name| name == wanted)?;
+    let entry = archive.by_index(index).ok()?;
+    let mut bytes = Vec::new();
+    entry.take(MAX_WORKBOOK_XML).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
+/// What the workbook part says.
 struct WorkbookXml {
     /// Every sheet (charts sheets too) in order: name and relationship id.
     sheets: Vec<(String, String)>,
@@ -1119,6 +1197,109 @@ mod tests {
         assert_eq!(bytewise.count, 4);
         let mut small = StringCounter::new(3);
         assert!(small.write_all(xml).is_err() && small.over());
+    }
+
+    /// A package of `parts` (name, XML), zipped.
+    fn zipped(parts: &[(&str, &str)]) -> Vec<u8> {
+        use std::io::Write;
+        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        for (name, xml) in parts {
+            zip.start_file(*name, zip::write::SimpleFileOptions::default())
+                .unwrap();
+            zip.write_all(xml.as_bytes()).unwrap();
+        }
+        zip.finish().unwrap().into_inner()
+    }
+
+    const RELS: &str = "http://schemas.openxmlformats.org/package/2006/relationships";
+    const DOC: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+
+    /// A minimal package, as calamine's `minimal_package.xlsx`: the
+    /// workbook, its styles and its sheet at the package's root, with
+    /// `separator` between folders of the entry names.
+    fn minimal_package(separator: &str) -> Vec<u8> {
+        let package_rels = format!(
+            r#"<Relationships xmlns="{RELS}"><Relationship Id="rId1" Type="{DOC}/officeDocument" Target="book.xml"/></Relationships>"#
+        );
+        let book_rels = format!(
+            r#"<Relationships xmlns="{RELS}"><Relationship Id="rId1" Type="{DOC}/worksheet" Target="data/sheet.xml"/><Relationship Id="rId2" Type="{DOC}/styles" Target="/look.xml"/></Relationships>"#
+        );
+        let book = format!(
+            r#"<workbook xmlns:r="{DOC}"><sheets><sheet name="Data" sheetId="1" r:id="rId1"/></sheets></workbook>"#
+        );
+        let styles = r#"<styleSheet><fonts count="2"><font><sz val="11"/></font><font><b/><sz val="11"/></font></fonts>
+            <cellXfs count="2"><xf fontId="0"/><xf fontId="1"/></cellXfs></styleSheet>"#;
+        let sheet = r#"<worksheet><sheetData><row r="1"><c r="A1" s="1"><v>1</v></c></row></sheetData></worksheet>"#;
+        let rels_of_book = ["_rels", "book.xml.rels"].join(separator);
+        let sheet_name = ["data", "sheet.xml"].join(separator);
+        let package_rels_name = ["_rels", ".rels"].join(separator);
+        zipped(&[
+            (&package_rels_name, &package_rels),
+            ("book.xml", &book),
+            (&rels_of_book, &book_rels),
+            ("look.xml", styles),
+            (&sheet_name, sheet),
+        ])
+    }
+
+    #[test]
+    fn main_parts_are_found_through_relationships() {
+        for separator in ["/", "\\"] {
+            let package = read_package(std::io::Cursor::new(minimal_package(separator)), 100)
+                .unwrap_or_else(|e| panic!("{separator}: {e}"));
+            assert_eq!(package.formats.len(), 2, "{separator}");
+            assert!(package.formats[1].font.bold, "{separator}");
+            assert_eq!(
+                package.layouts["Data"].formats,
+                vec![vec![1]],
+                "{separator}"
+            );
+        }
+        let names = sheet_names(std::io::Cursor::new(minimal_package("\\"))).unwrap();
+        assert_eq!(names, ["Data"]);
+    }
+
+    #[test]
+    fn a_sheet_is_read_up_to_its_end_tag() {
+        /// What a zip entry with a wrong checksum gives after its data.
+        struct BadChecksum;
+        impl Read for BadChecksum {
+            fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other("Invalid checksum"))
+            }
+        }
+        let xml =
+            br#"<worksheet><sheetData><row r="2"><c r="B2" s="1"/></row></sheetData></worksheet>"#;
+        let mut budget = Budget {
+            cells: 100,
+            ..Budget::default()
+        };
+        let reader = BufReader::new(xml.chain(BadChecksum));
+        let scan = scan_sheet(reader, &mut budget).expect("read up to </worksheet>");
+        assert_eq!(scan.layout.formats, vec![vec![], vec![0, 1]]);
+    }
+
+    #[test]
+    fn a_damaged_part_is_unkept_not_unreadable() {
+        let mut bytes = minimal_package("/");
+        // The styles part's checksum, in its local header and the directory.
+        for (signature, crc_at, name_at) in [(b"PK\x03\x04", 14, 30), (b"PK\x01\x02", 16, 46)] {
+            let at = (0..bytes.len() - name_at)
+                .find(|&i| {
+                    bytes[i..].starts_with(signature)
+                        && bytes[i + name_at..].starts_with(b"look.xml")
+                })
+                .expect("entry header");
+            bytes[at + crc_at] ^= 0xFF;
+        }
+        let package = read_package(std::io::Cursor::new(&bytes), 100).expect("readable");
+        assert_eq!(package.unkept.len(), 1, "{:?}", package.unkept);
+        assert!(
+            package.unkept[0].contains("look.xml"),
+            "{:?}",
+            package.unkept
+        );
+        check_size(std::io::Cursor::new(&bytes), 10).expect("within bounds");
     }
 
     #[test]

@@ -8,9 +8,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Cursor, Read, Seek};
 
-use calamine::{DataRef, Reader, SheetType, SheetVisible, Xlsx};
+use calamine::{DataRef, Reader, SheetType, SheetVisible, Xlsx, XlsxError};
 
 use super::package::{check_size, read_package};
+use super::repair;
 use super::{DAYS_1900_TO_1904, ReadError, unreadable};
 use crate::model::layout::FileFormula;
 use crate::model::value::{DateParse, DateSyntax, Formula, parse_date};
@@ -50,7 +51,15 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
         (package, grids)
     });
     let mut package = package?;
-    let grids = grids?;
+    let grids = match grids {
+        // Refused by calamine for what spreadsheet apps open: read again,
+        // repaired (the package scan above tolerates the same as it is).
+        Err(CalamineError::Calamine(error)) if repair::repairable(&error) => {
+            read_grids(&repair::repaired(bytes)?, max_cells)
+        }
+        grids => grids,
+    };
+    let grids = grids.map_err(ReadError::from)?;
     let mut workbook = Workbook {
         sheets: Vec::new(),
         unkept: package.unkept,
@@ -188,9 +197,25 @@ struct Cells {
     iso_dates: BTreeMap<(u32, u16), String>,
 }
 
+/// Why the values could not be read: calamine's error, kept for
+/// [`repair::repairable`], or the cell budget's.
+enum CalamineError {
+    Calamine(XlsxError),
+    Read(ReadError),
+}
+
+impl From<CalamineError> for ReadError {
+    fn from(error: CalamineError) -> ReadError {
+        match error {
+            CalamineError::Calamine(error) => unreadable(error),
+            CalamineError::Read(error) => error,
+        }
+    }
+}
+
 /// Every sheet's values, read with calamine, in the file's order.
-fn read_grids(bytes: &[u8], max_cells: usize) -> Result<Vec<Grid>, ReadError> {
-    let mut xlsx = Xlsx::new(Cursor::new(bytes)).map_err(unreadable)?;
+fn read_grids(bytes: &[u8], max_cells: usize) -> Result<Vec<Grid>, CalamineError> {
+    let mut xlsx = Xlsx::new(Cursor::new(bytes)).map_err(CalamineError::Calamine)?;
     let date_offset = if xlsx.has_1904_epoch() {
         DAYS_1900_TO_1904
     } else {
@@ -255,11 +280,16 @@ fn read_cells<R: Read + Seek>(
     date_offset: f64,
     slots: &mut usize,
     max_cells: usize,
-) -> Result<Cells, ReadError> {
-    let mut reader = xlsx.worksheet_cells_reader(sheet).map_err(unreadable)?;
+) -> Result<Cells, CalamineError> {
+    let mut reader = xlsx
+        .worksheet_cells_reader(sheet)
+        .map_err(CalamineError::Calamine)?;
     let mut rows: Vec<Vec<Cell>> = Vec::new();
     let mut iso_dates = BTreeMap::new();
-    while let Some(record) = reader.next_cell_with_formula().map_err(unreadable)? {
+    while let Some(record) = reader
+        .next_cell_with_formula()
+        .map_err(CalamineError::Calamine)?
+    {
         let value = cell_of(&record.value, date_offset);
         let cell = match record.formula {
             Some(expr) if !expr.is_empty() => Cell::Formula(Box::new(Formula::new(expr, value))),
@@ -279,9 +309,9 @@ fn read_cells<R: Read + Seek>(
         // A row counts its length, at least 1 (as `Workbook::cell_slots`).
         *slots += new_rows + (column + 1).saturating_sub(width.max(1));
         if *slots > max_cells {
-            return Err(ReadError(format!(
+            return Err(CalamineError::Read(ReadError(format!(
                 "the workbook is too large: it spans more than {max_cells} cells"
-            )));
+            ))));
         }
         if new_rows > 0 {
             rows.resize_with(row + 1, Vec::new);
@@ -356,6 +386,42 @@ mod tests {
             workbook.sheets[0].rows[2],
             [Cell::Empty, Cell::Empty, Cell::Number(1.0)]
         );
+    }
+
+    #[test]
+    fn a_cell_reference_without_a_row_takes_the_rows() {
+        // calamine refuses `r="C"`; spreadsheet apps place the cell in its row.
+        let workbook = read_workbook(&workbook_with_a_cell_at("C"), 100).unwrap();
+        assert_eq!(
+            workbook.sheets[0].rows[0],
+            [Cell::Empty, Cell::Empty, Cell::Number(1.0)]
+        );
+    }
+
+    #[test]
+    fn a_shared_string_past_the_table_reads_as_an_empty_cell() {
+        let mut book = rust_xlsxwriter::Workbook::new();
+        let sheet = book.add_worksheet();
+        sheet.write(0, 0, "kept").unwrap();
+        sheet.write(0, 1, "lost").unwrap();
+        let original = book.save_to_buffer().unwrap();
+        let mut archive = zip::ZipArchive::new(Cursor::new(original)).unwrap();
+        let mut out = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        for i in 0..archive.len() {
+            let mut part = archive.by_index(i).unwrap();
+            let name = part.name().unwrap().into_owned();
+            let mut xml = String::new();
+            part.read_to_string(&mut xml).unwrap();
+            if name == "xl/worksheets/sheet1.xml" {
+                xml = xml.replace("<v>1</v>", "<v>7</v>");
+            }
+            out.start_file(name, zip::write::SimpleFileOptions::default())
+                .unwrap();
+            out.write_all(xml.as_bytes()).unwrap();
+        }
+        let bytes = out.finish().unwrap().into_inner();
+        let workbook = read_workbook(&bytes, 100).unwrap();
+        assert_eq!(workbook.sheets[0].rows[0], [Cell::Text("kept".into())]);
     }
 
     #[test]
