@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI: no workbook of fixtures/fidelity gains, when sheetd writes it, a
+# CI: no workbook of fixtures/fidelity and fixtures/looks gains, when sheetd writes it, a
 # finding its original did not have (issue 26): schema errors, Open XML
 # SDK semantic checks and Excel's repair rules, as openxml-audit (PyPI)
 # ports them. Each fixture goes through what one insert does (the corpus
@@ -33,14 +33,12 @@ written="$target_dir/audit-written"
 rm -rf "$written"
 cargo build --locked --quiet --example corpus
 status=0
-for producer in fixtures/fidelity/*/; do
-    producer=$(basename "$producer")
-    compgen -G "fixtures/fidelity/$producer/*.xlsx" >/dev/null || continue
-    log "writing fixtures/fidelity/$producer"
-    "$target_dir/debug/examples/corpus" --show 0 --out "$written/$producer" \
-        "fixtures/fidelity/$producer" >/dev/null
-    log "auditing fixtures/fidelity/$producer"
-    "$venv/bin/python" tools/corpus/audit.py "fixtures/fidelity/$producer" "$written/$producer" ||
-        status=1
+for dir in fixtures/fidelity/*/ fixtures/looks/; do
+    dir=${dir%/}
+    compgen -G "$dir/*.xlsx" >/dev/null || continue
+    log "writing $dir"
+    "$target_dir/debug/examples/corpus" --show 0 --out "$written/$dir" "$dir" >/dev/null
+    log "auditing $dir"
+    "$venv/bin/python" tools/corpus/audit.py "$dir" "$written/$dir" || status=1
 done
 exit $status
