@@ -356,11 +356,11 @@ mod tests {
 
     use super::*;
 
-    /// A one-sheet workbook whose only cell is `reference`, which may lie
-    /// far outside the grid Excel allows.
-    fn workbook_with_a_cell_at(reference: &str) -> Vec<u8> {
-        let mut book = rust_xlsxwriter::Workbook::new();
-        book.add_worksheet().write(0, 0, 1).unwrap();
+    /// `book` saved, with its first sheet's XML edited by `edit`.
+    fn with_sheet_edited(
+        book: &mut rust_xlsxwriter::Workbook,
+        edit: impl Fn(String) -> String,
+    ) -> Vec<u8> {
         let original = book.save_to_buffer().unwrap();
         let mut archive = zip::ZipArchive::new(Cursor::new(original)).unwrap();
         let mut out = zip::ZipWriter::new(Cursor::new(Vec::new()));
@@ -370,13 +370,23 @@ mod tests {
             let mut xml = String::new();
             part.read_to_string(&mut xml).unwrap();
             if name == "xl/worksheets/sheet1.xml" {
-                xml = xml.replace(r#"r="A1""#, &format!(r#"r="{reference}""#));
+                xml = edit(xml);
             }
             out.start_file(name, zip::write::SimpleFileOptions::default())
                 .unwrap();
             out.write_all(xml.as_bytes()).unwrap();
         }
         out.finish().unwrap().into_inner()
+    }
+
+    /// A one-sheet workbook whose only cell is `reference`, which may lie
+    /// far outside the grid Excel allows.
+    fn workbook_with_a_cell_at(reference: &str) -> Vec<u8> {
+        let mut book = rust_xlsxwriter::Workbook::new();
+        book.add_worksheet().write(0, 0, 1).unwrap();
+        with_sheet_edited(&mut book, |xml| {
+            xml.replace(r#"r="A1""#, &format!(r#"r="{reference}""#))
+        })
     }
 
     #[test]
@@ -404,22 +414,7 @@ mod tests {
         let sheet = book.add_worksheet();
         sheet.write(0, 0, "kept").unwrap();
         sheet.write(0, 1, "lost").unwrap();
-        let original = book.save_to_buffer().unwrap();
-        let mut archive = zip::ZipArchive::new(Cursor::new(original)).unwrap();
-        let mut out = zip::ZipWriter::new(Cursor::new(Vec::new()));
-        for i in 0..archive.len() {
-            let mut part = archive.by_index(i).unwrap();
-            let name = part.name().unwrap().into_owned();
-            let mut xml = String::new();
-            part.read_to_string(&mut xml).unwrap();
-            if name == "xl/worksheets/sheet1.xml" {
-                xml = xml.replace("<v>1</v>", "<v>7</v>");
-            }
-            out.start_file(name, zip::write::SimpleFileOptions::default())
-                .unwrap();
-            out.write_all(xml.as_bytes()).unwrap();
-        }
-        let bytes = out.finish().unwrap().into_inner();
+        let bytes = with_sheet_edited(&mut book, |xml| xml.replace("<v>1</v>", "<v>7</v>"));
         let workbook = read_workbook(&bytes, 100).unwrap();
         assert_eq!(workbook.sheets[0].rows[0], [Cell::Text("kept".into())]);
     }
