@@ -151,6 +151,18 @@ pub fn date_parts(code: &str) -> DateParts {
             }
             'y' | 'd' => parts.date = true,
             'h' | 's' => parts.time = true,
+            // `AM/PM` and `A/P` show the half of the day: a time (an `a`
+            // before `m`, `p` or `/`, as calamine reads it).
+            'a' => {
+                let next = chars
+                    .as_str()
+                    .chars()
+                    .next()
+                    .map(|c| c.to_ascii_lowercase());
+                if matches!(next, Some('m' | 'p' | '/')) {
+                    parts.time = true;
+                }
+            }
             'm' => month_or_minute = true,
             _ => {}
         }
@@ -202,6 +214,9 @@ mod tests {
             ("[h]:mm", parts(false, true)),
             ("d/m/yy h:mm AM/PM", parts(true, true)),
             ("\"day\" 0", parts(false, false)),
+            ("A/P", parts(false, true)),
+            ("am/pm", parts(false, true)),
+            ("\"a/p\" 0", parts(false, false)),
             ("0.00;[Red]yyyy", parts(false, false)),
         ] {
             assert_eq!(date_parts(code), expected, "{code}");
