@@ -79,7 +79,11 @@ pub fn merge<W: Write + Seek>(
                 put(&mut zip, "xl/_rels/workbook.xml.rels", &rels)?;
                 Some(xml)
             }
-            "xl/styles.xml" => Some(styles_part(source.read(name)?, carried.styles.as_deref())?),
+            "xl/styles.xml" => Some(styles_part(
+                source.read(name)?,
+                carried.styles.as_deref(),
+                workbook.formats.len(),
+            )?),
             "xl/theme/theme1.xml" => carried.theme.as_deref().map(<[u8]>::to_vec),
             _ => match sheet_index(name).and_then(|i| Some((i, workbook.sheets.get(i)?))) {
                 Some((index, sheet)) => {

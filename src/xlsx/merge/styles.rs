@@ -16,27 +16,47 @@ use crate::xlsx::WriteError;
 use crate::xlsx::stand_in;
 use crate::xlsx::xml::{capture_children, escape, first_attribute};
 
-/// The styles part of a rewrite: the file's (`file`) with the formats the
-/// writer's part (`written`) adds, when the file's is carried; the
-/// writer's otherwise.
-pub(super) fn styles_part(written: Vec<u8>, file: Option<&[u8]>) -> Result<Vec<u8>, WriteError> {
+/// The styles part of a rewrite: the file's (`file`, whose cell formats
+/// the model holds `formats` of) with the formats the writer's part
+/// (`written`) adds, when the file's is carried; the writer's otherwise.
+pub(super) fn styles_part(
+    written: Vec<u8>,
+    file: Option<&[u8]>,
+    formats: usize,
+) -> Result<Vec<u8>, WriteError> {
     match file {
-        Some(file) => with_added_formats(file, &written),
+        Some(file) => with_added_formats(file, formats, &written),
         None => Ok(written),
     }
 }
 
 /// The file's styles part with a cell format for each stand-in of the
 /// writer's part past the file's own formats.
-fn with_added_formats(file: &[u8], written: &[u8]) -> Result<Vec<u8>, WriteError> {
-    let own = children(file, "cellXfs")?;
+///
+/// Every write comes here, and most add nothing: when each of the writer's
+/// formats is the stand-in registered at its own index (only the file's
+/// formats, `0..formats`, are registered so), the file's part stands
+/// without being read.
+fn with_added_formats(file: &[u8], formats: usize, written: &[u8]) -> Result<Vec<u8>, WriteError> {
     let written_codes = number_formats(written)?;
+    let named: Vec<Option<(u32, Option<&str>)>> = children(written, "cellXfs")?
+        .iter()
+        .map(|xf| {
+            first_attribute(xf.as_bytes(), "numFmtId")
+                .and_then(|id| written_codes.get(&id))
+                .and_then(|code| stand_in::named_by(code))
+        })
+        .collect();
+    let registered = |(index, named): (usize, &Option<(u32, Option<&str>)>)| {
+        index < formats && *named == Some((index as u32, None))
+    };
+    if named.iter().enumerate().skip(1).all(registered) {
+        return Ok(file.to_vec());
+    }
+    let own = children(file, "cellXfs")?;
     let mut ids = NumberFormatIds::in_part(file)?;
     let mut added = Vec::new();
-    for (index, xf) in children(written, "cellXfs")?.iter().enumerate().skip(1) {
-        let named = first_attribute(xf.as_bytes(), "numFmtId")
-            .and_then(|id| written_codes.get(&id))
-            .and_then(|code| stand_in::named_by(code));
+    for (index, named) in named.into_iter().enumerate().skip(1) {
         match named {
             Some((base, None)) if base as usize == index && index < own.len() => {}
             // A format the writer met later: a number format put in, or the
@@ -266,7 +286,7 @@ mod tests {
 
     #[test]
     fn the_file_part_stands_when_the_writer_adds_nothing() {
-        let out = with_added_formats(FILE.as_bytes(), &written(&["sheetd-format:1"])).unwrap();
+        let out = with_added_formats(FILE.as_bytes(), 2, &written(&["sheetd-format:1"])).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), FILE);
     }
 
@@ -278,8 +298,9 @@ mod tests {
             "sheetd-format:0:0.0%",
             "sheetd-format:0",
         ];
-        let out = String::from_utf8(with_added_formats(FILE.as_bytes(), &written(&codes)).unwrap())
-            .unwrap();
+        let out =
+            String::from_utf8(with_added_formats(FILE.as_bytes(), 2, &written(&codes)).unwrap())
+                .unwrap();
         assert!(out.contains(r#"<numFmts count="2"><numFmt numFmtId="170" formatCode="0.0%"/><numFmt numFmtId="171" formatCode="yyyy/mm/dd"/></numFmts>"#), "{out}");
         assert!(out.contains(r#"<cellXfs count="5">"#), "{out}");
         assert!(out.contains(r#"<xf numFmtId="171" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"><protection locked="0"/></xf><xf numFmtId="170" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/></cellXfs>"#), "{out}");
@@ -293,7 +314,7 @@ mod tests {
             &["sheetd-format:1", "sheetd-format:2"],
         ] {
             assert!(
-                with_added_formats(FILE.as_bytes(), &written(codes)).is_err(),
+                with_added_formats(FILE.as_bytes(), 2, &written(codes)).is_err(),
                 "{codes:?}"
             );
         }
@@ -302,8 +323,12 @@ mod tests {
     #[test]
     fn a_prefixed_part_gets_prefixed_lists() {
         let file = r#"<x:styleSheet xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><x:fonts count="1"><x:font/></x:fonts><x:cellXfs count="1"><x:xf numFmtId="0" fontId="0"/></x:cellXfs></x:styleSheet>"#;
-        let out =
-            with_added_formats(file.as_bytes(), &written(&["sheetd-format:0:yyyy/mm/dd"])).unwrap();
+        let out = with_added_formats(
+            file.as_bytes(),
+            1,
+            &written(&["sheetd-format:0:yyyy/mm/dd"]),
+        )
+        .unwrap();
         let out = String::from_utf8(out).unwrap();
         assert!(out.starts_with(r#"<x:styleSheet xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><x:numFmts count="1"><x:numFmt numFmtId="164" formatCode="yyyy/mm/dd"/></x:numFmts><x:fonts"#), "{out}");
         assert!(out.contains(r#"<x:cellXfs count="2"><x:xf numFmtId="0" fontId="0"/><x:xf numFmtId="164" fontId="0" applyNumberFormat="1"/></x:cellXfs>"#), "{out}");
