@@ -642,24 +642,19 @@ impl Cells<'_> {
                 .unwrap_or_else(|| self.formats.default.clone());
             let (first_row, first_column) = (range.first_row, range.first_column);
             let (last_row, last_column) = (range.last_row, range.last_column);
-            match array.dynamic {
-                true => self.worksheet.write_dynamic_array_formula_with_format(
-                    first_row,
-                    first_column,
-                    last_row,
-                    last_column,
-                    placeholder,
-                    &format,
-                )?,
-                false => self.worksheet.write_array_formula_with_format(
-                    first_row,
-                    first_column,
-                    last_row,
-                    last_column,
-                    placeholder,
-                    &format,
-                )?,
+            let write = match array.dynamic {
+                true => Worksheet::write_dynamic_array_formula_with_format,
+                false => Worksheet::write_array_formula_with_format,
             };
+            write(
+                self.worksheet,
+                first_row,
+                first_column,
+                last_row,
+                last_column,
+                placeholder,
+                &format,
+            )?;
             let anchor = (first_row, first_column);
             match fix_for(&cell) {
                 Some(fix) => self.fixes.cells.insert(anchor, fix),
