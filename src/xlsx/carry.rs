@@ -138,19 +138,26 @@ pub fn collect(
     );
     let defaults = writer_defaults();
     let styles = main.styles.as_ref().and_then(|name| parts.get(name));
-    // The writer writes a styles part with no cell formats as the file has it.
+    let fonts = match styles {
+        Some(styles) => capture_children(styles, Some("fonts"))?,
+        None => Vec::new(),
+    };
+    // The writer writes a styles part with no cell formats as the file has
+    // it; one without a cell format or a font (a "minimal" package) has
+    // nothing the writer's cells could point at.
     carried.styles = match styles {
-        Some(styles) if *styles != defaults.styles && has_cell_formats(styles)? => {
+        Some(styles)
+            if *styles != defaults.styles
+                && !fonts.is_empty()
+                && !capture_children(styles, Some("cellXfs"))?.is_empty() =>
+        {
             Some(Arc::from(styles.as_slice()))
         }
         _ => None,
     };
     // The writer's defaults hold for its default font: another font changes
     // the default row height it writes, for one.
-    let plain_font = match styles {
-        Some(styles) => capture_children(styles, Some("fonts"))?.first() == defaults.font.as_ref(),
-        None => true,
-    };
+    let plain_font = styles.is_none() || fonts.first() == defaults.font.as_ref();
     let writer_like = |element: &Element| plain_font && defaults.is_default(element);
     carried.workbook.elements.retain(|e| !writer_like(e));
     carried.date1904 = carried
@@ -409,13 +416,6 @@ fn other_sheets(
             entry,
         })
         .collect()
-}
-
-/// Whether a styles part has what the writer's cells can point at: a
-/// cell format and a font (a "minimal" package may have neither).
-fn has_cell_formats(styles: &[u8]) -> Result<bool, ReadError> {
-    Ok(!capture_children(styles, Some("cellXfs"))?.is_empty()
-        && !capture_children(styles, Some("fonts"))?.is_empty())
 }
 
 #[cfg(test)]
