@@ -350,6 +350,27 @@ impl Package {
             .collect()
     }
 
+    /// The workbook part, as the package's relationships name it.
+    pub fn workbook_part(&self) -> String {
+        self.rel_targets("", "officeDocument")
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| "xl/workbook.xml".to_owned())
+    }
+
+    /// Each sheet of the workbook part `workbook` (at `workbook_part`):
+    /// its name and its part, in the workbook's order.
+    pub fn sheets(&self, workbook_part: &str, workbook: &Node) -> Vec<(String, String)> {
+        workbook
+            .descendants("sheet")
+            .into_iter()
+            .filter_map(|sheet| {
+                let part = self.rel_target(workbook_part, sheet.attr("id")?)?;
+                Some((sheet.attr("name").unwrap_or("").to_owned(), part))
+            })
+            .collect()
+    }
+
     pub fn rel_target(&self, part: &str, id: &str) -> Option<String> {
         self.rels(part)
             .into_iter()
@@ -400,23 +421,9 @@ pub fn summarize(bytes: &[u8]) -> Summary {
     let mut summary = Summary::new();
     let mut add = |key: String, line: String| summary.entry(key).or_default().push(line);
 
-    let workbook_part = package
-        .rel_targets("", "officeDocument")
-        .into_iter()
-        .next()
-        .unwrap_or_else(|| "xl/workbook.xml".to_owned());
+    let workbook_part = package.workbook_part();
     let workbook = package.xml(&workbook_part).expect("the workbook part");
-
-    let mut sheets: Vec<(String, String)> = Vec::new();
-    for sheet in workbook.descendants("sheet") {
-        let name = sheet.attr("name").unwrap_or("").to_owned();
-        if let Some(part) = sheet
-            .attr("id")
-            .and_then(|id| package.rel_target(&workbook_part, id))
-        {
-            sheets.push((name, part));
-        }
-    }
+    let sheets = package.sheets(&workbook_part, &workbook);
 
     // Defined names: print areas and titles under their sheet, the
     // autofilter's hidden database name under its sheet, the rest together.

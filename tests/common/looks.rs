@@ -22,11 +22,7 @@ pub type Looks = BTreeMap<String, String>;
 /// The looks of every cell and column of the package `bytes`.
 pub fn looks(bytes: &[u8]) -> Looks {
     let package = Package::open(bytes);
-    let workbook_part = package
-        .rel_targets("", "officeDocument")
-        .into_iter()
-        .next()
-        .unwrap_or_else(|| "xl/workbook.xml".to_owned());
+    let workbook_part = package.workbook_part();
     let workbook = package.xml(&workbook_part).expect("the workbook part");
     let styles = package
         .rel_targets(&workbook_part, "styles")
@@ -41,14 +37,7 @@ pub fn looks(bytes: &[u8]) -> Looks {
         .map(|root| root.children_named("si").cloned().collect())
         .unwrap_or_default();
     let mut looks = Looks::new();
-    for sheet in workbook.descendants("sheet") {
-        let name = sheet.attr("name").unwrap_or("");
-        let Some(part) = sheet
-            .attr("id")
-            .and_then(|id| package.rel_target(&workbook_part, id))
-        else {
-            continue;
-        };
+    for (name, part) in package.sheets(&workbook_part, &workbook) {
         let Some(root) = package.xml(&part) else {
             continue;
         };
