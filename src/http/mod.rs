@@ -4,6 +4,7 @@
 
 mod admit;
 mod auth;
+mod batch;
 pub mod error;
 mod explorer;
 mod extract;
@@ -157,6 +158,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(healthz))
         .routes(routes!(openapi::openapi_json))
         .merge(rows::router())
+        .merge(batch::router())
         .merge(spreadsheets::router())
 }
 

@@ -1,6 +1,8 @@
 //! The workbook as plain data and every rule about it: values, header,
 //! filters, requests and row operations. No I/O, no HTTP.
 
+/// Several row operations applied as one edit, all or nothing.
+pub mod batch;
 /// What a file holds beyond the model, carried through writes.
 pub mod carried;
 /// The `column:operator:value` filter language.

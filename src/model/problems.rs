@@ -44,6 +44,19 @@ impl Problems {
         self.0.extend(other.0);
     }
 
+    /// The problems of a part of a request, named under `field`: `data`
+    /// of `operations[1]` becomes `operations[1].data`.
+    pub fn within(self, field: &str) -> Problems {
+        let named = self.0.into_iter().map(|problem| Problem {
+            field: match problem.field.as_str() {
+                "" => field.to_owned(),
+                own => format!("{field}.{own}"),
+            },
+            rule: problem.rule,
+        });
+        Problems(named.collect())
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -109,6 +122,16 @@ mod tests {
         assert_eq!(
             problems.to_string(),
             "data: is required, type: must be one of filter or row"
+        );
+    }
+
+    #[test]
+    fn problems_within_a_part_are_named_under_it() {
+        let mut problems = Problems::one("data[0].qty", "is not a column of the sheet");
+        problems.push("", "must be an object");
+        assert_eq!(
+            problems.within("operations[2]").to_string(),
+            "operations[2].data[0].qty: is not a column of the sheet, operations[2]: must be an object"
         );
     }
 

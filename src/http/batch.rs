@@ -1,0 +1,129 @@
+//! `POST /v1/batch/{spreadsheet_id}` (contract §11.6): several row
+//! operations, across the workbook's sheets and tables, in one write.
+
+use axum::Json;
+use axum::extract::State;
+use axum::response::Response;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::AppState;
+use super::error::Result;
+use super::extract::{JsonBody, NoQuery, SpreadsheetPath};
+use super::idempotency::{IdempotencyKey, edit_once, marked};
+use super::openapi::{Errors, KeyParams, SpreadsheetParams};
+use crate::model::Problems;
+use crate::model::batch::{Batch, Outcome};
+use crate::store::Edit;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(batch))
+}
+
+/// The body of a batch.
+#[derive(ToSchema)]
+#[allow(dead_code)] // describes the body; `Batch::from_json` reads it
+struct BatchBody {
+    /// Applied in order; at most 1,000.
+    operations: Vec<BatchOperation>,
+}
+
+/// One operation: `op`, the `sheet` (or table) it addresses, and the fields
+/// of that row route's body (`data`, `type`, `filter`, `row`, `rows`) and
+/// query (`header_row`, and for inserts `before` or `on_conflict`).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+struct BatchOperation {
+    op: BatchOp,
+    /// A sheet or table name, as in `/v1/data/{spreadsheet_id}/{sheet_name}`.
+    sheet: String,
+    /// The header row, as the `header_row` query parameter names it.
+    header_row: Option<u64>,
+    /// insert: add the rows as new sheet rows before this row.
+    before: Option<u64>,
+    /// insert: update the rows whose value in this column exists already.
+    on_conflict: Option<String>,
+    /// update, delete: `filter`, `row` or `rows`, as in their routes.
+    r#type: Option<String>,
+    filter: Option<Value>,
+    row: Option<u64>,
+    rows: Option<Vec<u64>>,
+    /// insert: an array of rows; update: the values to set.
+    data: Option<Value>,
+}
+
+#[derive(ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum BatchOp {
+    Insert,
+    Update,
+    Delete,
+}
+
+/// What each operation did, in order.
+#[derive(Serialize, Deserialize, ToSchema)]
+pub struct BatchResults {
+    results: Vec<OperationResult>,
+}
+
+/// What one operation did, as its own route answers: `{"inserted": n}`,
+/// `{"updated": n}`, `{"deleted": n}`, or for an upsert
+/// `{"inserted": a, "updated": b}`.
+#[derive(Serialize, Deserialize, ToSchema)]
+struct OperationResult {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inserted: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deleted: Option<usize>,
+}
+
+impl From<Outcome> for OperationResult {
+    fn from(outcome: Outcome) -> Self {
+        let (inserted, updated, deleted) = match outcome {
+            Outcome::Inserted(n) => (Some(n), None, None),
+            Outcome::Upserted { inserted, updated } => (Some(inserted), Some(updated), None),
+            Outcome::Updated(n) => (None, Some(n), None),
+            Outcome::Deleted(n) => (None, None, Some(n)),
+        };
+        OperationResult {
+            inserted,
+            updated,
+            deleted,
+        }
+    }
+}
+
+/// Applies every operation in order, in one write with one recalculation:
+/// all of them or none. A failing operation is named by its index.
+#[utoipa::path(post, path = "/v1/batch/{spreadsheet_id}", tag = "rows",
+    params(SpreadsheetParams, KeyParams), request_body = BatchBody,
+    responses((status = 200, description = "Every operation was applied; what each did, in order", body = BatchResults), Errors))]
+async fn batch(
+    State(state): State<AppState>,
+    path: SpreadsheetPath,
+    _: NoQuery,
+    key: IdempotencyKey,
+    JsonBody(body): JsonBody,
+) -> Result<Response> {
+    let (id, batch) = Problems::both(
+        path.checked_id(),
+        Batch::from_json(&body, state.config.max_rows_per_request),
+    )?;
+    let key = key.with_body(&body);
+    let (results, replayed) = edit_once(&state.store, id, key, move |workbook| {
+        let (outcomes, changed) = workbook.apply_batch(&batch)?;
+        let results = outcomes.into_iter().map(Into::into).collect();
+        Ok(Edit {
+            value: BatchResults { results },
+            changed,
+        })
+    })
+    .await?;
+    Ok(marked(Json(results), replayed))
+}
