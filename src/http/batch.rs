@@ -41,14 +41,17 @@ struct BatchOperation {
     /// A sheet or table name, as in `/v1/data/{spreadsheet_id}/{sheet_name}`.
     sheet: String,
     /// The header row, as the `header_row` query parameter names it.
+    #[schema(minimum = 1, maximum = 1048576)]
     header_row: Option<u64>,
     /// insert: add the rows as new sheet rows before this row.
+    #[schema(minimum = 1, maximum = 1048576)]
     before: Option<u64>,
     /// insert: update the rows whose value in this column exists already.
     on_conflict: Option<String>,
     /// update, delete: `filter`, `row` or `rows`, as in their routes.
     r#type: Option<String>,
     filter: Option<Value>,
+    #[schema(minimum = 1, maximum = 1048576)]
     row: Option<u64>,
     rows: Option<Vec<u64>>,
     /// insert: an array of rows; update: the values to set.
