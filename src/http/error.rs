@@ -1,13 +1,107 @@
 //! `ApiError`: every failure a client can see, and the one place that maps
 //! failures to statuses and the contract's `{"success": false, ...}` body.
 
+use std::collections::BTreeMap;
+
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
+use utoipa::{IntoResponses, ToSchema};
 
-use super::openapi::ErrorBody;
 use crate::model::{self, Problems};
 use crate::store::StoreError;
+
+/// Every error: `{"success": false, "error": "…", "detail"?: "…"}`.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// Always `false`.
+    pub success: bool,
+    /// `Not Found`, `Conflict`, … or, for a 400, the problems as
+    /// `field: rule` joined by `", "`.
+    pub error: String,
+    /// More about the failure, when there is something safe to say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// Every status an error is answered with, and what it tells the client:
+/// the table [`ApiError::status`] answers from and the OpenAPI description
+/// lists ([`Errors`]).
+const STATUSES: [(StatusCode, &str); 11] = [
+    (
+        StatusCode::BAD_REQUEST,
+        "Validation: the body, query or id breaks the rules listed in `error`.",
+    ),
+    (
+        StatusCode::UNAUTHORIZED,
+        "Tokens are configured and the request carries no valid one.",
+    ),
+    (
+        StatusCode::FORBIDDEN,
+        "A read-only token was used for a write.",
+    ),
+    (
+        StatusCode::NOT_FOUND,
+        "Unknown spreadsheet, sheet, row or route.",
+    ),
+    (
+        StatusCode::METHOD_NOT_ALLOWED,
+        "The path has no route for this method.",
+    ),
+    (
+        StatusCode::REQUEST_TIMEOUT,
+        "The body was not sent in time (`--body-timeout-secs`); nothing was written.",
+    ),
+    (
+        StatusCode::CONFLICT,
+        "The write would lose or corrupt workbook content, or rows would move through \
+         something a spreadsheet app changes only whole (an array formula, a pivot table, \
+         a 3D reference's span); `detail` says why.",
+    ),
+    (
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "The body is over the configured limit.",
+    ),
+    (
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "The body has another content type than the route takes.",
+    ),
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "A failure inside the service, or a stored file that is no workbook.",
+    ),
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Too many requests queued for the spreadsheet, in flight, or holding body memory; \
+         retry after `Retry-After`.",
+    ),
+];
+
+/// The error answers of an operation in the OpenAPI description, one per
+/// status of [`STATUSES`] (405 aside: a described operation is a method
+/// its path has), each with an [`ErrorBody`].
+pub struct Errors;
+
+impl IntoResponses for Errors {
+    fn responses() -> BTreeMap<String, RefOr<utoipa::openapi::Response>> {
+        STATUSES
+            .iter()
+            .filter(|(status, _)| *status != StatusCode::METHOD_NOT_ALLOWED)
+            .map(|(status, means)| {
+                let content = ContentBuilder::new()
+                    .schema(Some(Ref::from_schema_name("ErrorBody")))
+                    .build();
+                let response = ResponseBuilder::new()
+                    .description(*means)
+                    .content("application/json", content)
+                    .build();
+                (status.as_str().to_owned(), RefOr::T(response))
+            })
+            .collect()
+    }
+}
 
 /// A failed request, by what it means for the client.
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +170,7 @@ impl ApiError {
         }
     }
 
+    /// The answer's status: one of [`STATUSES`].
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::Invalid(_) => StatusCode::BAD_REQUEST,
@@ -176,5 +271,51 @@ impl From<StoreError> for ApiError {
             },
             other => ApiError::internal(other.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One error of each kind.
+    fn every_kind() -> Vec<ApiError> {
+        vec![
+            ApiError::invalid("data", "is required"),
+            ApiError::Unauthorized,
+            ApiError::Forbidden,
+            ApiError::NotFound(None),
+            ApiError::MethodNotAllowed,
+            ApiError::Conflict("why".into()),
+            ApiError::PayloadTooLarge,
+            ApiError::UnsupportedMediaType("send JSON"),
+            ApiError::RequestTimeout,
+            ApiError::Unavailable("busy"),
+            ApiError::internal("cause"),
+        ]
+    }
+
+    #[test]
+    fn every_status_an_error_has_is_in_the_table_and_every_row_is_used() {
+        let answered: Vec<StatusCode> = every_kind().iter().map(ApiError::status).collect();
+        for status in &answered {
+            assert!(
+                STATUSES.iter().any(|(listed, _)| listed == status),
+                "{status} is answered but not described"
+            );
+        }
+        for (listed, _) in STATUSES {
+            assert!(
+                answered.contains(&listed),
+                "{listed} is described but never answered"
+            );
+        }
+    }
+
+    #[test]
+    fn the_description_lists_every_status_but_405() {
+        let described: Vec<String> = Errors::responses().into_keys().collect();
+        assert_eq!(described.len(), STATUSES.len() - 1);
+        assert!(!described.contains(&"405".to_owned()));
     }
 }

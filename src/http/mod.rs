@@ -23,12 +23,14 @@ use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::Response;
 use axum::http::{HeaderName, HeaderValue, Method, header as http_header};
 use axum::{Json, Router, middleware};
+use serde::Serialize;
 use tokio::net::TcpListener;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
+use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -175,9 +177,15 @@ pub async fn serve(
 
 /// §4.6 `GET /healthz`: 200 `{"status": "ok"}`, never needs a token.
 #[utoipa::path(get, path = "/healthz", tag = "service",
-    responses((status = 200, description = "The service is up", body = openapi::Health), openapi::Errors))]
-async fn healthz(_: extract::NoQuery) -> Json<openapi::Health> {
-    Json(openapi::Health {
+    responses((status = 200, description = "The service is up", body = Health), openapi::Errors))]
+async fn healthz(_: extract::NoQuery) -> Json<Health> {
+    Json(Health {
         status: "ok".into(),
     })
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    /// Always `ok`.
+    pub status: String,
 }

@@ -2,75 +2,24 @@
 //!
 //! Handlers carry `#[utoipa::path]` annotations and are registered through
 //! utoipa-axum's `routes!`, so the router and this description are built
-//! from the same list. The body types below describe what the handlers read
-//! and write; the response types are the ones the handlers serialize.
+//! from the same list. The parameter types below describe the paths,
+//! queries and headers the handlers read; each answer's type lives beside
+//! its handler, the error answers with `ApiError` (`error.rs`).
 
 use std::sync::OnceLock;
 
 use axum::Json;
 use axum::response::IntoResponse;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::openapi::schema::AdditionalProperties;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{OpenApi, RefOr, Schema};
-use utoipa::{IntoParams, IntoResponses, PartialSchema, ToSchema};
+use utoipa::{IntoParams, PartialSchema, ToSchema};
 
+use super::error::ErrorBody;
 use crate::model::request::BODY_SCHEMAS;
-use crate::model::source::{RowsSummary, TableSummary};
 
-/// Every error: `{"success": false, "error": "…", "detail"?: "…"}`.
-#[derive(Serialize, ToSchema)]
-pub struct ErrorBody {
-    /// Always `false`.
-    pub success: bool,
-    /// `Not Found`, `Conflict`, … or, for a 400, the problems as
-    /// `field: rule` joined by `", "`.
-    pub error: String,
-    /// More about the failure, when there is something safe to say.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-}
-
-/// The error statuses any route may answer.
-#[derive(IntoResponses)]
-#[allow(dead_code)] // describes responses; `ApiError` builds the real ones
-pub enum Errors {
-    /// Validation: the body, query or id breaks the rules listed in `error`.
-    #[response(status = 400)]
-    Invalid(ErrorBody),
-    /// Tokens are configured and the request carries no valid one.
-    #[response(status = 401)]
-    Unauthorized(ErrorBody),
-    /// A read-only token was used for a write.
-    #[response(status = 403)]
-    Forbidden(ErrorBody),
-    /// Unknown spreadsheet, sheet, row or route.
-    #[response(status = 404)]
-    NotFound(ErrorBody),
-    /// The write would lose or corrupt workbook content, or rows would
-    /// move through something a spreadsheet app changes only whole (an
-    /// array formula, a pivot table, a 3D reference's span); `detail` says
-    /// why.
-    #[response(status = 409)]
-    Conflict(ErrorBody),
-    /// The body is over the configured limit.
-    #[response(status = 413)]
-    PayloadTooLarge(ErrorBody),
-    /// The body has another content type than the route takes.
-    #[response(status = 415)]
-    UnsupportedMediaType(ErrorBody),
-    /// The body was not sent in time (`--body-timeout-secs`); nothing was written.
-    #[response(status = 408)]
-    RequestTimeout(ErrorBody),
-    /// Too many requests queued for the spreadsheet, in flight, or holding
-    /// body memory; retry after `Retry-After`.
-    #[response(status = 503)]
-    Unavailable(ErrorBody),
-    /// A failure inside the service, or a stored file that is no workbook.
-    #[response(status = 500)]
-    Internal(ErrorBody),
-}
+pub use super::error::Errors;
 
 /// The `Idempotency-Key` header of a write.
 #[derive(IntoParams)]
@@ -163,24 +112,6 @@ pub enum ReadFormat {
     Csv,
 }
 
-/// An .xlsx file, as the raw bytes of a body.
-#[derive(ToSchema)]
-#[schema(value_type = String, format = Binary)]
-#[allow(dead_code)] // describes a body; the handlers move bytes
-pub struct XlsxFile(Vec<u8>);
-
-#[derive(Serialize, ToSchema)]
-pub struct Inserted {
-    pub inserted: usize,
-}
-
-/// The answer of an upsert (`on_conflict`, v1.1).
-#[derive(Serialize, Deserialize, ToSchema)]
-pub struct Upserted {
-    pub inserted: usize,
-    pub updated: usize,
-}
-
 /// The query of `POST` rows.
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -204,113 +135,6 @@ pub struct InsertParams {
     header_row: Option<u32>,
 }
 
-#[derive(Serialize, ToSchema)]
-pub struct Updated {
-    /// Rows matched (also when a new value equals the old one).
-    pub updated: usize,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct Deleted {
-    pub deleted: usize,
-}
-
-/// A page of rows.
-#[derive(Serialize, ToSchema)]
-pub struct RowsPage {
-    /// Rows in sheet order: `_row` and every addressable column (`null` when empty).
-    #[schema(value_type = Vec<Object>)]
-    pub data: Vec<Value>,
-    /// Rows matching the filters, before `limit` and `offset`.
-    pub total: usize,
-}
-
-/// One sheet of a workbook.
-#[derive(Serialize, Deserialize, ToSchema)]
-pub struct SheetSummary {
-    pub name: String,
-    /// The header row's number (v1.2): the row the header rule finds, or a
-    /// sheet's one table's header row; `null` for an empty sheet.
-    pub header_row: Option<usize>,
-    /// The header's column names, left to right; a column whose header is
-    /// empty or repeated under its letter form (`_C`).
-    pub columns: Vec<String>,
-    /// The number of data rows.
-    pub rows: usize,
-}
-
-impl From<RowsSummary> for SheetSummary {
-    fn from(rows: RowsSummary) -> SheetSummary {
-        SheetSummary {
-            name: rows.name,
-            header_row: rows.header_row,
-            columns: rows.columns,
-            rows: rows.rows,
-        }
-    }
-}
-
-/// An Excel table (v1.2), addressed by its name where a sheet name goes.
-#[derive(Serialize, Deserialize, ToSchema)]
-pub struct TableListed {
-    pub name: String,
-    /// The sheet it is on.
-    pub sheet: String,
-    /// Its cells, header and totals row included: `B4:F20`.
-    pub range: String,
-    pub columns: Vec<String>,
-    /// The number of data rows.
-    pub rows: usize,
-    /// Whether it has a totals row.
-    pub totals: bool,
-}
-
-impl From<TableSummary> for TableListed {
-    fn from(table: TableSummary) -> TableListed {
-        TableListed {
-            name: table.rows.name,
-            sheet: table.sheet,
-            range: table.range,
-            columns: table.rows.columns,
-            rows: table.rows.rows,
-            totals: table.totals,
-        }
-    }
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct SheetList {
-    pub sheets: Vec<SheetSummary>,
-    /// Every table of the workbook (v1.2).
-    pub tables: Vec<TableListed>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct SpreadsheetCreated {
-    pub spreadsheet_id: String,
-}
-
-/// `GET /v1/spreadsheets`: a page of the workbooks, newest first.
-#[derive(Serialize, ToSchema)]
-pub struct SpreadsheetList {
-    pub spreadsheets: Vec<SpreadsheetSummary>,
-    /// How many workbooks there are, before `limit` and `offset`.
-    pub total: usize,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct SpreadsheetSummary {
-    #[schema(format = Uuid)]
-    pub spreadsheet_id: String,
-    /// The workbook's sheet names (its tabs), in order; none if unreadable.
-    pub sheets: Vec<String>,
-    /// The file's size.
-    pub bytes: u64,
-    /// When the file last changed, RFC 3339 in UTC (`2026-11-24T06:50:00Z`).
-    #[schema(format = DateTime)]
-    pub modified: String,
-}
-
 /// The query of `GET /v1/spreadsheets`; any other parameter is a 400.
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -322,12 +146,6 @@ pub struct ListParams {
     /// Skip this many workbooks.
     #[param(minimum = 0, maximum = 9_223_372_036_854_775_807_i64, default = 0)]
     offset: Option<u64>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct Health {
-    /// Always `ok`.
-    pub status: String,
 }
 
 /// Title, version and the bearer scheme, around the paths the routers add.

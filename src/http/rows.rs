@@ -7,6 +7,9 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -14,10 +17,7 @@ use super::AppState;
 use super::error::{ApiError, Result};
 use super::extract::{JsonBody, QueryPairs, SheetPath};
 use super::idempotency::{IdempotencyKey, edit_once, marked};
-use super::openapi::{
-    Deleted, Errors, InsertParams, Inserted, KeyParams, ReadParams, RowsPage, RowsParams,
-    SheetParams, Updated, Upserted,
-};
+use super::openapi::{Errors, InsertParams, KeyParams, ReadParams, RowsParams, SheetParams};
 use super::stream;
 use crate::model::header::Region;
 use crate::model::request::{
@@ -32,6 +32,39 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 const PATH: &str = "/v1/data/{spreadsheet_id}/{sheet_name}";
+
+#[derive(Serialize, ToSchema)]
+pub struct Inserted {
+    pub inserted: usize,
+}
+
+/// The answer of an upsert (`on_conflict`, v1.1).
+#[derive(Serialize, Deserialize, ToSchema)]
+pub struct Upserted {
+    pub inserted: usize,
+    pub updated: usize,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Updated {
+    /// Rows matched (also when a new value equals the old one).
+    pub updated: usize,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Deleted {
+    pub deleted: usize,
+}
+
+/// A page of rows.
+#[derive(Serialize, ToSchema)]
+pub struct RowsPage {
+    /// Rows in sheet order: `_row` and every addressable column (`null` when empty).
+    #[schema(value_type = Vec<Object>)]
+    pub data: Vec<Value>,
+    /// Rows matching the filters, before `limit` and `offset`.
+    pub total: usize,
+}
 
 /// §4.1 Insert rows: 201 `{"inserted": N}`, appended, or with `before`
 /// (§11.2) as new sheet rows before that row; with `on_conflict` (§10.2),

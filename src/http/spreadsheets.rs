@@ -6,6 +6,8 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::Response;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -14,11 +16,9 @@ use super::error::{ApiError, Result};
 use super::extract::{JsonBody, NoQuery, QueryPairs, UploadBody};
 use super::extract::{SpreadsheetPath, XLSX_MIME};
 use super::idempotency::{IdempotencyKey, edit_once, marked, once};
-use super::openapi::{
-    Errors, KeyParams, ListParams, SheetList, SheetSummary, SpreadsheetCreated, SpreadsheetList,
-    SpreadsheetParams, SpreadsheetSummary, XlsxFile,
-};
+use super::openapi::{Errors, KeyParams, ListParams, SpreadsheetParams};
 use crate::model::request::{CreateBody, ListQuery, NewSheet, NewWorkbook, SheetBody};
+use crate::model::source::{RowsSummary, TableSummary};
 use crate::model::{Problems, Workbook};
 use crate::store::{Edit, StoreError};
 
@@ -31,6 +31,98 @@ pub fn router() -> OpenApiRouter<AppState> {
             spreadsheets_put,
             spreadsheets_remove
         ))
+}
+
+/// An .xlsx file, as the raw bytes of a body.
+#[derive(ToSchema)]
+#[schema(value_type = String, format = Binary)]
+#[allow(dead_code)] // describes a body; the handlers move bytes
+pub struct XlsxFile(Vec<u8>);
+
+/// One sheet of a workbook.
+#[derive(Serialize, Deserialize, ToSchema)]
+pub struct SheetSummary {
+    pub name: String,
+    /// The header row's number (v1.2): the row the header rule finds, or a
+    /// sheet's one table's header row; `null` for an empty sheet.
+    pub header_row: Option<usize>,
+    /// The header's column names, left to right; a column whose header is
+    /// empty or repeated under its letter form (`_C`).
+    pub columns: Vec<String>,
+    /// The number of data rows.
+    pub rows: usize,
+}
+
+impl From<RowsSummary> for SheetSummary {
+    fn from(rows: RowsSummary) -> SheetSummary {
+        SheetSummary {
+            name: rows.name,
+            header_row: rows.header_row,
+            columns: rows.columns,
+            rows: rows.rows,
+        }
+    }
+}
+
+/// An Excel table (v1.2), addressed by its name where a sheet name goes.
+#[derive(Serialize, Deserialize, ToSchema)]
+pub struct TableListed {
+    pub name: String,
+    /// The sheet it is on.
+    pub sheet: String,
+    /// Its cells, header and totals row included: `B4:F20`.
+    pub range: String,
+    pub columns: Vec<String>,
+    /// The number of data rows.
+    pub rows: usize,
+    /// Whether it has a totals row.
+    pub totals: bool,
+}
+
+impl From<TableSummary> for TableListed {
+    fn from(table: TableSummary) -> TableListed {
+        TableListed {
+            name: table.rows.name,
+            sheet: table.sheet,
+            range: table.range,
+            columns: table.rows.columns,
+            rows: table.rows.rows,
+            totals: table.totals,
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct SheetList {
+    pub sheets: Vec<SheetSummary>,
+    /// Every table of the workbook (v1.2).
+    pub tables: Vec<TableListed>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct SpreadsheetCreated {
+    pub spreadsheet_id: String,
+}
+
+/// `GET /v1/spreadsheets`: a page of the workbooks, newest first.
+#[derive(Serialize, ToSchema)]
+pub struct SpreadsheetList {
+    pub spreadsheets: Vec<SpreadsheetSummary>,
+    /// How many workbooks there are, before `limit` and `offset`.
+    pub total: usize,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct SpreadsheetSummary {
+    #[schema(format = Uuid)]
+    pub spreadsheet_id: String,
+    /// The workbook's sheet names (its tabs), in order; none if unreadable.
+    pub sheets: Vec<String>,
+    /// The file's size.
+    pub bytes: u64,
+    /// When the file last changed, RFC 3339 in UTC (`2026-11-24T06:50:00Z`).
+    #[schema(format = DateTime)]
+    pub modified: String,
 }
 
 /// `GET /v1/data/{id}`: each sheet with its columns and data-row count.
