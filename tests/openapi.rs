@@ -211,3 +211,27 @@ async fn the_description_types_what_the_server_takes() {
         );
     }
 }
+
+#[tokio::test]
+async fn the_description_speaks_to_its_reader() {
+    let server = Server::start().await;
+    let (_, spec) = server.get("/v1/openapi.json").await;
+    let text = spec.to_string();
+    // The reader does not have the contract the code cites.
+    assert!(!text.contains('§'), "a § reference in the description");
+    for (template, item) in spec["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            let summary = operation["summary"].as_str().unwrap_or_default();
+            assert!(
+                !summary.is_empty() && !summary.contains(['`', '\n']) && summary.len() <= 60,
+                "{method} {template}: summary {summary:?} is not one short plain line"
+            );
+            assert!(
+                operation["description"]
+                    .as_str()
+                    .is_some_and(|d| !d.is_empty()),
+                "{method} {template} has no description"
+            );
+        }
+    }
+}

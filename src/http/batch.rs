@@ -102,8 +102,13 @@ impl From<Outcome> for OperationResult {
     }
 }
 
-/// Applies every operation in order, in one write with one recalculation:
-/// all of them or none. A failing operation is named by its index.
+/// Apply several row operations as one write
+///
+/// Insert, update and delete operations on any of the workbook's sheets and
+/// tables are applied in order, each seeing what the ones before it did,
+/// and written once with one recalculation: all of them or none. A failing
+/// operation is named by its index (`operations[1].data.qty`).
+// Contract §11.6.
 #[utoipa::path(post, path = "/v1/batch/{spreadsheet_id}", tag = "rows",
     params(SpreadsheetParams, KeyParams), request_body = BatchBody,
     responses((status = 200, description = "Every operation was applied; what each did, in order", body = BatchResults), Errors))]

@@ -175,7 +175,10 @@ pub async fn serve(
     serve::serve_router(listener, app(state), limits, shutdown).await
 }
 
-/// §4.6 `GET /healthz`: 200 `{"status": "ok"}`, never needs a token.
+/// Health check
+///
+/// Answers `{"status": "ok"}` while the service runs; never needs a token.
+// Contract §4.6.
 #[utoipa::path(get, path = "/healthz", tag = "service",
     responses((status = 200, description = "The service is up", body = Health), openapi::Errors))]
 async fn healthz(_: extract::NoQuery) -> Json<Health> {

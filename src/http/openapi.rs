@@ -219,7 +219,10 @@ pub fn description() -> &'static Value {
     })
 }
 
-/// §4.6 `GET /v1/openapi.json`: the OpenAPI 3 description of every route.
+/// This OpenAPI description
+///
+/// The OpenAPI 3.1 description of every route.
+// Contract §4.6.
 #[utoipa::path(get, path = "/v1/openapi.json", tag = "service",
     responses((status = 200, description = "The OpenAPI description", body = Object), Errors))]
 pub async fn openapi_json(_: super::extract::NoQuery) -> impl IntoResponse {

@@ -66,9 +66,14 @@ pub struct RowsPage {
     pub total: usize,
 }
 
-/// §4.1 Insert rows: 201 `{"inserted": N}`, appended, or with `before`
-/// (§11.2) as new sheet rows before that row; with `on_conflict` (§10.2),
-/// upsert: 200 `{"inserted": a, "updated": b}`.
+/// Insert rows
+///
+/// Appends the rows below the last data row (into a table: below its last
+/// data row, growing the table); with `before`, inserts them as new sheet
+/// rows before that row, moving the rows below down. With `on_conflict`,
+/// rows whose value in that column exists update that row instead
+/// (200 with both counts).
+// Contract §4.1, §10.2 (upsert), §11.2 (before).
 #[utoipa::path(post, path = PATH, tag = "rows", params(SheetParams, InsertParams, KeyParams),
     request_body = InsertBody,
     responses((status = 201, description = "Rows appended, or inserted before the row `before` names", body = Inserted),
@@ -113,7 +118,12 @@ async fn rows_insert(
     ))
 }
 
-/// §4.2 Update rows by filter or row number: 200 `{"updated": N}`.
+/// Update rows
+///
+/// Sets the given cells of the rows a filter, a row number or a list of
+/// row numbers selects, or of each row `type: rows` names with its own
+/// values; answers how many rows matched.
+// Contract §4.2, §10.2 (type: rows), §11.2 (rows by number).
 #[utoipa::path(patch, path = PATH, tag = "rows", params(SheetParams, RowsParams, KeyParams),
     request_body = UpdateBody,
     responses((status = 200, description = "Matched rows updated", body = Updated), Errors))]
@@ -140,7 +150,11 @@ async fn rows_update(
     Ok(marked(Json(Updated { updated }), replayed))
 }
 
-/// §4.3 Read rows: 200 `{"data": [...], "total": T}`. Never rewrites the file.
+/// Read rows
+///
+/// The data rows matching every filter, in sheet order or the order asked
+/// for, a page at a time, as JSON or CSV. Never rewrites the file.
+// Contract §4.3, §10.1.
 #[utoipa::path(get, path = PATH, tag = "rows",
     params(SheetParams, ReadParams),
     responses((status = 200, description = "Matching rows, as JSON or (format=csv, or Accept: text/csv) as CSV: a line of column names, then a line per row",
@@ -184,9 +198,13 @@ async fn rows_read(
     Ok(stream::answer(workbook, index, page, format, &next))
 }
 
-/// §4.4 Delete rows by filter, row number or numbers (§11.2); rows below
-/// move up, and everything that points at cells moves with them: 200
-/// `{"deleted": N}`.
+/// Delete rows
+///
+/// Deletes the rows a filter, a row number or a list of row numbers
+/// selects. The rows below move up, as in a spreadsheet app, and
+/// everything that points at cells (formulas, merged ranges, tables,
+/// conditional formats, notes, charts…) moves with them.
+// Contract §4.4, §11.2.
 #[utoipa::path(delete, path = PATH, tag = "rows", params(SheetParams, RowsParams, KeyParams),
     request_body = DeleteBody,
     responses((status = 200, description = "Matched rows deleted", body = Deleted), Errors))]

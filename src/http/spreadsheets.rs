@@ -125,7 +125,11 @@ pub struct SpreadsheetSummary {
     pub modified: String,
 }
 
-/// `GET /v1/data/{id}`: each sheet with its columns and data-row count.
+/// List a workbook's sheets and tables
+///
+/// Each sheet with its header row, columns and number of data rows, and
+/// every Excel table with its sheet and range.
+// Contract §4.5, §11.1.
 #[utoipa::path(get, path = "/v1/data/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams),
     responses((status = 200, description = "The workbook's sheets", body = SheetList), Errors))]
 async fn sheets_list(
@@ -151,8 +155,11 @@ async fn sheets_list(
     Ok(Json(sheets))
 }
 
-/// `POST /v1/data/{id}` (§10.3): adds a sheet, last, with its header row;
-/// 201 with the new sheet as `GET /v1/data/{id}` lists it.
+/// Add a sheet
+///
+/// Adds a sheet, last, with its header row, and answers it as the sheet
+/// list shows it. A name the workbook has (in any letter case) is a 409.
+// Contract §10.3.
 #[utoipa::path(post, path = "/v1/data/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams, KeyParams),
     request_body = SheetBody,
     responses((status = 201, description = "The sheet was added, last", body = SheetSummary), Errors))]
@@ -182,7 +189,10 @@ async fn sheets_add(
     Ok(marked((StatusCode::CREATED, Json(added)), replayed))
 }
 
-/// `GET /v1/spreadsheets` (§10.3): the workbooks, newest first.
+/// List workbooks
+///
+/// The workbooks of the data directory, newest first, a page at a time.
+// Contract §10.3.
 #[utoipa::path(get, path = "/v1/spreadsheets", tag = "spreadsheets", params(ListParams),
     responses((status = 200, description = "A page of the workbooks, newest first", body = SpreadsheetList), Errors))]
 async fn spreadsheets_list(
@@ -236,8 +246,11 @@ fn civil_date(days: u64) -> (u64, u64, u64) {
     (year, month, day)
 }
 
-/// `POST /v1/spreadsheets`: stores an uploaded workbook, or (§10.3) a new
-/// one a JSON body describes, under a new id.
+/// Upload or create a workbook
+///
+/// Stores an uploaded .xlsx file, or a new workbook a JSON body describes
+/// (its sheets and their header rows), under a new id.
+// Contract §4.5, §10.3.
 #[utoipa::path(post, path = "/v1/spreadsheets", tag = "spreadsheets", params(KeyParams),
     request_body(description = "The .xlsx file's bytes, or (v1.1) JSON naming the sheets and columns of a new workbook", content(
         (XlsxFile = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
@@ -305,7 +318,10 @@ fn upload_error(error: StoreError) -> ApiError {
     }
 }
 
-/// `GET /v1/spreadsheets/{id}`: the workbook as it is on disk.
+/// Download a workbook
+///
+/// The workbook's file, as it is on disk.
+// Contract §4.5.
 #[utoipa::path(get, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams),
     responses((status = 200, description = "The xlsx file, as an attachment (sent with the xlsx content type)",
         content(
@@ -329,9 +345,11 @@ async fn spreadsheets_download(
         .map_err(|e| ApiError::internal(e.to_string()))
 }
 
-/// `PUT /v1/spreadsheets/{id}` (§10.3): stores the uploaded workbook, or
-/// the new one a JSON body describes, under this id: 201 when new, 200
-/// when it replaced one.
+/// Store a workbook under an id
+///
+/// Stores the uploaded workbook, or the new one a JSON body describes,
+/// under this id: 201 when it is new, 200 when it replaced one.
+// Contract §10.3.
 #[utoipa::path(put, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets",
     params(SpreadsheetParams, KeyParams),
     request_body(description = "The .xlsx file's bytes, or JSON naming the sheets and columns of a new workbook", content(
@@ -371,7 +389,10 @@ async fn spreadsheets_put(
     Ok(marked((status, Json(stored)), replayed))
 }
 
-/// `DELETE /v1/spreadsheets/{id}`: removes the workbook (204).
+/// Remove a workbook
+///
+/// Removes the workbook's file, once the writes in flight to it are done.
+// Contract §4.5.
 #[utoipa::path(delete, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams),
     responses((status = 204, description = "Removed"), Errors))]
 async fn spreadsheets_remove(

@@ -33,8 +33,9 @@ pub const MAX_LIMIT: usize = 100_000;
 /// The number of rows a read returns when no `limit` is given.
 pub const DEFAULT_LIMIT: usize = 1000;
 
-/// `POST /v1/spreadsheets` or `PUT /v1/spreadsheets/{id}` with a JSON body
-/// (§10.3): a new workbook with these sheets, each with its header row.
+/// A new workbook: its sheets, each with its header row.
+// `POST /v1/spreadsheets` or `PUT /v1/spreadsheets/{id}` with a JSON body,
+// contract §10.3.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CreateBody {
     /// The sheets, in order, each `{"name": …, "columns": [names]}`.
@@ -92,7 +93,8 @@ fn columns_schema() -> Schema {
         .into()
 }
 
-/// `POST /v1/data/{id}` (§10.3): a sheet to add, last, with its header row.
+/// A sheet to add, last, with its header row.
+// `POST /v1/data/{id}`, contract §10.3.
 #[derive(Debug, ToSchema)]
 #[expect(
     dead_code,
@@ -288,7 +290,8 @@ pub fn sheet_name_problem(name: &str) -> Option<String> {
     None
 }
 
-/// `POST /v1/data/{id}/{sheet}` (contract §4.1).
+/// Rows to insert.
+// `POST /v1/data/{id}/{sheet}`, contract §4.1.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct InsertBody {
     /// Rows to append, each an object of column name → value that sets at
@@ -300,7 +303,8 @@ pub struct InsertBody {
     unknown: Map<String, Value>,
 }
 
-/// `PATCH /v1/data/{id}/{sheet}` (contract §4.2, and §10.2 `type: rows`).
+/// Which rows to update, and the values to set.
+// `PATCH /v1/data/{id}/{sheet}`, contract §4.2, and §10.2 `type: rows`.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct UpdateBody {
     #[schema(value_type = UpdateType, required = true)]
@@ -339,7 +343,8 @@ pub enum UpdateType {
     Rows,
 }
 
-/// `DELETE /v1/data/{id}/{sheet}` (contract §4.4).
+/// Which rows to delete.
+// `DELETE /v1/data/{id}/{sheet}`, contract §4.4.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct DeleteBody {
     #[schema(value_type = SelectorType, required = true)]
