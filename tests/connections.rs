@@ -175,3 +175,82 @@ async fn a_declared_length_over_the_limit_is_413_before_the_body_is_read() {
     let (status, body) = status_and_body(&read_to_close(&mut stream).await);
     assert_eq!((status, &body["error"]), (413, &json!("Payload Too Large")));
 }
+
+/// Sends a whole body of `length` bytes (declared, or chunked when
+/// `chunked`), then reads the answer until the server closes.
+async fn send_whole_body(address: String, length: usize, chunked: bool) -> String {
+    let stream = TcpStream::connect(address).await.expect("connect");
+    let (mut reader, mut writer) = stream.into_split();
+    let framing = if chunked {
+        "Transfer-Encoding: chunked".to_owned()
+    } else {
+        format!("Content-Length: {length}")
+    };
+    let head = format!(
+        "POST {} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{framing}\r\n\r\n",
+        rows_path("People"),
+    );
+    let send = async move {
+        writer.write_all(head.as_bytes()).await?;
+        let chunk = vec![b' '; 16 * 1024];
+        for _ in 0..length / chunk.len() {
+            if chunked {
+                writer
+                    .write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
+                    .await?;
+                writer.write_all(&chunk).await?;
+                writer.write_all(b"\r\n").await?;
+            } else {
+                writer.write_all(&chunk).await?;
+            }
+        }
+        if chunked {
+            writer.write_all(b"0\r\n\r\n").await?;
+        }
+        writer.flush().await
+    };
+    let receive = async move {
+        let mut answer = Vec::new();
+        let read = tokio::time::timeout(BOUND, reader.read_to_end(&mut answer)).await;
+        (read, answer)
+    };
+    // As most clients do (Python's requests, for one): the whole body
+    // first, then the answer. A send that fails (the server closed on the
+    // rest of the body) loses the answer for such a client.
+    if let Err(e) = send.await {
+        panic!("the body could not be sent whole ({e}): the answer is lost to the client");
+    }
+    let (read, answer) = receive.await;
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    match read {
+        Ok(Ok(_)) => answer,
+        Ok(Err(e)) => panic!("the answer was lost ({e}); read so far: {answer:?}"),
+        Err(_) => panic!("no answer within {BOUND:?}"),
+    }
+}
+
+#[tokio::test]
+async fn every_early_413_reaches_a_client_that_keeps_sending() {
+    let server = Server::start_with(|c| c.max_body_bytes = 64 * 1024).await;
+    people_workbook(&server);
+    let address = server.base.trim_start_matches("http://").to_owned();
+    let clients: Vec<_> = (0..20)
+        .map(|i| {
+            tokio::spawn(send_whole_body(
+                address.clone(),
+                8 * 1024 * 1024,
+                i % 2 == 1,
+            ))
+        })
+        .collect();
+    for client in clients {
+        let answer = client.await.expect("client task");
+        let (status, body) = status_and_body(&answer);
+        assert_eq!(
+            (status, &body["error"]),
+            (413, &json!("Payload Too Large")),
+            "{answer}"
+        );
+    }
+    healthz_answers(&server).await;
+}

@@ -7,20 +7,33 @@
 //!   every request holding a body (503 when they do not). The room is held
 //!   until the answer is ready, so slow or half-sent bodies cannot add up to
 //!   more memory than that.
+//! - A body over `--max-body-bytes` is answered 413 as soon as that is
+//!   known, and the rest of it is then read and dropped, up to
+//!   [`LINGER_BYTES`] within [`LINGER_TIME`] (nginx's "lingering close"):
+//!   a client that sends its whole body before reading gets the 413
+//!   instead of a reset connection.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
+use axum::body::Bytes;
 use axum::extract::{Request, State};
-use axum::http::{Method, header};
+use axum::http::{HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body::Body as _;
+use http_body_util::BodyExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::error::ApiError;
 use crate::config::Config;
+
+/// After an early 413, at most this much more of the body is read (and
+/// dropped) so that the client can finish sending and read the answer.
+pub const LINGER_BYTES: usize = 64 * 1024 * 1024;
+/// … and for at most this long.
+pub const LINGER_TIME: Duration = Duration::from_secs(5);
 
 /// Body memory is counted in units of this many bytes: a semaphore takes at
 /// most `u32::MAX` permits at once.
@@ -79,7 +92,7 @@ pub async fn admit(State(admission): State<Admission>, req: Request, next: Next)
     // A declared length over the limit is answered before anything is read.
     let expected = match declared {
         Some(n) if n > admission.max_body_bytes as u64 => {
-            return ApiError::PayloadTooLarge.into_response();
+            return too_large(req.into_body());
         }
         Some(n) => n as usize,
         // Chunked: it may be as long as the limit.
@@ -89,31 +102,70 @@ pub async fn admit(State(admission): State<Admission>, req: Request, next: Next)
         return ApiError::Unavailable("too many request bodies are being received; retry shortly")
             .into_response();
     };
-    let (parts, body) = req.into_parts();
-    let read = axum::body::to_bytes(body, admission.max_body_bytes);
+    let (parts, mut body) = req.into_parts();
+    let read = read_body(&mut body, admission.max_body_bytes);
     let bytes = match tokio::time::timeout(admission.body_timeout, read).await {
         Err(_) => return ApiError::RequestTimeout.into_response(),
-        Ok(Err(e)) if is_over_limit(&e) => return ApiError::PayloadTooLarge.into_response(),
-        Ok(Err(_)) => return ApiError::invalid("body", "could not be read").into_response(),
-        Ok(Ok(bytes)) => bytes,
+        Ok(Read::TooLarge) => return too_large(body),
+        Ok(Read::Failed) => return ApiError::invalid("body", "could not be read").into_response(),
+        Ok(Read::Whole(bytes)) => bytes,
     };
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
 }
 
+/// How reading a body ended.
+enum Read {
+    Whole(Bytes),
+    /// It passed the limit; the rest is still unread.
+    TooLarge,
+    Failed,
+}
+
+/// Reads `body` whole if it is at most `limit` bytes; stops as soon as it
+/// is longer, leaving the rest unread.
+async fn read_body(body: &mut Body, limit: usize) -> Read {
+    let mut bytes = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            return Read::Failed;
+        };
+        if let Ok(data) = frame.into_data() {
+            if bytes.len() + data.len() > limit {
+                return Read::TooLarge;
+            }
+            bytes.extend_from_slice(&data);
+        }
+    }
+    Read::Whole(Bytes::from(bytes))
+}
+
+/// The 413 for a body over the limit, sent at once; meanwhile the rest of
+/// the body is read and dropped (up to [`LINGER_BYTES`], within
+/// [`LINGER_TIME`]), so that the connection is not closed under a client
+/// still sending, which would lose it the answer. The connection closes
+/// after the answer.
+fn too_large(mut body: Body) -> Response {
+    tokio::spawn(async move {
+        let mut dropped = 0;
+        let drain = async {
+            while let Some(Ok(frame)) = body.frame().await {
+                dropped += frame.data_ref().map_or(0, Bytes::len);
+                if dropped > LINGER_BYTES {
+                    break;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(LINGER_TIME, drain).await;
+    });
+    let mut response = ApiError::PayloadTooLarge.into_response();
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
 /// Whether the method takes a body on some route (GET and HEAD never do).
 fn may_have_body(req: &Request) -> bool {
     !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS)
-}
-
-/// Whether reading stopped at the length limit.
-fn is_over_limit(error: &axum::Error) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(e) = source {
-        if e.is::<http_body_util::LengthLimitError>() {
-            return true;
-        }
-        source = e.source();
-    }
-    false
 }
