@@ -234,6 +234,8 @@ async fn every_early_413_reaches_a_client_that_keeps_sending() {
     let server = Server::start_with(|c| c.max_body_bytes = 64 * 1024).await;
     people_workbook(&server);
     let address = server.base.trim_start_matches("http://").to_owned();
+    // 8 MiB each: on loopback, socket buffers take a 1 MiB body whole, and
+    // the client finishes sending whatever the server does.
     let clients: Vec<_> = (0..20)
         .map(|i| {
             tokio::spawn(send_whole_body(
