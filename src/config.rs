@@ -8,12 +8,17 @@ use std::time::Duration;
 
 use clap::Parser;
 
+use crate::access::{Grant, Permission};
 use crate::store::Limits;
 
 /// sheetd serves the sheets of the .xlsx workbooks in a directory as a JSON data API.
 #[derive(Clone, Parser)]
 #[command(version, about)]
 pub struct Config {
+    /// `sheetd token`: print a new secret and its tokens-file entry.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// Directory holding the workbooks, one `<uuid>.xlsx` per spreadsheet.
     #[arg(long, env = "SHEETD_DATA_DIR", default_value = "data")]
     pub data_dir: PathBuf,
@@ -30,6 +35,13 @@ pub struct Config {
     /// Bearer token that may only read (repeatable; comma-separated in the variable).
     #[arg(long = "read-token", env = "SHEETD_READ_TOKENS", value_delimiter = ',', value_parser = parse_token)]
     pub read_tokens: Vec<String>,
+
+    /// TOML file of scoped tokens: each with a name, the SHA-256 of its
+    /// secret, the workbooks (and optionally sheets or tables) it reaches,
+    /// what it may do there, and an optional expiry. Read again on SIGHUP
+    /// and when it changes. `sheetd token` makes a secret and its entry.
+    #[arg(long, env = "SHEETD_TOKENS_FILE")]
+    pub tokens_file: Option<PathBuf>,
 
     /// Largest request body accepted, in bytes.
     #[arg(long, env = "SHEETD_MAX_BODY_BYTES", default_value_t = 16 * 1024 * 1024)]
@@ -124,6 +136,19 @@ pub struct Config {
     pub idempotency_window_secs: u64,
 }
 
+/// What sheetd does besides serving.
+#[derive(Clone, Debug, clap::Subcommand)]
+pub enum Command {
+    /// Prints a new random secret, and the entry for it to paste into the
+    /// tokens file (its SHA-256, reaching every workbook with `read`: edit
+    /// `spreadsheets`, `sheets` and `can` to what the token is for).
+    Token {
+        /// The token's name, as the audit log and error details give it.
+        #[arg(long, default_value = "new-token")]
+        name: String,
+    },
+}
+
 impl Config {
     /// The configuration used when nothing is given: `./data` on 127.0.0.1:8080.
     pub fn with_data_dir(data_dir: impl Into<PathBuf>) -> Config {
@@ -148,7 +173,32 @@ impl Config {
 
     /// True when requests must carry a token.
     pub fn auth_required(&self) -> bool {
-        !self.tokens.is_empty() || !self.read_tokens.is_empty()
+        !self.tokens.is_empty() || !self.read_tokens.is_empty() || self.tokens_file.is_some()
+    }
+
+    /// The tokens of `--token` (every permission) and `--read-token`
+    /// (`read`), each named by its flag and place.
+    pub fn command_line_grants(&self) -> Vec<Grant> {
+        let all = [
+            Permission::Read,
+            Permission::Insert,
+            Permission::Update,
+            Permission::Delete,
+            Permission::Manage,
+        ];
+        let full = self
+            .tokens
+            .iter()
+            .enumerate()
+            .map(|(i, secret)| Grant::everywhere(&format!("--token {}", i + 1), secret, &all));
+        let read = self.read_tokens.iter().enumerate().map(|(i, secret)| {
+            Grant::everywhere(
+                &format!("--read-token {}", i + 1),
+                secret,
+                &[Permission::Read],
+            )
+        });
+        full.chain(read).collect()
     }
 }
 
@@ -192,6 +242,7 @@ fn parse_origin(value: &str) -> Result<String, String> {
 impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Config")
+            .field("command", &self.command)
             .field("data_dir", &self.data_dir)
             .field("listen", &self.listen)
             .field("tokens", &format_args!("[{} redacted]", self.tokens.len()))
@@ -199,6 +250,7 @@ impl fmt::Debug for Config {
                 "read_tokens",
                 &format_args!("[{} redacted]", self.read_tokens.len()),
             )
+            .field("tokens_file", &self.tokens_file)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_rows_per_request", &self.max_rows_per_request)
             .field("max_cells", &self.max_cells)

@@ -4,6 +4,8 @@
 //! a model function decides the edit on plain data, the store persists it
 //! through the xlsx layer, which turns workbooks into bytes and back.
 
+/// Tokens: what each may reach and do.
+pub mod access;
 /// Formula recalculation after each write, behind an engine interface.
 pub mod calc;
 /// Flags and environment variables.

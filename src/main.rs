@@ -2,9 +2,9 @@
 //! directory, serve until SIGINT or SIGTERM.
 
 use std::io::IsTerminal;
-use std::sync::Arc;
 
 use clap::Parser;
+use sheetd::config::Command;
 use sheetd::store::Store;
 use sheetd::{AppState, Config, sample};
 use tracing_subscriber::EnvFilter;
@@ -12,6 +12,12 @@ use tracing_subscriber::EnvFilter;
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::parse();
+    if let Some(Command::Token { name }) = &config.command {
+        let (secret, entry) = sheetd::access::new_token(name);
+        println!("# The secret: give it to the client, keep it nowhere else.\n# {secret}\n");
+        println!("# The entry for the tokens file:\n{entry}");
+        return Ok(());
+    }
     tracing_subscriber::fmt()
         .with_ansi(std::io::stdout().is_terminal())
         .with_env_filter(
@@ -31,10 +37,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing::info!(?config, "listening on http://{address}");
     tracing::info!("try: {}", try_command(&config, &store, address));
 
-    let state = AppState {
-        config: Arc::new(config),
-        store,
-    };
+    let state = AppState::new(config, store)?;
+    state.keyring.watch(std::time::Duration::from_secs(1));
     sheetd::serve(listener, state, shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(())

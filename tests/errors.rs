@@ -227,7 +227,11 @@ async fn tokens_are_checked_before_anything_else() {
     let (status, body) = json_of(write.send().await.unwrap()).await;
     assert_eq!(
         (status.as_u16(), body),
-        (403, json!({"success": false, "error": "Forbidden"}))
+        (
+            403,
+            json!({"success": false, "error": "Forbidden",
+                   "detail": "the token \"--read-token 1\" lacks the permission \"insert\" (it may: read)"})
+        )
     );
     let write = server
         .client

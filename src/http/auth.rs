@@ -1,7 +1,13 @@
-//! Bearer tokens (contract §5): checked before anything else, compared in
-//! constant time, never logged. Read-only tokens may only read. `/healthz`
-//! and reading the API explorer (`GET /docs`, its assets, and `/`) need
-//! none.
+//! Bearer tokens (contract §5, §11.7): checked before anything else,
+//! compared by their hashes in constant time, never logged. `/healthz` and
+//! reading the API explorer (`GET /docs`, its assets, and `/`) need none.
+//!
+//! A token reaches some workbooks (a workbook beyond its reach is answered
+//! 404, as if absent), optionally only some of their sheets or tables (403
+//! for another), and may do some things there (403 naming the permission
+//! it lacks). The route decides what a request needs ([`needs`]); a batch
+//! checks its operations itself, and listings leave out what the token
+//! does not reach, with the [`Grant`] this layer puts in the request.
 
 use axum::extract::{Request, State};
 use axum::http::{Method, header};
@@ -10,18 +16,19 @@ use axum::response::{IntoResponse, Response};
 
 use super::AppState;
 use super::error::ApiError;
+use crate::access::{Grant, Permission, Presented};
+use crate::model::SpreadsheetId;
 
-/// What a presented token allows.
-enum Access {
-    ReadWrite,
-    ReadOnly,
-}
-
-pub async fn require_token(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let config = &state.config;
+pub async fn require_token(
+    State(state): State<AppState>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let path = req.uri().path();
     let reads = matches!(*req.method(), Method::GET | Method::HEAD);
-    if !config.auth_required() || path == "/healthz" || reads && super::explorer::is_explorer(path)
+    if !state.keyring.required()
+        || path == "/healthz"
+        || reads && super::explorer::is_explorer(path)
     {
         return next.run(req).await;
     }
@@ -30,22 +37,154 @@ pub async fn require_token(State(state): State<AppState>, req: Request, next: Ne
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(bearer_token);
-    let access = presented.and_then(|token| {
-        if config.tokens.iter().any(|t| same_secret(t, token)) {
-            Some(Access::ReadWrite)
-        } else if config.read_tokens.iter().any(|t| same_secret(t, token)) {
-            Some(Access::ReadOnly)
-        } else {
-            None
-        }
-    });
-    match access {
-        None => ApiError::Unauthorized.into_response(),
-        Some(Access::ReadOnly) if !matches!(*req.method(), Method::GET | Method::HEAD) => {
-            ApiError::Forbidden.into_response()
-        }
-        Some(_) => next.run(req).await,
+    let grant = match presented.map(|secret| state.keyring.find(secret)) {
+        Some(Presented::Valid(grant)) => grant,
+        Some(Presented::Expired) => return ApiError::Unauthorized.into_response(),
+        Some(Presented::Unknown) | None => return ApiError::Unauthorized.into_response(),
+    };
+    if let Err(refused) = allowed(&grant, &needs(req.method(), req.uri())) {
+        return refused.into_response();
     }
+    req.extensions_mut().insert(grant);
+    next.run(req).await
+}
+
+/// What a request needs of its token.
+#[derive(Debug, Default, PartialEq)]
+pub struct Need {
+    /// The workbook the path names, if it names a valid id.
+    pub spreadsheet: Option<SpreadsheetId>,
+    /// The sheet or table the path names, percent-decoded.
+    pub sheet: Option<String>,
+    pub permissions: Vec<Permission>,
+    /// The request reads or replaces a workbook whole.
+    pub whole_workbook: bool,
+}
+
+/// What a request needs, by its route. Paths no route has need only a
+/// valid token (they answer 404).
+fn needs(method: &Method, uri: &axum::http::Uri) -> Need {
+    let segments: Vec<&str> = uri.path().trim_start_matches('/').split('/').collect();
+    let id = |segment: &str| SpreadsheetId::parse(segment).ok();
+    let read = *method == Method::GET || *method == Method::HEAD;
+    match segments.as_slice() {
+        ["v1", "data", workbook, sheet] => {
+            let mut permissions = vec![match *method {
+                Method::POST => Permission::Insert,
+                Method::PATCH => Permission::Update,
+                Method::DELETE => Permission::Delete,
+                _ => Permission::Read,
+            }];
+            let upsert = uri
+                .query()
+                .is_some_and(|q| q.split('&').any(|p| p.starts_with("on_conflict=")));
+            if *method == Method::POST && upsert {
+                permissions.push(Permission::Update);
+            }
+            Need {
+                spreadsheet: id(workbook),
+                sheet: Some(percent_decoded(sheet)),
+                permissions,
+                whole_workbook: false,
+            }
+        }
+        ["v1", "data", workbook] => Need {
+            spreadsheet: id(workbook),
+            permissions: vec![if read {
+                Permission::Read
+            } else {
+                Permission::Manage
+            }],
+            ..Need::default()
+        },
+        // Each operation is checked by the batch itself.
+        ["v1", "batch", workbook] => Need {
+            spreadsheet: id(workbook),
+            ..Need::default()
+        },
+        ["v1", "spreadsheets"] => Need {
+            permissions: vec![if read {
+                Permission::Read
+            } else {
+                Permission::Manage
+            }],
+            ..Need::default()
+        },
+        ["v1", "spreadsheets", workbook, ..] => Need {
+            spreadsheet: id(workbook),
+            permissions: vec![if read {
+                Permission::Read
+            } else {
+                Permission::Manage
+            }],
+            whole_workbook: true,
+            ..Need::default()
+        },
+        _ => Need::default(),
+    }
+}
+
+/// Whether `grant` allows what a request needs: a workbook beyond its
+/// reach is 404 (as if absent), anything else it may not do 403.
+fn allowed(grant: &Grant, need: &Need) -> Result<(), ApiError> {
+    if need.spreadsheet.is_some_and(|id| !grant.reaches(id)) {
+        return Err(ApiError::NotFound(Some(
+            "no spreadsheet has that id".into(),
+        )));
+    }
+    if let Some(sheet) = need.sheet.as_ref().filter(|s| !grant.reaches_sheet(s)) {
+        return Err(not_reached(grant, sheet));
+    }
+    if need.whole_workbook && !grant.reaches_whole_workbooks() {
+        return Err(ApiError::Forbidden(Some(format!(
+            "the token {:?} reaches only some sheets of a workbook, not the whole workbook",
+            grant.name
+        ))));
+    }
+    match need.permissions.iter().find(|p| !grant.may(**p)) {
+        Some(lacking) => Err(lacks(grant, *lacking)),
+        None => Ok(()),
+    }
+}
+
+/// The 403 of a token without `permission`.
+pub fn lacks(grant: &Grant, permission: Permission) -> ApiError {
+    ApiError::Forbidden(Some(format!(
+        "the token {:?} lacks the permission {:?} (it may: {})",
+        grant.name,
+        permission.name(),
+        grant.permissions().join(" | ")
+    )))
+}
+
+/// The 403 of a token that does not reach a sheet or table.
+pub fn not_reached(grant: &Grant, sheet: &str) -> ApiError {
+    ApiError::Forbidden(Some(format!(
+        "the token {:?} does not reach the sheet or table {sheet:?}",
+        grant.name
+    )))
+}
+
+/// `%XX` sequences decoded, as the router decodes a path segment; a segment
+/// that does not decode to UTF-8 is kept as sent (it names no sheet).
+fn percent_decoded(segment: &str) -> String {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
+                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
+                i += 3;
+            }
+            (byte, _, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| segment.to_owned())
 }
 
 /// The token of a `Bearer` credential; the scheme name is case-insensitive
@@ -58,21 +197,9 @@ fn bearer_token(value: &str) -> Option<&str> {
         .filter(|token| !token.is_empty())
 }
 
-/// Compares two secrets in time that depends only on their lengths.
-fn same_secret(expected: &str, presented: &str) -> bool {
-    let (a, b) = (expected.as_bytes(), presented.as_bytes());
-    let mut diff = a.len() ^ b.len();
-    for i in 0..a.len().max(b.len()) {
-        let x = a.get(i).copied().unwrap_or(0);
-        let y = b.get(i).copied().unwrap_or(0);
-        diff |= usize::from(x ^ y);
-    }
-    diff == 0
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{bearer_token, same_secret};
+    use super::*;
 
     #[test]
     fn bearer_scheme_is_case_insensitive() {
@@ -85,10 +212,42 @@ mod tests {
     }
 
     #[test]
-    fn secrets_compare_whole() {
-        assert!(same_secret("abc", "abc"));
-        assert!(!same_secret("abc", "abd"));
-        assert!(!same_secret("abc", "abcd"));
-        assert!(!same_secret("abc", ""));
+    fn each_route_needs_its_permission() {
+        let id = "0b1e3a5c-7d2f-4a8e-9c61-3f0d2b7e4a19";
+        let need = |method: Method, uri: &str| needs(&method, &uri.parse().unwrap());
+        let rows = format!("/v1/data/{id}/Q%203");
+        assert_eq!(need(Method::GET, &rows).permissions, [Permission::Read]);
+        assert_eq!(need(Method::GET, &rows).sheet.as_deref(), Some("Q 3"));
+        assert_eq!(
+            need(Method::POST, &format!("{rows}?on_conflict=name")).permissions,
+            [Permission::Insert, Permission::Update]
+        );
+        assert_eq!(need(Method::PATCH, &rows).permissions, [Permission::Update]);
+        assert_eq!(
+            need(Method::DELETE, &rows).permissions,
+            [Permission::Delete]
+        );
+        assert_eq!(
+            need(Method::POST, &format!("/v1/data/{id}")).permissions,
+            [Permission::Manage]
+        );
+        let download = need(Method::GET, &format!("/v1/spreadsheets/{id}"));
+        assert!(download.whole_workbook && download.permissions == [Permission::Read]);
+        assert_eq!(
+            need(Method::PUT, &format!("/v1/spreadsheets/{id}")).permissions,
+            [Permission::Manage]
+        );
+        assert!(
+            need(Method::POST, &format!("/v1/batch/{id}"))
+                .permissions
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn percent_decoding_keeps_what_is_not_an_escape() {
+        assert_eq!(percent_decoded("Q%203%25"), "Q 3%");
+        assert_eq!(percent_decoded("a%2"), "a%2");
+        assert_eq!(percent_decoded("%C3%A9t%C3%A9"), "été");
     }
 }

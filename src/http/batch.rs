@@ -1,9 +1,11 @@
 //! `POST /v1/batch/{spreadsheet_id}` (contract §11.6): several row
 //! operations, across the workbook's sheets and tables, in one write.
 
-use axum::Json;
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::response::Response;
+use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -11,12 +13,14 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::AppState;
-use super::error::Result;
+use super::auth;
+use super::error::{ApiError, Result};
 use super::extract::{JsonBody, NoQuery, SpreadsheetPath};
 use super::idempotency::{IdempotencyKey, edit_once, marked};
 use super::openapi::{Errors, KeyParams, SpreadsheetParams};
+use crate::access::{Grant, Permission};
 use crate::model::Problems;
-use crate::model::batch::{Batch, Outcome};
+use crate::model::batch::{Batch, Change, Outcome};
 use crate::store::Edit;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -117,12 +121,16 @@ async fn batch(
     path: SpreadsheetPath,
     _: NoQuery,
     key: IdempotencyKey,
+    grant: Option<Extension<Arc<Grant>>>,
     JsonBody(body): JsonBody,
 ) -> Result<Response> {
     let (id, batch) = Problems::both(
         path.checked_id(),
         Batch::from_json(&body, state.config.max_rows_per_request),
     )?;
+    if let Some(Extension(grant)) = grant {
+        allowed(&grant, &batch)?;
+    }
     let key = key.with_body(&body);
     let (results, replayed) = edit_once(&state.store, id, key, move |workbook| {
         let (outcomes, changed) = workbook.apply_batch(&batch)?;
@@ -134,4 +142,31 @@ async fn batch(
     })
     .await?;
     Ok(marked(Json(results), replayed))
+}
+
+/// Whether the token may make every operation: reach its sheet or table
+/// and have the permissions it needs (an upsert needs `insert` and
+/// `update`); else the 403 of the first that it may not, named by index.
+fn allowed(grant: &Grant, batch: &Batch) -> Result<()> {
+    for (index, operation) in batch.operations.iter().enumerate() {
+        let named = |error: ApiError| match error {
+            ApiError::Forbidden(Some(detail)) => {
+                ApiError::Forbidden(Some(format!("operations[{index}]: {detail}")))
+            }
+            other => other,
+        };
+        if !grant.reaches_sheet(&operation.sheet) {
+            return Err(named(auth::not_reached(grant, &operation.sheet)));
+        }
+        let needs: &[Permission] = match operation.change {
+            Change::Insert { .. } => &[Permission::Insert],
+            Change::Upsert { .. } => &[Permission::Insert, Permission::Update],
+            Change::Update(_) => &[Permission::Update],
+            Change::Delete(_) => &[Permission::Delete],
+        };
+        if let Some(lacking) = needs.iter().find(|p| !grant.may(**p)) {
+            return Err(named(auth::lacks(grant, *lacking)));
+        }
+    }
+    Ok(())
 }

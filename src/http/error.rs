@@ -40,7 +40,8 @@ const STATUSES: [(StatusCode, &str); 11] = [
     ),
     (
         StatusCode::FORBIDDEN,
-        "A read-only token was used for a write.",
+        "The token lacks the permission the request needs, or does not reach its sheet or \
+         table; `detail` says which.",
     ),
     (
         StatusCode::NOT_FOUND,
@@ -112,9 +113,10 @@ pub enum ApiError {
     /// 401: tokens are configured and the request has no valid one.
     #[error("Unauthorized")]
     Unauthorized,
-    /// 403: a read-only token was used for a write.
+    /// 403: the token may not do this (a permission it lacks, a sheet
+    /// beyond its reach); the detail says which.
     #[error("Forbidden")]
-    Forbidden,
+    Forbidden(Option<String>),
     /// 404: unknown spreadsheet, sheet, row or route; the detail says which.
     #[error("Not Found")]
     NotFound(Option<String>),
@@ -175,7 +177,7 @@ impl ApiError {
         match self {
             ApiError::Invalid(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
-            ApiError::Forbidden => StatusCode::FORBIDDEN,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
@@ -189,7 +191,9 @@ impl ApiError {
 
     fn detail(&self) -> Option<&str> {
         match self {
-            ApiError::NotFound(detail) | ApiError::Internal { detail, .. } => detail.as_deref(),
+            ApiError::NotFound(detail)
+            | ApiError::Forbidden(detail)
+            | ApiError::Internal { detail, .. } => detail.as_deref(),
             ApiError::Conflict(detail) => Some(detail),
             ApiError::UnsupportedMediaType(detail) | ApiError::Unavailable(detail) => Some(detail),
             ApiError::RequestTimeout => Some(BODY_TIMEOUT),
@@ -283,7 +287,7 @@ mod tests {
         vec![
             ApiError::invalid("data", "is required"),
             ApiError::Unauthorized,
-            ApiError::Forbidden,
+            ApiError::Forbidden(None),
             ApiError::NotFound(None),
             ApiError::MethodNotAllowed,
             ApiError::Conflict("why".into()),

@@ -34,6 +34,7 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::access::Keyring;
 use crate::config::Config;
 use crate::store::Store;
 use error::ApiError;
@@ -43,6 +44,21 @@ use error::ApiError;
 pub struct AppState {
     pub config: Arc<Config>,
     pub store: Store,
+    /// The tokens accepted, kept current with `--tokens-file`.
+    pub keyring: Arc<Keyring>,
+}
+
+impl AppState {
+    /// The state of a server with this configuration and store; an
+    /// unreadable tokens file is an error.
+    pub fn new(config: Config, store: Store) -> Result<AppState, String> {
+        let keyring = Keyring::new(config.command_line_grants(), config.tokens_file.as_deref())?;
+        Ok(AppState {
+            config: Arc::new(config),
+            store,
+            keyring: Arc::new(keyring),
+        })
+    }
 }
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");

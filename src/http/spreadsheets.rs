@@ -3,6 +3,9 @@
 
 use axum::Json;
 use axum::body::{Body, Bytes};
+use std::sync::Arc;
+
+use axum::Extension;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::Response;
@@ -17,6 +20,7 @@ use super::extract::{JsonBody, NoQuery, QueryPairs, UploadBody};
 use super::extract::{SpreadsheetPath, XLSX_MIME};
 use super::idempotency::{IdempotencyKey, edit_once, marked, once};
 use super::openapi::{Errors, KeyParams, ListParams, SpreadsheetParams};
+use crate::access::Grant;
 use crate::model::request::{CreateBody, ListQuery, NewSheet, NewWorkbook, SheetBody};
 use crate::model::source::{RowsSummary, TableSummary};
 use crate::model::{Problems, Workbook};
@@ -136,23 +140,39 @@ async fn sheets_list(
     State(state): State<AppState>,
     path: SpreadsheetPath,
     _: NoQuery,
+    grant: Option<Extension<Arc<Grant>>>,
 ) -> Result<Json<SheetList>> {
+    let reach = grant.map(|Extension(grant)| grant);
+    let reaches = move |name: &str| reach.as_ref().is_none_or(|grant| grant.reaches_sheet(name));
     let sheets = state
         .store
-        .read(path.id()?, |workbook| SheetList {
+        .read(path.id()?, move |workbook| SheetList {
             sheets: workbook
                 .sheet_summaries()
                 .into_iter()
+                .filter(|sheet| reaches(&sheet.name))
                 .map(Into::into)
                 .collect(),
             tables: workbook
                 .table_summaries()
                 .into_iter()
+                .filter(|table| reaches(&table.rows.name))
                 .map(Into::into)
                 .collect(),
         })
         .await?;
     Ok(Json(sheets))
+}
+
+/// The sheet names a token reaches, of those given; all without a token.
+fn reached(grant: Option<&Grant>, names: Vec<String>) -> Vec<String> {
+    match grant {
+        Some(grant) => names
+            .into_iter()
+            .filter(|name| grant.reaches_sheet(name))
+            .collect(),
+        None => names,
+    }
 }
 
 /// Add a sheet
@@ -198,14 +218,22 @@ async fn sheets_add(
 async fn spreadsheets_list(
     State(state): State<AppState>,
     QueryPairs(pairs): QueryPairs,
+    grant: Option<Extension<Arc<Grant>>>,
 ) -> Result<Json<SpreadsheetList>> {
     let query = ListQuery::from_pairs(&pairs)?;
-    let (page, total) = state.store.list(query.offset, query.limit).await?;
+    let reach = grant.map(|Extension(grant)| grant);
+    let visible = reach.clone();
+    let (page, total) = state
+        .store
+        .list(query.offset, query.limit, move |id| {
+            visible.as_ref().is_none_or(|grant| grant.reaches(id))
+        })
+        .await?;
     let spreadsheets = page
         .into_iter()
         .map(|listed| SpreadsheetSummary {
             spreadsheet_id: listed.id.to_string(),
-            sheets: listed.sheets,
+            sheets: reached(reach.as_deref(), listed.sheets),
             bytes: listed.bytes,
             modified: rfc3339(listed.modified),
         })

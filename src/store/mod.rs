@@ -238,11 +238,13 @@ impl Store {
 
     /// The workbooks of the directory, newest first (ties by id), `limit`
     /// of them from `offset`, and how many there are. Only regular files
-    /// named `<uuid>.xlsx` count; only the page's files are opened.
+    /// named `<uuid>.xlsx` that are `visible` count; only the page's files
+    /// are opened.
     pub async fn list(
         &self,
         offset: usize,
         limit: usize,
+        visible: impl Fn(SpreadsheetId) -> bool + Send + 'static,
     ) -> Result<(Vec<Listed>, usize), StoreError> {
         let store = self.clone();
         blocking(move || {
@@ -260,7 +262,10 @@ impl Store {
                 // `DirEntry::metadata` does not follow links.
                 let Ok(meta) = entry.metadata() else { continue };
                 // Only the name `path(id)` serves (lower case).
-                if !meta.file_type().is_file() || name.to_str() != Some(id.file_name().as_str()) {
+                if !meta.file_type().is_file()
+                    || name.to_str() != Some(id.file_name().as_str())
+                    || !visible(id)
+                {
                     continue;
                 }
                 let modified = meta.modified().unwrap_or(std::time::UNIX_EPOCH);

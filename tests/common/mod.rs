@@ -8,7 +8,6 @@ pub mod looks;
 pub mod spawn;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use calamine::{Data, Reader, Xlsx, open_workbook};
 use reqwest::{Method, StatusCode};
@@ -68,10 +67,8 @@ impl Server {
         let mut config = Config::with_data_dir(&data_dir);
         adjust(&mut config);
         let store = Store::open(&data_dir, config.store_limits()).expect("open store");
-        let state = AppState {
-            config: Arc::new(config),
-            store,
-        };
+        let state = AppState::new(config, store).expect("server state");
+        state.keyring.watch(std::time::Duration::from_millis(50));
         // Bound before the server task starts: requests can be sent at once.
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

@@ -1,0 +1,340 @@
+//! Contract §11.7: scoped tokens from `--tokens-file`, over a real socket.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use calamine::Data;
+use common::*;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use sheetd::access::sha256_hex;
+
+/// A second workbook, beyond the scoped tokens' reach.
+const OTHER: &str = "0b1e3a5c-7d2f-4a8e-9c61-3f0d2b7e4a19";
+
+/// Longest a change of the tokens file may take to be seen.
+const BOUND: Duration = Duration::from_secs(20);
+
+/// One `[[tokens]]` entry.
+fn entry(name: &str, secret: &str, spreadsheets: &str, sheets: Option<&str>, can: &str) -> String {
+    let sheets = sheets.map_or(String::new(), |s| format!("sheets = {s}\n"));
+    format!(
+        "[[tokens]]\nname = \"{name}\"\nsha256 = \"{}\"\nspreadsheets = {spreadsheets}\n{sheets}can = {can}\n",
+        sha256_hex(secret)
+    )
+}
+
+/// The tokens the tests use: an append-only form on People, a reader of
+/// the People workbook, and an expired token.
+fn tokens_file() -> String {
+    [
+        entry(
+            "form",
+            "form-secret",
+            &format!("[\"{ID}\"]"),
+            Some("[\"People\"]"),
+            "[\"insert\"]",
+        ),
+        entry(
+            "reader",
+            "reader-secret",
+            &format!("[\"{ID}\"]"),
+            None,
+            "[\"read\"]",
+        ),
+        format!(
+            "{}expires = \"2020-01-01T00:00:00Z\"\n",
+            entry("old", "old-secret", "[\"*\"]", None, "[\"read\"]")
+        ),
+    ]
+    .join("\n")
+}
+
+struct Scoped {
+    server: Server,
+    tokens: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+async fn scoped_server(text: &str) -> Scoped {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.toml");
+    std::fs::write(&tokens, text).unwrap();
+    let path = tokens.clone();
+    let server = Server::start_with(move |c| {
+        c.tokens_file = Some(path);
+        c.tokens = vec!["admin-secret".into()];
+    })
+    .await;
+    people_workbook(&server);
+    server.add_fixture("libreoffice/people.xlsx", OTHER);
+    Scoped {
+        server,
+        tokens,
+        _dir: dir,
+    }
+}
+
+impl Scoped {
+    async fn call(
+        &self,
+        token: &str,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut request = self
+            .server
+            .client
+            .request(method, format!("{}{path}", self.server.base))
+            .bearer_auth(token);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        json_of(request.send().await.expect("request sent")).await
+    }
+
+    fn tokens(&self) -> &Path {
+        &self.tokens
+    }
+}
+
+fn detail(body: &Value) -> &str {
+    body["detail"].as_str().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn an_append_only_token_for_one_sheet_may_insert_there_and_nothing_else() {
+    let scoped = scoped_server(&tokens_file()).await;
+    let form = "form-secret";
+    let people = rows_path("People");
+
+    let (status, body) = scoped
+        .call(
+            form,
+            Method::POST,
+            &people,
+            Some(json!({"data": [{"name": "Dee"}]})),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+
+    for (method, path, body, permission) in [
+        (Method::GET, people.clone(), None, "read"),
+        (
+            Method::PATCH,
+            people.clone(),
+            Some(json!({"type": "row", "row": 2, "data": {"age": 1}})),
+            "update",
+        ),
+        (
+            Method::DELETE,
+            people.clone(),
+            Some(json!({"type": "row", "row": 2})),
+            "delete",
+        ),
+        (
+            Method::POST,
+            format!("{people}?on_conflict=name"),
+            Some(json!({"data": [{"name": "Dee"}]})),
+            "update",
+        ),
+    ] {
+        let (status, body) = scoped.call(form, method.clone(), &path, body).await;
+        assert_eq!(status, 403, "{method} {path}: {body}");
+        assert!(
+            detail(&body).contains(&format!("permission \"{permission}\"")),
+            "{body}"
+        );
+    }
+    // Another sheet of the same workbook.
+    let (status, body) = scoped
+        .call(
+            form,
+            Method::POST,
+            &rows_path("Other"),
+            Some(json!({"data": [{"k": "y"}]})),
+        )
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        detail(&body).contains("does not reach the sheet or table \"Other\""),
+        "{body}"
+    );
+    // The whole workbook, and managing it.
+    let (status, _) = scoped
+        .call(form, Method::GET, &format!("/v1/spreadsheets/{ID}"), None)
+        .await;
+    assert_eq!(status, 403);
+    let (status, _) = scoped
+        .call(
+            form,
+            Method::POST,
+            &format!("/v1/data/{ID}"),
+            Some(json!({"name": "X", "columns": ["a"]})),
+        )
+        .await;
+    assert_eq!(status, 403);
+
+    // Exactly one row was added, and nothing else changed.
+    let names: Vec<Data> = read_sheet(&scoped.server.file(ID), "People")
+        .into_iter()
+        .map(|row| row[0].clone())
+        .collect();
+    assert_eq!(names.last(), Some(&Data::String("Dee".into())));
+    assert_eq!(names.len(), 5);
+    assert_eq!(sheet_names(&scoped.server.file(ID)), ["People", "Other"]);
+}
+
+#[tokio::test]
+async fn a_batch_needs_every_permission_its_operations_need() {
+    let scoped = scoped_server(&tokens_file()).await;
+    let before = std::fs::read(scoped.server.file(ID)).unwrap();
+    let body = json!({"operations": [
+        {"op": "insert", "sheet": "People", "data": [{"name": "Dee"}]},
+        {"op": "delete", "sheet": "People", "type": "row", "row": 2},
+    ]});
+    let (status, answer) = scoped
+        .call(
+            "form-secret",
+            Method::POST,
+            &format!("/v1/batch/{ID}"),
+            Some(body),
+        )
+        .await;
+    assert_eq!(status, 403, "{answer}");
+    assert!(detail(&answer).starts_with("operations[1]: "), "{answer}");
+    let body = json!({"operations": [{"op": "insert", "sheet": "Other", "data": [{"k": "z"}]}]});
+    let (status, answer) = scoped
+        .call(
+            "form-secret",
+            Method::POST,
+            &format!("/v1/batch/{ID}"),
+            Some(body),
+        )
+        .await;
+    assert_eq!(status, 403, "{answer}");
+    assert_eq!(std::fs::read(scoped.server.file(ID)).unwrap(), before);
+
+    let body =
+        json!({"operations": [{"op": "insert", "sheet": "People", "data": [{"name": "Dee"}]}]});
+    let (status, answer) = scoped
+        .call(
+            "form-secret",
+            Method::POST,
+            &format!("/v1/batch/{ID}"),
+            Some(body),
+        )
+        .await;
+    assert_eq!(
+        (status.as_u16(), answer),
+        (200, json!({"results": [{"inserted": 1}]}))
+    );
+}
+
+#[tokio::test]
+async fn a_workbook_beyond_a_tokens_reach_is_absent_to_it() {
+    let scoped = scoped_server(&tokens_file()).await;
+    let reader = "reader-secret";
+    for path in [
+        format!("/v1/data/{OTHER}"),
+        format!("/v1/data/{OTHER}/People"),
+        format!("/v1/spreadsheets/{OTHER}"),
+    ] {
+        let (status, body) = scoped.call(reader, Method::GET, &path, None).await;
+        assert_eq!(status, 404, "{path}: {body}");
+        assert_eq!(detail(&body), "no spreadsheet has that id");
+    }
+    let (status, list) = scoped
+        .call(reader, Method::GET, "/v1/spreadsheets", None)
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(list["total"], 1);
+    assert_eq!(list["spreadsheets"][0]["spreadsheet_id"], ID);
+    // The token of --token still reaches both.
+    let (_, list) = scoped
+        .call("admin-secret", Method::GET, "/v1/spreadsheets", None)
+        .await;
+    assert_eq!(list["total"], 2);
+}
+
+#[tokio::test]
+async fn a_sheet_scoped_token_sees_only_its_sheets_in_listings() {
+    let scoped =
+        scoped_server(&tokens_file().replace("can = [\"insert\"]", "can = [\"insert\", \"read\"]"))
+            .await;
+    let (status, list) = scoped
+        .call("form-secret", Method::GET, &format!("/v1/data/{ID}"), None)
+        .await;
+    assert_eq!(status, 200, "{list}");
+    let names: Vec<&str> = list["sheets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["People"]);
+    let (_, list) = scoped
+        .call("form-secret", Method::GET, "/v1/spreadsheets", None)
+        .await;
+    assert_eq!(list["spreadsheets"][0]["sheets"], json!(["People"]));
+}
+
+#[tokio::test]
+async fn expired_and_unknown_tokens_get_401() {
+    let scoped = scoped_server(&tokens_file()).await;
+    for token in ["old-secret", "nobody", "reader-secret2"] {
+        let (status, body) = scoped
+            .call(token, Method::GET, &rows_path("People"), None)
+            .await;
+        assert_eq!(status, 401, "{token:?}: {body}");
+    }
+    let (status, _) = scoped
+        .call("reader-secret", Method::GET, &rows_path("People"), None)
+        .await;
+    assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn a_changed_tokens_file_is_read_again_without_a_restart() {
+    let scoped = scoped_server(&tokens_file()).await;
+    let (status, _) = scoped
+        .call("late-secret", Method::GET, &rows_path("People"), None)
+        .await;
+    assert_eq!(status, 401);
+
+    let added = entry("late", "late-secret", "[\"*\"]", None, "[\"read\"]");
+    // Without the reader: a removed token stops working too.
+    let text = tokens_file().replace(
+        &entry(
+            "reader",
+            "reader-secret",
+            &format!("[\"{ID}\"]"),
+            None,
+            "[\"read\"]",
+        ),
+        &added,
+    );
+    std::fs::write(scoped.tokens(), text).unwrap();
+
+    let deadline = tokio::time::Instant::now() + BOUND;
+    loop {
+        let (status, _) = scoped
+            .call("late-secret", Method::GET, &rows_path("People"), None)
+            .await;
+        if status == 200 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the new token never worked"
+        );
+        tokio::task::yield_now().await;
+    }
+    let (status, _) = scoped
+        .call("reader-secret", Method::GET, &rows_path("People"), None)
+        .await;
+    assert_eq!(status, 401);
+}
