@@ -16,6 +16,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use crate::model::SpreadsheetId;
+use crate::model::value::days_from_civil;
 
 /// What a token may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -355,16 +356,6 @@ fn system_time(datetime: &toml::value::Datetime) -> Result<SystemTime, String> {
     u64::try_from(seconds)
         .map(|s| UNIX_EPOCH + Duration::from_secs(s))
         .map_err(|_| "must be after 1970".into())
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year - era * 400;
-    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
 }
 
 fn sha256(bytes: &[u8]) -> [u8; 32] {

@@ -43,6 +43,12 @@ pub struct Config {
     #[arg(long, env = "SHEETD_TOKENS_FILE")]
     pub tokens_file: Option<PathBuf>,
 
+    /// File to append one JSON line to per write request (refused ones
+    /// too): time, token, request id, workbook, sheet, operation, rows,
+    /// status, ETags. Opened again on SIGHUP, for log rotation.
+    #[arg(long, env = "SHEETD_AUDIT_LOG")]
+    pub audit_log: Option<PathBuf>,
+
     /// Largest request body accepted, in bytes.
     #[arg(long, env = "SHEETD_MAX_BODY_BYTES", default_value_t = 16 * 1024 * 1024)]
     pub max_body_bytes: usize,
@@ -251,6 +257,7 @@ impl fmt::Debug for Config {
                 &format_args!("[{} redacted]", self.read_tokens.len()),
             )
             .field("tokens_file", &self.tokens_file)
+            .field("audit_log", &self.audit_log)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_rows_per_request", &self.max_rows_per_request)
             .field("max_cells", &self.max_cells)

@@ -39,6 +39,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let state = AppState::new(config, store)?;
     state.keyring.watch(std::time::Duration::from_secs(1));
+    if let Some(audit) = &state.audit {
+        audit.reopen_on_hangup();
+    }
     sheetd::serve(listener, state, shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(())

@@ -15,6 +15,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::AppState;
+use super::audit::TokenName;
 use super::error::ApiError;
 use crate::access::{Grant, Permission, Presented};
 use crate::model::SpreadsheetId;
@@ -42,11 +43,17 @@ pub async fn require_token(
         Some(Presented::Expired) => return ApiError::Unauthorized.into_response(),
         Some(Presented::Unknown) | None => return ApiError::Unauthorized.into_response(),
     };
-    if let Err(refused) = allowed(&grant, &needs(req.method(), req.uri())) {
-        return refused.into_response();
-    }
-    req.extensions_mut().insert(grant);
-    next.run(req).await
+    let name = TokenName(grant.name.clone());
+    let mut response = match allowed(&grant, &needs(req.method(), req.uri())) {
+        Err(refused) => refused.into_response(),
+        Ok(()) => {
+            req.extensions_mut().insert(grant);
+            next.run(req).await
+        }
+    };
+    // For the audit log.
+    response.extensions_mut().insert(name);
+    response
 }
 
 /// What a request needs of its token.
@@ -167,7 +174,7 @@ pub fn not_reached(grant: &Grant, sheet: &str) -> ApiError {
 
 /// `%XX` sequences decoded, as the router decodes a path segment; a segment
 /// that does not decode to UTF-8 is kept as sent (it names no sheet).
-fn percent_decoded(segment: &str) -> String {
+pub(super) fn percent_decoded(segment: &str) -> String {
     let bytes = segment.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -3,6 +3,7 @@
 //! authentication, 404/405 fallbacks), and the API explorer at `/docs`.
 
 mod admit;
+pub mod audit;
 mod auth;
 mod batch;
 pub mod error;
@@ -37,6 +38,7 @@ use utoipa_axum::routes;
 use crate::access::Keyring;
 use crate::config::Config;
 use crate::store::Store;
+use audit::AuditLog;
 use error::ApiError;
 
 /// Everything a handler may need; cheap to clone.
@@ -46,6 +48,8 @@ pub struct AppState {
     pub store: Store,
     /// The tokens accepted, kept current with `--tokens-file`.
     pub keyring: Arc<Keyring>,
+    /// `--audit-log`, open.
+    pub audit: Option<Arc<AuditLog>>,
 }
 
 impl AppState {
@@ -53,10 +57,17 @@ impl AppState {
     /// unreadable tokens file is an error.
     pub fn new(config: Config, store: Store) -> Result<AppState, String> {
         let keyring = Keyring::new(config.command_line_grants(), config.tokens_file.as_deref())?;
+        let audit = match &config.audit_log {
+            Some(path) => Some(Arc::new(AuditLog::open(path).map_err(|e| {
+                format!("the audit log {} cannot be opened: {e}", path.display())
+            })?)),
+            None => None,
+        };
         Ok(AppState {
             config: Arc::new(config),
             store,
             keyring: Arc::new(keyring),
+            audit,
         })
     }
 }
@@ -89,6 +100,11 @@ pub fn app(state: AppState) -> Router {
         .layer(CatchPanicLayer::custom(|_| {
             axum::response::IntoResponse::into_response(ApiError::internal("a handler panicked"))
         }))
+        // Outside authentication: writes it refuses are logged too.
+        .layer(middleware::from_fn_with_state(
+            state.audit.clone(),
+            audit::record,
+        ))
         .layer(middleware::from_fn_with_state(state.clone(), auth::require_token))
         .layer(middleware::from_fn_with_state(
             admit::Admission::of(&state.config),

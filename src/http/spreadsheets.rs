@@ -4,6 +4,7 @@
 use axum::Json;
 use axum::body::{Body, Bytes};
 use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::Extension;
 use axum::extract::State;
@@ -23,6 +24,7 @@ use super::openapi::{Errors, KeyParams, ListParams, SpreadsheetParams};
 use crate::access::Grant;
 use crate::model::request::{CreateBody, ListQuery, NewSheet, NewWorkbook, SheetBody};
 use crate::model::source::{RowsSummary, TableSummary};
+use crate::model::value::civil_from_days;
 use crate::model::{Problems, Workbook};
 use crate::store::{Edit, StoreError};
 
@@ -245,33 +247,34 @@ async fn spreadsheets_list(
 }
 
 /// A time as RFC 3339 in UTC, to the second: `2026-11-24T06:50:00Z`.
-fn rfc3339(time: std::time::SystemTime) -> String {
-    let seconds = time
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (days, rest) = (seconds / 86_400, seconds % 86_400);
-    let (year, month, day) = civil_date(days);
+fn rfc3339(time: SystemTime) -> String {
+    let (date, seconds, _) = utc(time);
     format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
+        "{date}T{:02}:{:02}:{:02}Z",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
     )
 }
 
-/// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`, for days on or after the epoch).
-fn civil_date(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    (year, month, day)
+/// A time as RFC 3339 in UTC, to the millisecond: `2026-11-24T06:50:00.125Z`.
+pub(super) fn rfc3339_millis(time: SystemTime) -> String {
+    let (date, seconds, millis) = utc(time);
+    format!(
+        "{date}T{:02}:{:02}:{:02}.{millis:03}Z",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )
+}
+
+/// A time's UTC date (`2026-11-24`), second of the day and millisecond.
+fn utc(time: SystemTime) -> (String, i64, u32) {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let seconds = i64::try_from(since.as_secs()).unwrap_or(0);
+    let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));
+    let date = format!("{year:04}-{month:02}-{day:02}");
+    (date, seconds.rem_euclid(86_400), since.subsec_millis())
 }
 
 /// Upload or create a workbook

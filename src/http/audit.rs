@@ -1,0 +1,193 @@
+//! The audit log (contract §11.7, `--audit-log FILE`): one JSON line per
+//! write request, refused ones included, appended before the answer is
+//! sent. Lines are written whole under a lock, so concurrent writes never
+//! interleave; the file is opened again on SIGHUP, for log rotation.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::REQUEST_ID;
+use super::auth::percent_decoded;
+
+/// Longest answer body read for its counts; write answers are far smaller.
+const MAX_ANSWER_BYTES: usize = 1 << 20;
+
+/// The open log file.
+#[derive(Debug)]
+pub struct AuditLog {
+    path: PathBuf,
+    file: Mutex<File>,
+}
+
+/// The name of the token a request came with, put in the answer's
+/// extensions by the authentication layer.
+#[derive(Debug, Clone)]
+pub struct TokenName(pub String);
+
+/// One line of the log.
+#[derive(Serialize)]
+struct Line<'a> {
+    time: String,
+    token: Option<&'a str>,
+    request_id: Option<&'a str>,
+    method: &'a str,
+    spreadsheet: Option<&'a str>,
+    sheet: Option<String>,
+    operation: &'static str,
+    /// The counts the answer gives (`inserted`, `updated`, `deleted`; a
+    /// batch's summed over its operations).
+    rows: Map<String, Value>,
+    status: u16,
+    etag_before: Option<&'a str>,
+    etag_after: Option<&'a str>,
+}
+
+impl AuditLog {
+    /// Opens `path` for appending, creating it if needed.
+    pub fn open(path: &Path) -> std::io::Result<AuditLog> {
+        Ok(AuditLog {
+            path: path.to_path_buf(),
+            file: Mutex::new(append(path)?),
+        })
+    }
+
+    /// Opens the file again (after a rotation moved it away).
+    pub fn reopen(&self) {
+        match append(&self.path) {
+            Ok(file) => *self.file.lock().unwrap_or_else(|e| e.into_inner()) = file,
+            Err(e) => tracing::error!(error = %e, "the audit log could not be opened again"),
+        }
+    }
+
+    /// Opens the file again on each SIGHUP.
+    pub fn reopen_on_hangup(self: &Arc<Self>) {
+        let log = self.clone();
+        tokio::spawn(async move {
+            let Ok(mut hangups) =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+            else {
+                return;
+            };
+            while hangups.recv().await.is_some() {
+                log.reopen();
+            }
+        });
+    }
+
+    fn write(&self, line: &Line<'_>) {
+        let Ok(mut text) = serde_json::to_vec(line) else {
+            return;
+        };
+        text.push(b'\n');
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(e) = file.write_all(&text) {
+            tracing::error!(error = %e, "an audit line could not be written");
+        }
+    }
+}
+
+fn append(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new().create(true).append(true).open(path)
+}
+
+/// Logs every write request with its answer, before sending the answer.
+pub async fn record(
+    State(log): State<Option<Arc<AuditLog>>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let Some(log) = log else {
+        return next.run(req).await;
+    };
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let query = req.uri().query().unwrap_or_default().to_owned();
+    let request_id = req
+        .headers()
+        .get(REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if matches!(method, Method::GET | Method::HEAD | Method::OPTIONS) || !path.starts_with("/v1/") {
+        return next.run(req).await;
+    }
+    let response = next.run(req).await;
+    let (parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_ANSWER_BYTES)
+        .await
+        .unwrap_or_default();
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let token = parts.extensions.get::<TokenName>().map(|t| t.0.as_str());
+    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    log.write(&Line {
+        time: super::spreadsheets::rfc3339_millis(SystemTime::now()),
+        token,
+        request_id: request_id.as_deref(),
+        method: method.as_str(),
+        spreadsheet: segments.get(2).copied().filter(|s| !s.is_empty()),
+        sheet: segments.get(3).map(|s| percent_decoded(s)),
+        operation: operation(&method, &segments, &query),
+        rows: counts(parts.status, &bytes),
+        status: parts.status.as_u16(),
+        etag_before: parts.extensions.get::<EtagBefore>().map(|e| e.0.as_str()),
+        etag_after: header("etag").filter(|_| parts.status.is_success()),
+    });
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+/// The ETag the workbook had before a write, put in the answer's
+/// extensions by the handler that knows it.
+#[derive(Debug, Clone)]
+pub struct EtagBefore(pub String);
+
+/// What a write request does, by its route.
+fn operation(method: &Method, segments: &[&str], query: &str) -> &'static str {
+    let upsert = query.split('&').any(|p| p.starts_with("on_conflict="));
+    match (method, segments) {
+        (&Method::POST, ["v1", "data", _, _]) if upsert => "upsert",
+        (&Method::POST, ["v1", "data", _, _]) => "insert",
+        (&Method::PATCH, ["v1", "data", _, _]) => "update",
+        (&Method::DELETE, ["v1", "data", _, _]) => "delete",
+        (&Method::POST, ["v1", "data", _]) => "add_sheet",
+        (&Method::POST, ["v1", "batch", _]) => "batch",
+        (&Method::POST, ["v1", "spreadsheets"]) => "upload",
+        (&Method::PUT, ["v1", "spreadsheets", _]) => "replace",
+        (&Method::DELETE, ["v1", "spreadsheets", _]) => "remove",
+        (&Method::POST, ["v1", "spreadsheets", _, "versions", _, "restore"]) => "restore",
+        _ => "other",
+    }
+}
+
+/// The row counts of a successful answer, a batch's summed by kind.
+fn counts(status: StatusCode, body: &[u8]) -> Map<String, Value> {
+    let mut counts = Map::new();
+    if !status.is_success() {
+        return counts;
+    }
+    let Ok(Value::Object(answer)) = serde_json::from_slice::<Value>(body) else {
+        return counts;
+    };
+    let answers: Vec<&Map<String, Value>> = match answer.get("results") {
+        Some(Value::Array(results)) => results.iter().filter_map(Value::as_object).collect(),
+        _ => vec![&answer],
+    };
+    for answer in answers {
+        for kind in ["inserted", "updated", "deleted"] {
+            if let Some(n) = answer.get(kind).and_then(Value::as_u64) {
+                let sum = counts.get(kind).and_then(Value::as_u64).unwrap_or(0) + n;
+                counts.insert(kind.into(), sum.into());
+            }
+        }
+    }
+    counts
+}
