@@ -32,6 +32,10 @@ pub enum ApiError {
     /// cells); the detail says why.
     #[error("Conflict")]
     Conflict(String),
+    /// 412: the workbook is no longer the version the request's `If-Match`
+    /// or `If-Unmodified-Since` names (§11.5); nothing was written.
+    #[error("Precondition Failed")]
+    PreconditionFailed,
     /// 413: the body is over the configured limit.
     #[error("Payload Too Large")]
     PayloadTooLarge,
@@ -59,6 +63,11 @@ pub enum ApiError {
 const BODY_TIMEOUT: &str =
     "the request body did not arrive within the body timeout; nothing was written";
 
+/// What a 412 says.
+const PRECONDITION_FAILED: &str = "the workbook is no longer the version If-Match or \
+     If-Unmodified-Since names (it was changed since): read it again for its current ETag; \
+     nothing was written";
+
 /// The handlers' result type.
 pub type Result<T, E = ApiError> = std::result::Result<T, E>;
 
@@ -84,6 +93,7 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
@@ -98,6 +108,7 @@ impl ApiError {
             ApiError::Conflict(detail) => Some(detail),
             ApiError::UnsupportedMediaType(detail) | ApiError::Unavailable(detail) => Some(detail),
             ApiError::RequestTimeout => Some(BODY_TIMEOUT),
+            ApiError::PreconditionFailed => Some(PRECONDITION_FAILED),
             _ => None,
         }
     }
@@ -150,6 +161,7 @@ impl From<StoreError> for ApiError {
         match error {
             StoreError::NotFound => ApiError::NotFound(Some("no spreadsheet has that id".into())),
             StoreError::Conflict(detail) => ApiError::Conflict(detail),
+            StoreError::PreconditionFailed => ApiError::PreconditionFailed,
             StoreError::Busy => ApiError::Unavailable(
                 "too many writes wait for this spreadsheet, or its turn did not come in time",
             ),

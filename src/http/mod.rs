@@ -4,6 +4,7 @@
 
 mod admit;
 mod auth;
+mod conditional;
 pub mod error;
 mod explorer;
 mod extract;
@@ -113,6 +114,10 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
                 http_header::ACCEPT,
                 idempotency::IDEMPOTENCY_KEY,
                 REQUEST_ID,
+                http_header::IF_MATCH,
+                http_header::IF_NONE_MATCH,
+                http_header::IF_MODIFIED_SINCE,
+                http_header::IF_UNMODIFIED_SINCE,
             ])
             .expose_headers([
                 REQUEST_ID,
@@ -121,6 +126,8 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
                 http_header::CONTENT_DISPOSITION,
                 stream::TOTAL_COUNT,
                 idempotency::REPLAYED,
+                http_header::ETAG,
+                http_header::LAST_MODIFIED,
             ])
             .max_age(Duration::from_secs(600)),
     )

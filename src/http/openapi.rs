@@ -309,6 +309,10 @@ pub struct SpreadsheetSummary {
     /// When the file last changed, RFC 3339 in UTC (`2026-11-24T06:50:00Z`).
     #[schema(format = DateTime)]
     pub modified: String,
+    /// The file's version (v1.2), as the `ETag` its download carries: the
+    /// quoted SHA-256 of its bytes; absent if the file could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
 }
 
 /// The query of `GET /v1/spreadsheets`; any other parameter is a 400.

@@ -10,17 +10,20 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::AppState;
+use super::conditional::{
+    Conditions, ReadConditionParams, Stamp, WriteConditionParams, not_modified, stamped,
+};
 use super::error::{ApiError, Result};
 use super::extract::{JsonBody, NoQuery, QueryPairs, UploadBody};
 use super::extract::{SpreadsheetPath, XLSX_MIME};
-use super::idempotency::{IdempotencyKey, edit_once, marked, once};
+use super::idempotency::{IdempotencyKey, edit_once, once};
 use super::openapi::{
-    Errors, KeyParams, ListParams, SheetList, SheetSummary, SpreadsheetCreated, SpreadsheetList,
-    SpreadsheetParams, SpreadsheetSummary, XlsxFile,
+    ErrorBody, Errors, KeyParams, ListParams, SheetList, SheetSummary, SpreadsheetCreated,
+    SpreadsheetList, SpreadsheetParams, SpreadsheetSummary, XlsxFile,
 };
 use crate::model::request::{CreateBody, ListQuery, NewSheet, NewWorkbook, SheetBody};
 use crate::model::{Problems, Workbook};
-use crate::store::{Edit, StoreError};
+use crate::store::{Edit, StoreError, Versioned};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -34,46 +37,67 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// `GET /v1/data/{id}`: each sheet with its columns and data-row count.
-#[utoipa::path(get, path = "/v1/data/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams),
-    responses((status = 200, description = "The workbook's sheets", body = SheetList), Errors))]
+#[utoipa::path(get, path = "/v1/data/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams, ReadConditionParams),
+    responses((status = 200, description = "The workbook's sheets", body = SheetList, headers(
+            ("ETag" = String, description = "The workbook's version: the quoted SHA-256 of its file"),
+            ("Last-Modified" = String, description = "When the workbook's file last changed"))),
+        (status = 304, description = "Not Modified: the workbook is the version If-None-Match names (or unchanged since If-Modified-Since); no body",
+            headers(("ETag" = String, description = "The workbook's version"))),
+        Errors))]
 async fn sheets_list(
     State(state): State<AppState>,
     path: SpreadsheetPath,
     _: NoQuery,
-) -> Result<Json<SheetList>> {
-    let sheets = state
+    conditions: Conditions,
+) -> Result<Response> {
+    let (version, sheets) = state
         .store
-        .read(path.id()?, |workbook| SheetList {
-            sheets: workbook
-                .sheet_summaries()
-                .into_iter()
-                .map(Into::into)
-                .collect(),
-            tables: workbook
-                .table_summaries()
-                .into_iter()
-                .map(Into::into)
-                .collect(),
+        .read_versioned(path.id()?, move |workbook, version| {
+            if conditions.unchanged(version)? {
+                return Ok((*version, None));
+            }
+            let list = SheetList {
+                sheets: workbook
+                    .sheet_summaries()
+                    .into_iter()
+                    .map(Into::into)
+                    .collect(),
+                tables: workbook
+                    .table_summaries()
+                    .into_iter()
+                    .map(Into::into)
+                    .collect(),
+            };
+            Ok::<_, ApiError>((*version, Some(list)))
         })
-        .await?;
-    Ok(Json(sheets))
+        .await??;
+    match sheets {
+        Some(sheets) => Ok(stamped(Json(sheets), Some(&Stamp::from(&version)))),
+        None => Ok(not_modified(&version)),
+    }
 }
 
 /// `POST /v1/data/{id}` (§10.3): adds a sheet, last, with its header row;
 /// 201 with the new sheet as `GET /v1/data/{id}` lists it.
-#[utoipa::path(post, path = "/v1/data/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams, KeyParams),
+#[utoipa::path(post, path = "/v1/data/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams, KeyParams, WriteConditionParams),
     request_body = SheetBody,
-    responses((status = 201, description = "The sheet was added, last", body = SheetSummary), Errors))]
+    responses((status = 201, description = "The sheet was added, last", body = SheetSummary, headers(
+            ("ETag" = String, description = "The workbook's version after the write"),
+            ("Last-Modified" = String, description = "When the workbook's file last changed"))),
+        (status = 412, description = "Precondition Failed: the workbook is no longer the version If-Match or If-Unmodified-Since names; nothing was written", body = ErrorBody),
+        Errors))]
 async fn sheets_add(
     State(state): State<AppState>,
     path: SpreadsheetPath,
     _: NoQuery,
     key: IdempotencyKey,
+    conditions: Conditions,
     JsonBody(body): JsonBody,
 ) -> Result<Response> {
     let (id, new) = Problems::both(path.checked_id(), NewSheet::from_json(&body))?;
     let key = key.with_body(&body);
-    let (added, replayed) = edit_once(&state.store, id, key, move |workbook| {
+    let precondition = conditions.precondition();
+    let added = edit_once(&state.store, id, key, precondition, move |workbook| {
         workbook.add_sheet(&new)?;
         let value = SheetSummary {
             name: new.name.clone(),
@@ -87,7 +111,7 @@ async fn sheets_add(
         })
     })
     .await?;
-    Ok(marked((StatusCode::CREATED, Json(added)), replayed))
+    Ok(added.respond(|added| (StatusCode::CREATED, Json(added))))
 }
 
 /// `GET /v1/spreadsheets` (§10.3): the workbooks, newest first.
@@ -106,6 +130,7 @@ async fn spreadsheets_list(
             sheets: listed.sheets,
             bytes: listed.bytes,
             modified: rfc3339(listed.modified),
+            etag: listed.tag.map(|tag| tag.to_string()),
         })
         .collect();
     Ok(Json(SpreadsheetList {
@@ -151,7 +176,10 @@ fn civil_date(days: u64) -> (u64, u64, u64) {
         (XlsxFile = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
         (XlsxFile = "application/octet-stream"),
         (CreateBody = "application/json"))),
-    responses((status = 201, description = "Stored under a new id", body = SpreadsheetCreated), Errors))]
+    responses((status = 201, description = "Stored under a new id", body = SpreadsheetCreated, headers(
+            ("ETag" = String, description = "The new workbook's version: the quoted SHA-256 of its file"),
+            ("Last-Modified" = String, description = "When the workbook's file was written"))),
+        Errors))]
 async fn spreadsheets_upload(
     State(state): State<AppState>,
     _: NoQuery,
@@ -169,14 +197,16 @@ async fn spreadsheets_upload(
                 .map_err(upload_error)?,
             Upload::New(workbook) => state.store.create_workbook(*workbook, claimed).await?,
         };
-        Ok(id.to_string())
+        Ok(Versioned {
+            value: id.value.to_string(),
+            version: id.version,
+        })
     };
-    let (spreadsheet_id, replayed) = once(&state.store, key, store_it).await?;
-    let created = (
-        StatusCode::CREATED,
-        Json(SpreadsheetCreated { spreadsheet_id }),
-    );
-    Ok(marked(created, replayed))
+    let created = once(&state.store, key, store_it).await?;
+    Ok(created.respond(|spreadsheet_id| {
+        let created = SpreadsheetCreated { spreadsheet_id };
+        (StatusCode::CREATED, Json(created))
+    }))
 }
 
 /// What an upload stores: a file's bytes, or (§10.3) the workbook a JSON
@@ -219,75 +249,112 @@ fn upload_error(error: StoreError) -> ApiError {
         content(
             (XlsxFile = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
             (XlsxFile = "application/octet-stream")),
-        headers(("Content-Disposition" = String, description = "attachment; filename=\"<id>.xlsx\""))), Errors))]
+        headers(("Content-Disposition" = String, description = "attachment; filename=\"<id>.xlsx\""),
+            ("ETag" = String, description = "The workbook's version: the quoted SHA-256 of these bytes"),
+            ("Last-Modified" = String, description = "When the workbook's file last changed"))),
+        (status = 304, description = "Not Modified: the workbook is the version If-None-Match names (or unchanged since If-Modified-Since); no body",
+            headers(("ETag" = String, description = "The workbook's version"))),
+        Errors))]
 async fn spreadsheets_download(
     State(state): State<AppState>,
     path: SpreadsheetPath,
     _: NoQuery,
+    conditions: Conditions,
 ) -> Result<Response> {
     let id = path.id()?;
-    let bytes = state.store.download(id).await?;
-    Response::builder()
+    // Decided before the file is read: a client with this version gets a
+    // 304 without the bytes being read.
+    let check = conditions.clone();
+    let download = state
+        .store
+        .download(id, move |version| {
+            matches!(check.unchanged(version), Ok(false))
+        })
+        .await?;
+    let Some(bytes) = download.value else {
+        conditions.unchanged(&download.version)?;
+        return Ok(not_modified(&download.version));
+    };
+    let stamp = Stamp::from(&download.version);
+    let response = Response::builder()
         .header(header::CONTENT_TYPE, XLSX_MIME)
         .header(
             header::CONTENT_DISPOSITION,
             format!("attachment; filename=\"{}\"", id.file_name()),
         )
         .body(Body::from(bytes))
-        .map_err(|e| ApiError::internal(e.to_string()))
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok(stamped(response, Some(&stamp)))
 }
 
 /// `PUT /v1/spreadsheets/{id}` (§10.3): stores the uploaded workbook, or
 /// the new one a JSON body describes, under this id: 201 when new, 200
 /// when it replaced one.
 #[utoipa::path(put, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets",
-    params(SpreadsheetParams, KeyParams),
+    params(SpreadsheetParams, KeyParams, WriteConditionParams),
     request_body(description = "The .xlsx file's bytes, or JSON naming the sheets and columns of a new workbook", content(
         (XlsxFile = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
         (XlsxFile = "application/octet-stream"),
         (CreateBody = "application/json"))),
-    responses((status = 201, description = "Stored under this new id", body = SpreadsheetCreated),
-        (status = 200, description = "Replaced the workbook of this id", body = SpreadsheetCreated), Errors))]
+    responses((status = 201, description = "Stored under this new id", body = SpreadsheetCreated, headers(
+            ("ETag" = String, description = "The stored workbook's version"),
+            ("Last-Modified" = String, description = "When the workbook's file was written"))),
+        (status = 200, description = "Replaced the workbook of this id", body = SpreadsheetCreated, headers(
+            ("ETag" = String, description = "The stored workbook's version"),
+            ("Last-Modified" = String, description = "When the workbook's file was written"))),
+        (status = 412, description = "Precondition Failed: the workbook is no longer the version If-Match or If-Unmodified-Since names (If-Match on an id with no workbook, or If-None-Match: * on one with a workbook, too); nothing was written", body = ErrorBody),
+        Errors))]
 async fn spreadsheets_put(
     State(state): State<AppState>,
     path: SpreadsheetPath,
     _: NoQuery,
     key: IdempotencyKey,
+    conditions: Conditions,
     body: UploadBody,
 ) -> Result<Response> {
     let described = described(body, state.config.max_cells);
     let (id, (bytes, upload)) = Problems::both(path.checked_id(), described)?;
+    let precondition = conditions.precondition();
     let store_it = |claimed| async {
         match upload {
             Upload::File(bytes) => state
                 .store
-                .put(id, bytes, claimed)
+                .put(id, bytes, claimed, precondition)
                 .await
                 .map_err(upload_error),
-            Upload::New(workbook) => Ok(state.store.put_workbook(id, *workbook, claimed).await?),
+            Upload::New(workbook) => Ok(state
+                .store
+                .put_workbook(id, *workbook, claimed, precondition)
+                .await?),
         }
     };
-    let (replaced, replayed) = once(&state.store, key.with_body(&bytes), store_it).await?;
-    let status = if replaced {
-        StatusCode::OK
-    } else {
-        StatusCode::CREATED
-    };
-    let stored = SpreadsheetCreated {
-        spreadsheet_id: id.to_string(),
-    };
-    Ok(marked((status, Json(stored)), replayed))
+    let stored = once(&state.store, key.with_body(&bytes), store_it).await?;
+    Ok(stored.respond(|replaced| {
+        let status = if replaced {
+            StatusCode::OK
+        } else {
+            StatusCode::CREATED
+        };
+        let stored = SpreadsheetCreated {
+            spreadsheet_id: id.to_string(),
+        };
+        (status, Json(stored))
+    }))
 }
 
 /// `DELETE /v1/spreadsheets/{id}`: removes the workbook (204).
-#[utoipa::path(delete, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams),
-    responses((status = 204, description = "Removed"), Errors))]
+#[utoipa::path(delete, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams, WriteConditionParams),
+    responses((status = 204, description = "Removed (no ETag: no version remains)"),
+        (status = 412, description = "Precondition Failed: the workbook is no longer the version If-Match or If-Unmodified-Since names; nothing was removed", body = ErrorBody),
+        Errors))]
 async fn spreadsheets_remove(
     State(state): State<AppState>,
     path: SpreadsheetPath,
     _: NoQuery,
+    conditions: Conditions,
 ) -> Result<StatusCode> {
-    state.store.remove(path.id()?).await?;
+    let id = path.id()?;
+    state.store.remove(id, conditions.precondition()).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
