@@ -474,8 +474,14 @@ mod tests {
 
     /// An edit that puts `text` in column A of a new row, without the
     /// validation a request gets, so the writer sees what it is given.
-    fn put(
+    fn put(text: String) -> (Box<dyn PendingEdit>, Answer<usize>) {
+        put_if(text, None)
+    }
+
+    /// [`put`], made only if `precondition` holds at its turn.
+    fn put_if(
         text: String,
+        precondition: Option<Precondition>,
     ) -> (Box<dyn PendingEdit>, Answer<usize>) {
         let (reply, answer) = oneshot::channel();
         let f = move |workbook: &mut Workbook| {
@@ -491,16 +497,15 @@ mod tests {
             reply,
             applied: None,
             key: None,
-            precondition: None,
+            precondition,
         };
         (Box::new(edit), answer)
     }
 
-    #[test]
-    fn an_edit_the_writer_refuses_fails_alone() {
-        let dir = tempfile::tempdir().unwrap();
-        let limits = crate::Config::with_data_dir(dir.path()).store_limits();
-        let store = Store::open(dir.path(), limits).unwrap();
+    /// A store holding one workbook of one sheet with a header cell.
+    fn store_with_one_sheet(dir: &std::path::Path) -> (Store, SpreadsheetId) {
+        let limits = crate::Config::with_data_dir(dir).store_limits();
+        let store = Store::open(dir, limits).unwrap();
         let id = SpreadsheetId::new_random();
         let workbook = Workbook {
             sheets: vec![Sheet {
@@ -511,6 +516,56 @@ mod tests {
             ..Workbook::default()
         };
         store.create_from_model(id, &workbook).unwrap();
+        (store, id)
+    }
+
+    /// The texts of column A of the stored workbook.
+    fn column_a(store: &Store, id: SpreadsheetId) -> Vec<Cell> {
+        let (_, saved) = store.load(id).unwrap();
+        saved.sheets[0].rows.iter().map(|r| r[0].clone()).collect()
+    }
+
+    #[test]
+    fn of_edits_in_one_batch_with_the_same_if_match_only_the_first_is_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, id) = store_with_one_sheet(dir.path());
+        let (_, read, _) = store.load_versioned(id).unwrap();
+        let if_match = Precondition {
+            if_match: Some(crate::store::Tags::List(vec![crate::store::Named {
+                weak: false,
+                opaque: read.tag.to_string(),
+            }])),
+            ..Precondition::default()
+        };
+        // The second edit has no precondition; the third names the version
+        // read before the batch, which the first edit changed.
+        let (first, first_answer) = put_if("a".into(), Some(if_match.clone()));
+        let (free, free_answer) = put("b".into());
+        let (late, late_answer) = put_if("c".into(), Some(if_match));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        store.commit(id, deadline, vec![first, free, late]);
+
+        let made = first_answer.blocking_recv().unwrap().unwrap();
+        assert_ne!(made.version.tag, read.tag);
+        let free = free_answer.blocking_recv().unwrap().unwrap();
+        assert_eq!(free.version, made.version, "one rewrite for the batch");
+        let refused = late_answer.blocking_recv().unwrap().unwrap_err();
+        assert!(
+            matches!(refused, StoreError::PreconditionFailed),
+            "{refused}"
+        );
+        assert_eq!(
+            column_a(&store, id),
+            ["name", "a", "b"].map(|t| Cell::Text(t.into())).to_vec()
+        );
+        let (_, on_disk, _) = store.load_versioned(id).unwrap();
+        assert_eq!(on_disk.tag, made.version.tag);
+    }
+
+    #[test]
+    fn an_edit_the_writer_refuses_fails_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, id) = store_with_one_sheet(dir.path());
 
         // Three edits in one batch; the middle one is past the cell limit.
         let (first, first_answer) = put("a".into());
@@ -523,10 +578,8 @@ mod tests {
         assert!(last_answer.blocking_recv().unwrap().is_ok());
         let refused = bad_answer.blocking_recv().unwrap().unwrap_err();
         assert!(matches!(refused, StoreError::Conflict(_)), "{refused}");
-        let (_, saved) = store.load(id).unwrap();
-        let names: Vec<_> = saved.sheets[0].rows.iter().map(|r| r[0].clone()).collect();
         assert_eq!(
-            names,
+            column_a(&store, id),
             ["name", "a", "b"].map(|t| Cell::Text(t.into())).to_vec()
         );
     }
