@@ -602,3 +602,82 @@ async fn a_replayed_write_carries_the_etag_it_had() {
     );
     assert_eq!(etag(&again), etag(&first));
 }
+
+/// The OpenAPI description lists the conditional headers of each route,
+/// 412 for every write and 304 for every read of one workbook.
+#[tokio::test]
+async fn the_openapi_description_lists_the_headers_304_and_412() {
+    let server = Server::start().await;
+    let (status, spec) = server.get("/v1/openapi.json").await;
+    assert_eq!(status, 200);
+    let rows = "/v1/data/{spreadsheet_id}/{sheet_name}";
+    let sheets = "/v1/data/{spreadsheet_id}";
+    let workbook = "/v1/spreadsheets/{spreadsheet_id}";
+    let header_names = |operation: &Value| -> Vec<String> {
+        operation["parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["in"] == "header")
+            .map(|p| p["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let writes = [
+        (rows, "post"),
+        (rows, "patch"),
+        (rows, "delete"),
+        (sheets, "post"),
+        (workbook, "put"),
+        (workbook, "delete"),
+    ];
+    for (path, method) in writes {
+        let operation = &spec["paths"][path][method];
+        assert!(
+            operation["responses"]["412"].is_object(),
+            "{method} {path} lists 412"
+        );
+        let headers = header_names(operation);
+        for name in ["If-Match", "If-Unmodified-Since"] {
+            assert!(headers.iter().any(|h| h == name), "{method} {path}: {name}");
+        }
+    }
+    for path in [rows, sheets, workbook] {
+        let operation = &spec["paths"][path]["get"];
+        assert!(
+            operation["responses"]["304"].is_object(),
+            "get {path} lists 304"
+        );
+        assert!(
+            operation["responses"]["200"]["headers"]["ETag"].is_object(),
+            "get {path}"
+        );
+        let headers = header_names(operation);
+        assert!(headers.iter().any(|h| h == "If-None-Match"), "get {path}");
+    }
+    let listed = &spec["components"]["schemas"]["SpreadsheetSummary"]["properties"];
+    assert!(
+        listed["etag"].is_object(),
+        "the listing's etag is described"
+    );
+}
+
+#[tokio::test]
+async fn a_read_with_an_if_match_that_does_not_hold_is_412() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let stale = [("If-Match", "\"stale\"")];
+    let response = send(&server, Method::GET, &rows_path("People"), &stale, None).await;
+    let (status, body) = json_of(response).await;
+    assert_eq!(status, 412);
+    assert_eq!(body["error"], "Precondition Failed");
+    let current = tag_of_file(&server.file(ID));
+    let response = send(
+        &server,
+        Method::GET,
+        &rows_path("People"),
+        &[("If-Match", &current)],
+        None,
+    )
+    .await;
+    assert_eq!(response.status(), 200);
+}

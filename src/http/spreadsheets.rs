@@ -244,7 +244,7 @@ fn upload_error(error: StoreError) -> ApiError {
 }
 
 /// `GET /v1/spreadsheets/{id}`: the workbook as it is on disk.
-#[utoipa::path(get, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams),
+#[utoipa::path(get, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams, ReadConditionParams),
     responses((status = 200, description = "The xlsx file, as an attachment (sent with the xlsx content type)",
         content(
             (XlsxFile = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
