@@ -459,6 +459,56 @@ async fn of_ten_concurrent_writes_with_the_same_if_match_exactly_one_is_made() {
     assert_eq!(ages(&server), expected, "one change on disk");
 }
 
+/// Ten writes with the same `If-Match` that queue while another write
+/// holds the workbook's turn (it parses a large workbook the server has not
+/// read yet) are committed together, with one rewrite: the first is made,
+/// and the nine after it, in the same commit, find a workbook it changed.
+#[tokio::test]
+async fn ten_writes_with_one_if_match_queued_behind_another_are_made_once() {
+    let server = Server::start().await;
+    let mut rows = vec![vec![Spec::S("name"), Spec::S("age")]];
+    rows.extend((0..30_000).map(|i| vec![Spec::S("someone"), Spec::N(f64::from(i))]));
+    make_workbook(&server.file(ID), &[("People", rows)]);
+    // The tag is the file's hash: known without asking the server, so the
+    // server has not parsed the workbook when the writes arrive.
+    let current = tag_of_file(&server.file(ID));
+    let patch = |body: Value| {
+        server
+            .client
+            .patch(format!("{}{}", server.base, rows_path("People")))
+            .json(&body)
+    };
+    let nobody = json!({"type": "filter", "filter": "name:eq:Nobody", "data": {"age": 1}});
+    let holding = tokio::spawn(patch(nobody).send());
+    let writes: Vec<_> = (0..10u32)
+        .map(|i| {
+            let request = patch(set_age(100 + i).unwrap()).header("If-Match", &current);
+            tokio::spawn(async move { (i, request.send().await.expect("sent")) })
+        })
+        .collect();
+    let held = holding.await.unwrap().unwrap();
+    assert_eq!(held.status(), 200);
+    assert_eq!(
+        etag(&held),
+        current,
+        "the write that matched nothing changed nothing"
+    );
+    let mut made = Vec::new();
+    let mut refused = 0;
+    for write in writes {
+        let (i, response) = write.await.unwrap();
+        match response.status().as_u16() {
+            200 => made.push(i),
+            412 => refused += 1,
+            other => panic!("write {i}: {other}"),
+        }
+    }
+    assert_eq!((made.len(), refused), (1, 9));
+    let on_disk = read_sheet(&server.file(ID), "People");
+    assert_eq!(on_disk[1][1], Data::Float(f64::from(100 + made[0])));
+    assert_eq!(on_disk[2][1], Data::Float(1.0), "the next row is as it was");
+}
+
 #[tokio::test]
 async fn the_listing_gives_each_workbook_the_etag_its_download_carries() {
     let server = Server::start().await;
