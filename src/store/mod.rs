@@ -1046,3 +1046,41 @@ fn remove_leftover_temp_files(dir: &Path) -> Result<(), StoreError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Cell, Sheet};
+
+    #[tokio::test]
+    async fn a_listing_hashes_a_file_once_per_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = crate::Config::with_data_dir(dir.path()).store_limits();
+        let store = Store::open(dir.path(), limits).unwrap();
+        let id = SpreadsheetId::new_random();
+        let workbook = Workbook {
+            sheets: vec![Sheet::new("S", vec![vec![Cell::Text("name".into())]])],
+            ..Workbook::default()
+        };
+        store.create_from_model(id, &workbook).unwrap();
+        let path = store.path(id);
+        let listed_tag = |store: Store| async move {
+            let (page, _) = store.list(0, 10).await.unwrap();
+            page[0].tag
+        };
+        let first = listed_tag(store.clone()).await;
+        assert_eq!(first, Some(Tag::of(&fs::read(&path).unwrap())));
+
+        // A tag planted for the file's identity is what the next listing
+        // gives: it did not read the file again.
+        let identity = FileIdentity::of(&fs::symlink_metadata(&path).unwrap());
+        let planted = Tag::of(b"planted");
+        locked(&store.inner.tags).insert(id, identity, planted);
+        assert_eq!(listed_tag(store.clone()).await, Some(planted));
+
+        // A new version of the file is hashed again.
+        fs::write(&path, b"another version").unwrap();
+        let again = listed_tag(store.clone()).await;
+        assert_eq!(again, Some(Tag::of(b"another version")));
+    }
+}
