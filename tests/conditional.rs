@@ -651,6 +651,18 @@ async fn a_replayed_write_carries_the_etag_it_had() {
         Some("true")
     );
     assert_eq!(etag(&again), etag(&first));
+
+    // A write that changed nothing is replayed with the tag it answered.
+    let key = [("Idempotency-Key", "conditional-2")];
+    let nobody = || Some(json!({"type": "filter", "filter": "name:eq:Nobody", "data": {"age": 1}}));
+    let first = send(&server, Method::PATCH, &rows_path("People"), &key, nobody()).await;
+    assert_eq!(etag(&first), tag_of_file(&server.file(ID)));
+    let again = send(&server, Method::PATCH, &rows_path("People"), &key, nobody()).await;
+    assert_eq!(
+        header(&again, "idempotent-replayed").as_deref(),
+        Some("true")
+    );
+    assert_eq!(etag(&again), etag(&first));
 }
 
 /// The OpenAPI description lists the conditional headers of each route,

@@ -288,6 +288,11 @@ impl Store {
         let changed = changes.iter().filter(|&&c| c).count();
         let records: Vec<_> = batch.iter().filter_map(|edit| edit.record(id)).collect();
         if changed == 0 {
+            // Answered with the file as it is: its tag is the answer's.
+            let records: Vec<_> = records
+                .into_iter()
+                .map(|(key, answer)| (key, answer.with_etag(version.tag)))
+                .collect();
             if let Err(error) = self.inner.keys.record(&records, None) {
                 tracing::error!(spreadsheet = %id, %error, "idempotency keys not recorded");
             }
