@@ -743,3 +743,23 @@ async fn a_read_with_an_if_match_that_does_not_hold_is_412() {
     .await;
     assert_eq!(response.status(), 200);
 }
+
+#[tokio::test]
+async fn a_read_that_fails_fails_whatever_its_conditions() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let current = tag_of_file(&server.file(ID));
+    let if_none_match = [("If-None-Match", current.as_str())];
+    let response = send(
+        &server,
+        Method::GET,
+        &rows_path("Nowhere"),
+        &if_none_match,
+        None,
+    )
+    .await;
+    assert_eq!(response.status(), 404);
+    let unknown_column = format!("{}?filter=height:eq:2", rows_path("People"));
+    let response = send(&server, Method::GET, &unknown_column, &if_none_match, None).await;
+    assert_eq!(response.status(), 400);
+}

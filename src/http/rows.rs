@@ -162,11 +162,13 @@ async fn rows_read(
     let (version, read) = state
         .store
         .read_versioned(id, move |workbook, version| {
+            let source = workbook.source(&sheet, header_row)?;
+            let page = workbook.sheets[source.sheet].read(&source.region, &query)?;
+            // After the read: a request that fails (an unknown sheet or
+            // column) fails whatever its conditions (RFC 9110 §13.2.1).
             if conditions.unchanged(version)? {
                 return Ok((*version, None));
             }
-            let source = workbook.source(&sheet, header_row)?;
-            let page = workbook.sheets[source.sheet].read(&source.region, &query)?;
             Ok::<_, ApiError>((*version, Some((workbook.clone(), source.sheet, page))))
         })
         .await??;
