@@ -189,7 +189,7 @@ async fn spreadsheets_upload(
     let (bytes, upload) = described(body, state.config.max_cells)?;
     let key = key.with_body(&bytes);
     let store_it = |claimed| async {
-        let id = match upload {
+        let stored = match upload {
             Upload::File(bytes) => state
                 .store
                 .create(bytes, claimed)
@@ -197,9 +197,10 @@ async fn spreadsheets_upload(
                 .map_err(upload_error)?,
             Upload::New(workbook) => state.store.create_workbook(*workbook, claimed).await?,
         };
+        // The id as the answer gives it (and an idempotency record keeps it).
         Ok(Versioned {
-            value: id.value.to_string(),
-            version: id.version,
+            value: stored.value.to_string(),
+            version: stored.version,
         })
     };
     let created = once(&state.store, key, store_it).await?;
