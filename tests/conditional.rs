@@ -763,3 +763,51 @@ async fn a_read_that_fails_fails_whatever_its_conditions() {
     let response = send(&server, Method::GET, &unknown_column, &if_none_match, None).await;
     assert_eq!(response.status(), 400);
 }
+
+/// Two processes sharing a data directory give a file the same tag, and a
+/// write through one is seen by the other's next read and `If-Match`.
+#[tokio::test]
+async fn two_servers_on_one_data_directory_agree_on_the_etag() {
+    let first = Server::start().await;
+    people_workbook(&first);
+    let second = Server::start_sharing(first.data_dir()).await;
+    let before = etag(&read_people(&first).await);
+    assert_eq!(etag(&read_people(&second).await), before);
+
+    let response = send(
+        &first,
+        Method::PATCH,
+        &rows_path("People"),
+        &[],
+        set_age(90),
+    )
+    .await;
+    let after = etag(&response);
+    assert_eq!(etag(&read_people(&second).await), after);
+    let stale = [("If-Match", before.as_str())];
+    let response = send(
+        &second,
+        Method::PATCH,
+        &rows_path("People"),
+        &stale,
+        set_age(91),
+    )
+    .await;
+    assert_eq!(response.status(), 412);
+    let fresh = [("If-Match", after.as_str())];
+    let response = send(
+        &second,
+        Method::PATCH,
+        &rows_path("People"),
+        &fresh,
+        set_age(92),
+    )
+    .await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(ages(&first)[1], Data::Float(92.0));
+}
+
+/// `GET` the People rows.
+async fn read_people(server: &Server) -> reqwest::Response {
+    send(server, Method::GET, &rows_path("People"), &[], None).await
+}
