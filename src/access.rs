@@ -362,12 +362,15 @@ fn sha256(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
 }
 
-/// The lower-case hex form of a SHA-256.
+/// The lower-case hex form of a secret's SHA-256, as the tokens file
+/// holds it.
 pub fn sha256_hex(secret: &str) -> String {
-    sha256(secret.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    sha256_hex_of(secret.as_bytes())
+}
+
+/// The lower-case hex form of the SHA-256 of `bytes`.
+pub fn sha256_hex_of(bytes: &[u8]) -> String {
+    sha256(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn hex_sha256(text: &str) -> Option<[u8; 32]> {

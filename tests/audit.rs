@@ -41,7 +41,7 @@ async fn call(
     method: Method,
     path: &str,
     body: Value,
-) -> (u16, String, Value) {
+) -> (u16, String, Value, String) {
     let response = server
         .client
         .request(method, format!("{}{path}", server.base))
@@ -50,12 +50,16 @@ async fn call(
         .send()
         .await
         .expect("request sent");
-    let request_id = response.headers()["x-request-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .map_or("", |v| v.to_str().unwrap())
+            .to_owned()
+    };
+    let (request_id, etag) = (header("x-request-id"), header("etag"));
     let (status, body) = json_of(response).await;
-    (status.as_u16(), request_id, body)
+    (status.as_u16(), request_id, body, etag)
 }
 
 /// Every line of the log, each parsed as JSON (a line that is not JSON
@@ -73,6 +77,7 @@ async fn every_write_leaves_one_line_refused_ones_too_and_reads_none() {
     let audited = audited_server().await;
     let server = &audited.server;
     let people = rows_path("People");
+    let original = std::fs::read(server.file(ID)).unwrap();
 
     let insert = call(
         server,
@@ -123,6 +128,19 @@ async fn every_write_leaves_one_line_refused_ones_too_and_reads_none() {
 
     let lines = lines(&audited.log);
     assert_eq!(lines.len(), 4, "{lines:#?}");
+    // ETags: the insert found the file as the test wrote it and left the
+    // version its answer names; the refused requests changed nothing; the
+    // update found what the insert left.
+    let sha256 = |bytes: &[u8]| format!("\"{}\"", sheetd::access::sha256_hex_of(bytes));
+    assert_eq!(lines[0]["etag_before"], sha256(&original));
+    assert_eq!(lines[0]["etag_after"], insert.3.as_str());
+    assert_eq!(lines[1]["etag_before"], insert.3.as_str());
+    assert_eq!(lines[1]["etag_after"], Value::Null);
+    assert_eq!(lines[3]["etag_before"], insert.3.as_str());
+    assert_eq!(
+        lines[3]["etag_after"],
+        sha256(&std::fs::read(server.file(ID)).unwrap())
+    );
     let expected = [
         (&insert, "--token 1", "insert", 201, json!({"inserted": 2})),
         (&forbidden, "--read-token 1", "delete", 403, json!({})),

@@ -17,8 +17,9 @@ use axum::response::Response;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::REQUEST_ID;
 use super::auth::percent_decoded;
+use super::{AppState, REQUEST_ID};
+use crate::model::SpreadsheetId;
 
 /// Longest answer body read for its counts; write answers are far smaller.
 const MAX_ANSWER_BYTES: usize = 1 << 20;
@@ -102,12 +103,8 @@ fn append(path: &Path) -> std::io::Result<File> {
 }
 
 /// Logs every write request with its answer, before sending the answer.
-pub async fn record(
-    State(log): State<Option<Arc<AuditLog>>>,
-    req: Request,
-    next: Next,
-) -> Response {
-    let Some(log) = log else {
+pub async fn record(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let Some(log) = state.audit.clone() else {
         return next.run(req).await;
     };
     let method = req.method().clone();
@@ -121,12 +118,25 @@ pub async fn record(
     if matches!(method, Method::GET | Method::HEAD | Method::OPTIONS) || !path.starts_with("/v1/") {
         return next.run(req).await;
     }
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    // The version the write finds (a file sheetd has not read is hashed
+    // once for it, as a read would hash it).
+    let workbook = segments.get(2).and_then(|id| SpreadsheetId::parse(id).ok());
+    let before = match workbook {
+        Some(id) => {
+            let store = state.store.clone();
+            tokio::task::spawn_blocking(move || store.current_etag(id))
+                .await
+                .ok()
+                .flatten()
+        }
+        None => None,
+    };
     let response = next.run(req).await;
     let (parts, body) = response.into_parts();
     let bytes = axum::body::to_bytes(body, MAX_ANSWER_BYTES)
         .await
         .unwrap_or_default();
-    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let token = parts.extensions.get::<TokenName>().map(|t| t.0.as_str());
     let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
     log.write(&Line {
@@ -139,16 +149,11 @@ pub async fn record(
         operation: operation(&method, &segments, &query),
         rows: counts(parts.status, &bytes),
         status: parts.status.as_u16(),
-        etag_before: parts.extensions.get::<EtagBefore>().map(|e| e.0.as_str()),
+        etag_before: before.as_deref(),
         etag_after: header("etag").filter(|_| parts.status.is_success()),
     });
     Response::from_parts(parts, Body::from(bytes))
 }
-
-/// The ETag the workbook had before a write, put in the answer's
-/// extensions by the handler that knows it.
-#[derive(Debug, Clone)]
-pub struct EtagBefore(pub String);
 
 /// What a write request does, by its route.
 fn operation(method: &Method, segments: &[&str], query: &str) -> &'static str {

@@ -14,9 +14,10 @@ use utoipa_axum::routes;
 
 use super::AppState;
 use super::auth;
+use super::conditional::{Conditions, WriteConditionParams};
 use super::error::{ApiError, Result};
 use super::extract::{JsonBody, NoQuery, SpreadsheetPath};
-use super::idempotency::{IdempotencyKey, edit_once, marked};
+use super::idempotency::{IdempotencyKey, edit_once};
 use super::openapi::{Errors, KeyParams, SpreadsheetParams};
 use crate::access::{Grant, Permission};
 use crate::model::Problems;
@@ -114,13 +115,16 @@ impl From<Outcome> for OperationResult {
 /// operation is named by its index (`operations[1].data.qty`).
 // Contract §11.6.
 #[utoipa::path(post, path = "/v1/batch/{spreadsheet_id}", tag = "rows",
-    params(SpreadsheetParams, KeyParams), request_body = BatchBody,
-    responses((status = 200, description = "Every operation was applied; what each did, in order", body = BatchResults), Errors))]
+    params(SpreadsheetParams, KeyParams, WriteConditionParams), request_body = BatchBody,
+    responses((status = 200, description = "Every operation was applied; what each did, in order", body = BatchResults,
+        headers(("ETag" = String, description = "The workbook's version after the batch: the quoted SHA-256 of its file"),
+            ("Last-Modified" = String, description = "When the workbook's file last changed"))), Errors))]
 async fn batch(
     State(state): State<AppState>,
     path: SpreadsheetPath,
     _: NoQuery,
     key: IdempotencyKey,
+    conditions: Conditions,
     grant: Option<Extension<Arc<Grant>>>,
     JsonBody(body): JsonBody,
 ) -> Result<Response> {
@@ -132,7 +136,8 @@ async fn batch(
         allowed(&grant, &batch)?;
     }
     let key = key.with_body(&body);
-    let (results, replayed) = edit_once(&state.store, id, key, move |workbook| {
+    let precondition = conditions.precondition();
+    let written = edit_once(&state.store, id, key, precondition, move |workbook| {
         let (outcomes, changed) = workbook.apply_batch(&batch)?;
         let results = outcomes.into_iter().map(Into::into).collect();
         Ok(Edit {
@@ -141,7 +146,7 @@ async fn batch(
         })
     })
     .await?;
-    Ok(marked(Json(results), replayed))
+    Ok(written.respond(Json))
 }
 
 /// Whether the token may make every operation: reach its sheet or table

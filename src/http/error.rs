@@ -29,7 +29,7 @@ pub struct ErrorBody {
 /// Every status an error is answered with, and what it tells the client:
 /// the table [`ApiError::status`] answers from and the OpenAPI description
 /// lists ([`Errors`]).
-const STATUSES: [(StatusCode, &str); 11] = [
+const STATUSES: [(StatusCode, &str); 12] = [
     (
         StatusCode::BAD_REQUEST,
         "Validation: the body, query or id breaks the rules listed in `error`.",
@@ -60,6 +60,12 @@ const STATUSES: [(StatusCode, &str); 11] = [
         "The write would lose or corrupt workbook content, or rows would move through \
          something a spreadsheet app changes only whole (an array formula, a pivot table, \
          a 3D reference's span); `detail` says why.",
+    ),
+    (
+        StatusCode::PRECONDITION_FAILED,
+        "Precondition Failed: the workbook is no longer the version If-Match or \
+         If-Unmodified-Since names (for a PUT: If-Match on an id with no workbook, or \
+         If-None-Match: * on one that has a workbook); nothing was written.",
     ),
     (
         StatusCode::PAYLOAD_TOO_LARGE,
@@ -128,6 +134,10 @@ pub enum ApiError {
     /// cells); the detail says why.
     #[error("Conflict")]
     Conflict(String),
+    /// 412: the workbook is no longer the version the request's `If-Match`
+    /// or `If-Unmodified-Since` names (§11.5); nothing was written.
+    #[error("Precondition Failed")]
+    PreconditionFailed,
     /// 413: the body is over the configured limit.
     #[error("Payload Too Large")]
     PayloadTooLarge,
@@ -155,6 +165,11 @@ pub enum ApiError {
 const BODY_TIMEOUT: &str =
     "the request body did not arrive within the body timeout; nothing was written";
 
+/// What a 412 says.
+const PRECONDITION_FAILED: &str = "the workbook is no longer the version If-Match or \
+     If-Unmodified-Since names (it was changed since): read it again for its current ETag; \
+     nothing was written";
+
 /// The handlers' result type.
 pub type Result<T, E = ApiError> = std::result::Result<T, E>;
 
@@ -181,6 +196,7 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
@@ -197,6 +213,7 @@ impl ApiError {
             ApiError::Conflict(detail) => Some(detail),
             ApiError::UnsupportedMediaType(detail) | ApiError::Unavailable(detail) => Some(detail),
             ApiError::RequestTimeout => Some(BODY_TIMEOUT),
+            ApiError::PreconditionFailed => Some(PRECONDITION_FAILED),
             _ => None,
         }
     }
@@ -249,6 +266,7 @@ impl From<StoreError> for ApiError {
         match error {
             StoreError::NotFound => ApiError::NotFound(Some("no spreadsheet has that id".into())),
             StoreError::Conflict(detail) => ApiError::Conflict(detail),
+            StoreError::PreconditionFailed => ApiError::PreconditionFailed,
             StoreError::Busy => ApiError::Unavailable(
                 "too many writes wait for this spreadsheet, or its turn did not come in time",
             ),
@@ -296,6 +314,7 @@ mod tests {
             ApiError::RequestTimeout,
             ApiError::Unavailable("busy"),
             ApiError::internal("cause"),
+            ApiError::PreconditionFailed,
         ]
     }
 

@@ -12,9 +12,12 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::conditional::{Stamp, stamped};
 use super::error::{ApiError, Result};
 use crate::model::{SpreadsheetId, Workbook};
-use crate::store::{Claim, Claimed, Edit, Key, Store, StoreError, fingerprint};
+use crate::store::{
+    Claim, Claimed, Edit, Key, Precondition, Store, StoreError, Versioned, fingerprint,
+};
 
 pub(super) const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 pub(super) const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
@@ -68,42 +71,74 @@ impl IdempotencyKey {
     }
 }
 
+/// A write's answer: its value, the workbook version it left (§11.5),
+/// and whether it is a replay of the first answer to its key.
+pub struct Written<T> {
+    pub value: T,
+    pub stamp: Option<Stamp>,
+    pub replayed: bool,
+}
+
+impl<T> Written<T> {
+    fn fresh(versioned: Versioned<T>) -> Written<T> {
+        Written {
+            stamp: Some(Stamp::from(&versioned.version)),
+            value: versioned.value,
+            replayed: false,
+        }
+    }
+
+    /// The answer `render` makes of the value, with the version's `ETag`
+    /// and `Last-Modified`, marked as a replay when it is one.
+    pub fn respond<R: IntoResponse>(self, render: impl FnOnce(T) -> R) -> Response {
+        stamped(
+            marked(render(self.value), self.replayed),
+            self.stamp.as_ref(),
+        )
+    }
+}
+
 /// Runs `write` once per key: a request whose key was answered gets that
-/// answer's value (and `true`) without running it. `write` gets the claim
-/// of the key, and holds it until its edit is answered.
-pub async fn once<T, F, Fut>(store: &Store, key: Option<Key>, write: F) -> Result<(T, bool)>
+/// answer's value (with the `ETag` it had) without running it. `write`
+/// gets the claim of the key, and holds it until its edit is answered.
+pub async fn once<T, F, Fut>(store: &Store, key: Option<Key>, write: F) -> Result<Written<T>>
 where
     T: DeserializeOwned,
     F: FnOnce(Option<Claimed>) -> Fut,
-    Fut: Future<Output = Result<T>>,
+    Fut: Future<Output = Result<Versioned<T>>>,
 {
     let Some(key) = key else {
-        return Ok((write(None).await?, false));
+        return Ok(Written::fresh(write(None).await?));
     };
     match store.claim(key) {
-        Claim::First(claimed) => Ok((write(Some(claimed)).await?, false)),
+        Claim::First(claimed) => Ok(Written::fresh(write(Some(claimed)).await?)),
         Claim::Answered(answer) => {
             let value = serde_json::from_value(answer.value)
                 .map_err(|e| ApiError::internal(format!("a remembered answer: {e}")))?;
-            Ok((value, true))
+            Ok(Written {
+                value,
+                stamp: answer.etag.map(Stamp::tag),
+                replayed: true,
+            })
         }
         Claim::InProgress => Err(StoreError::KeyInUse.into()),
     }
 }
 
-/// A workbook edit ([`Store::edit`]) run once per key, as [`once`] runs
-/// any write.
+/// A workbook edit ([`Store::edit_if`]) run once per key, as [`once`]
+/// runs any write, if `precondition` holds at its turn.
 pub async fn edit_once<T, F>(
     store: &Store,
     id: SpreadsheetId,
     key: Option<Key>,
+    precondition: Option<Precondition>,
     edit: F,
-) -> Result<(T, bool)>
+) -> Result<Written<T>>
 where
     F: FnMut(&mut Workbook) -> Result<Edit<T>> + Send + 'static,
     T: Serialize + DeserializeOwned + Send + 'static,
 {
-    once(store, key, |key| store.edit(id, key, edit)).await
+    once(store, key, |key| store.edit_if(id, key, precondition, edit)).await
 }
 
 /// `answer`, marked as a replay when it is one.

@@ -6,6 +6,7 @@ mod admit;
 pub mod audit;
 mod auth;
 mod batch;
+mod conditional;
 pub mod error;
 mod explorer;
 mod extract;
@@ -101,10 +102,7 @@ pub fn app(state: AppState) -> Router {
             axum::response::IntoResponse::into_response(ApiError::internal("a handler panicked"))
         }))
         // Outside authentication: writes it refuses are logged too.
-        .layer(middleware::from_fn_with_state(
-            state.audit.clone(),
-            audit::record,
-        ))
+        .layer(middleware::from_fn_with_state(state.clone(), audit::record))
         .layer(middleware::from_fn_with_state(state.clone(), auth::require_token))
         .layer(middleware::from_fn_with_state(
             admit::Admission::of(&state.config),
@@ -148,6 +146,10 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
                 http_header::ACCEPT,
                 idempotency::IDEMPOTENCY_KEY,
                 REQUEST_ID,
+                http_header::IF_MATCH,
+                http_header::IF_NONE_MATCH,
+                http_header::IF_MODIFIED_SINCE,
+                http_header::IF_UNMODIFIED_SINCE,
             ])
             .expose_headers([
                 REQUEST_ID,
@@ -156,6 +158,8 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
                 http_header::CONTENT_DISPOSITION,
                 stream::TOTAL_COUNT,
                 idempotency::REPLAYED,
+                http_header::ETAG,
+                http_header::LAST_MODIFIED,
             ])
             .max_age(Duration::from_secs(600)),
     )

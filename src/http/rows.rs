@@ -14,9 +14,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::AppState;
+use super::conditional::{
+    Conditions, ReadConditionParams, WriteConditionParams, not_modified, stamped,
+};
 use super::error::{ApiError, Result};
 use super::extract::{JsonBody, QueryPairs, SheetPath};
-use super::idempotency::{IdempotencyKey, edit_once, marked};
+use super::idempotency::{IdempotencyKey, edit_once};
 use super::openapi::{Errors, InsertParams, KeyParams, ReadParams, RowsParams, SheetParams};
 use super::stream;
 use crate::model::header::Region;
@@ -74,16 +77,22 @@ pub struct RowsPage {
 /// rows whose value in that column exists update that row instead
 /// (200 with both counts).
 // Contract §4.1, §10.2 (upsert), §11.2 (before).
-#[utoipa::path(post, path = PATH, tag = "rows", params(SheetParams, InsertParams, KeyParams),
+#[utoipa::path(post, path = PATH, tag = "rows", params(SheetParams, InsertParams, KeyParams, WriteConditionParams),
     request_body = InsertBody,
-    responses((status = 201, description = "Rows appended, or inserted before the row `before` names", body = Inserted),
-        (status = 200, description = "With on_conflict: rows inserted and updated", body = Upserted), Errors))]
+    responses((status = 201, description = "Rows appended, or inserted before the row `before` names", body = Inserted, headers(
+            ("ETag" = String, description = "The workbook's version after the write"),
+            ("Last-Modified" = String, description = "When the workbook's file last changed"))),
+        (status = 200, description = "With on_conflict: rows inserted and updated", body = Upserted, headers(
+            ("ETag" = String, description = "The workbook's version after the write"),
+            ("Last-Modified" = String, description = "When the workbook's file last changed"))),
+        Errors))]
 #[tracing::instrument(skip_all, fields(sheet = %path.sheet))]
 async fn rows_insert(
     State(state): State<AppState>,
     path: SheetPath,
     QueryPairs(pairs): QueryPairs,
     key: IdempotencyKey,
+    conditions: Conditions,
     JsonBody(body): JsonBody,
 ) -> Result<Response> {
     let request = InsertRows::from_json(&body, state.config.max_rows_per_request);
@@ -93,8 +102,9 @@ async fn rows_insert(
         valid_request(&state, &path, header_row, request, Sheet::insert_problems).await?;
     let sheet = path.sheet;
     let key = key.with_body(&body);
+    let precondition = conditions.precondition();
     if let Some(column) = query.on_conflict {
-        let (upserted, replayed) = edit_once(&state.store, id, key, move |workbook| {
+        let upserted = edit_once(&state.store, id, key, precondition, move |workbook| {
             let source = workbook.source(&sheet, header_row)?;
             let (inserted, updated) = workbook.upsert(&source, request.clone(), &column)?;
             Ok(Edit {
@@ -103,19 +113,16 @@ async fn rows_insert(
             })
         })
         .await?;
-        return Ok(marked(Json(upserted), replayed));
+        return Ok(upserted.respond(Json));
     }
-    let (inserted, replayed) = edit_once(&state.store, id, key, move |workbook| {
+    let inserted = edit_once(&state.store, id, key, precondition, move |workbook| {
         let source = workbook.source(&sheet, header_row)?;
         // Cloned: an edit may be applied again (see `store::commit`).
         let inserted = workbook.insert(&source, request.clone(), query.before)?;
         Ok(Edit::rows(inserted))
     })
     .await?;
-    Ok(marked(
-        (StatusCode::CREATED, Json(Inserted { inserted })),
-        replayed,
-    ))
+    Ok(inserted.respond(|inserted| (StatusCode::CREATED, Json(Inserted { inserted }))))
 }
 
 /// Update rows
@@ -124,15 +131,19 @@ async fn rows_insert(
 /// row numbers selects, or of each row `type: rows` names with its own
 /// values; answers how many rows matched.
 // Contract §4.2, §10.2 (type: rows), §11.2 (rows by number).
-#[utoipa::path(patch, path = PATH, tag = "rows", params(SheetParams, RowsParams, KeyParams),
+#[utoipa::path(patch, path = PATH, tag = "rows", params(SheetParams, RowsParams, KeyParams, WriteConditionParams),
     request_body = UpdateBody,
-    responses((status = 200, description = "Matched rows updated", body = Updated), Errors))]
+    responses((status = 200, description = "Matched rows updated", body = Updated, headers(
+            ("ETag" = String, description = "The workbook's version after the write (unchanged when no row matched)"),
+            ("Last-Modified" = String, description = "When the workbook's file last changed"))),
+        Errors))]
 #[tracing::instrument(skip_all, fields(sheet = %path.sheet))]
 async fn rows_update(
     State(state): State<AppState>,
     path: SheetPath,
     QueryPairs(pairs): QueryPairs,
     key: IdempotencyKey,
+    conditions: Conditions,
     JsonBody(body): JsonBody,
 ) -> Result<Response> {
     let request = UpdateRows::from_json(&body);
@@ -141,13 +152,14 @@ async fn rows_update(
         valid_request(&state, &path, header_row, request, Sheet::update_problems).await?;
     let sheet = path.sheet;
     let key = key.with_body(&body);
-    let (updated, replayed) = edit_once(&state.store, id, key, move |workbook| {
+    let precondition = conditions.precondition();
+    let updated = edit_once(&state.store, id, key, precondition, move |workbook| {
         let source = workbook.source(&sheet, header_row)?;
         let sheet = &mut workbook.sheets[source.sheet];
         Ok(Edit::rows(sheet.update(&source.region, request.clone())?))
     })
     .await?;
-    Ok(marked(Json(Updated { updated }), replayed))
+    Ok(updated.respond(|updated| Json(Updated { updated })))
 }
 
 /// Read rows
@@ -156,11 +168,15 @@ async fn rows_update(
 /// for, a page at a time, as JSON or CSV. Never rewrites the file.
 // Contract §4.3, §10.1.
 #[utoipa::path(get, path = PATH, tag = "rows",
-    params(SheetParams, ReadParams),
+    params(SheetParams, ReadParams, ReadConditionParams),
     responses((status = 200, description = "Matching rows, as JSON or (format=csv, or Accept: text/csv) as CSV: a line of column names, then a line per row",
         content((RowsPage = "application/json"), (String = "text/csv")),
         headers(("X-Total-Count" = u64, description = "Rows matching, before limit and offset"),
-            ("Link" = String, description = "<…>; rel=\"next\": the same query at the next offset, when rows remain"))),
+            ("Link" = String, description = "<…>; rel=\"next\": the same query at the next offset, when rows remain"),
+            ("ETag" = String, description = "The workbook's version: the quoted SHA-256 of its file"),
+            ("Last-Modified" = String, description = "When the workbook's file last changed"))),
+        (status = 304, description = "Not Modified: the workbook is the version If-None-Match names (or unchanged since If-Modified-Since); no body",
+            headers(("ETag" = String, description = "The workbook's version"))),
         Errors))]
 #[tracing::instrument(skip_all, fields(sheet = %path.sheet))]
 async fn rows_read(
@@ -168,6 +184,7 @@ async fn rows_read(
     path: SheetPath,
     uri: Uri,
     headers: HeaderMap,
+    conditions: Conditions,
     QueryPairs(pairs): QueryPairs,
 ) -> Result<Response> {
     let query = ReadQuery::from_pairs(&pairs);
@@ -187,15 +204,24 @@ async fn rows_read(
         limit: query.limit,
     };
     let sheet = path.sheet;
-    let (workbook, index, page) = state
+    let (version, read) = state
         .store
-        .read(id, move |workbook| {
+        .read_versioned(id, move |workbook, version| {
             let source = workbook.source(&sheet, header_row)?;
             let page = workbook.sheets[source.sheet].read(&source.region, &query)?;
-            Ok::<_, ApiError>((workbook.clone(), source.sheet, page))
+            // After the read: a request that fails (an unknown sheet or
+            // column) fails whatever its conditions (RFC 9110 §13.2.1).
+            if conditions.unchanged(version)? {
+                return Ok((*version, None));
+            }
+            Ok::<_, ApiError>((*version, Some((workbook.clone(), source.sheet, page))))
         })
         .await??;
-    Ok(stream::answer(workbook, index, page, format, &next))
+    let Some((workbook, index, page)) = read else {
+        return Ok(not_modified(&version));
+    };
+    let answer = stream::answer(workbook, index, page, format, &next);
+    Ok(stamped(answer, Some(&(&version).into())))
 }
 
 /// Delete rows
@@ -205,15 +231,19 @@ async fn rows_read(
 /// everything that points at cells (formulas, merged ranges, tables,
 /// conditional formats, notes, charts…) moves with them.
 // Contract §4.4, §11.2.
-#[utoipa::path(delete, path = PATH, tag = "rows", params(SheetParams, RowsParams, KeyParams),
+#[utoipa::path(delete, path = PATH, tag = "rows", params(SheetParams, RowsParams, KeyParams, WriteConditionParams),
     request_body = DeleteBody,
-    responses((status = 200, description = "Matched rows deleted", body = Deleted), Errors))]
+    responses((status = 200, description = "Matched rows deleted", body = Deleted, headers(
+            ("ETag" = String, description = "The workbook's version after the write (unchanged when no row matched)"),
+            ("Last-Modified" = String, description = "When the workbook's file last changed"))),
+        Errors))]
 #[tracing::instrument(skip_all, fields(sheet = %path.sheet))]
 async fn rows_delete(
     State(state): State<AppState>,
     path: SheetPath,
     QueryPairs(pairs): QueryPairs,
     key: IdempotencyKey,
+    conditions: Conditions,
     JsonBody(body): JsonBody,
 ) -> Result<Response> {
     let request = DeleteRows::from_json(&body);
@@ -222,12 +252,13 @@ async fn rows_delete(
         valid_request(&state, &path, header_row, request, Sheet::delete_problems).await?;
     let sheet = path.sheet;
     let key = key.with_body(&body);
-    let (deleted, replayed) = edit_once(&state.store, id, key, move |workbook| {
+    let precondition = conditions.precondition();
+    let deleted = edit_once(&state.store, id, key, precondition, move |workbook| {
         let source = workbook.source(&sheet, header_row)?;
         Ok(Edit::rows(workbook.delete_rows(&source, &request)?))
     })
     .await?;
-    Ok(marked(Json(Deleted { deleted }), replayed))
+    Ok(deleted.respond(|deleted| Json(Deleted { deleted })))
 }
 
 /// The query's value and the request, a bad query's problems joined to the

@@ -16,17 +16,20 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::AppState;
+use super::conditional::{
+    Conditions, ReadConditionParams, Stamp, WriteConditionParams, not_modified, stamped,
+};
 use super::error::{ApiError, Result};
 use super::extract::{JsonBody, NoQuery, QueryPairs, UploadBody};
 use super::extract::{SpreadsheetPath, XLSX_MIME};
-use super::idempotency::{IdempotencyKey, edit_once, marked, once};
+use super::idempotency::{IdempotencyKey, edit_once, once};
 use super::openapi::{Errors, KeyParams, ListParams, SpreadsheetParams};
 use crate::access::Grant;
 use crate::model::request::{CreateBody, ListQuery, NewSheet, NewWorkbook, SheetBody};
 use crate::model::source::{RowsSummary, TableSummary};
 use crate::model::value::civil_from_days;
 use crate::model::{Problems, Workbook};
-use crate::store::{Edit, StoreError};
+use crate::store::{Edit, StoreError, Versioned};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -129,6 +132,10 @@ pub struct SpreadsheetSummary {
     /// When the file last changed, RFC 3339 in UTC (`2026-11-24T06:50:00Z`).
     #[schema(format = DateTime)]
     pub modified: String,
+    /// The file's version (v1.2), as the `ETag` its download carries: the
+    /// quoted SHA-256 of its bytes; absent if the file could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
 }
 
 /// List a workbook's sheets and tables
@@ -136,34 +143,49 @@ pub struct SpreadsheetSummary {
 /// Each sheet with its header row, columns and number of data rows, and
 /// every Excel table with its sheet and range.
 // Contract §4.5, §11.1.
-#[utoipa::path(get, path = "/v1/data/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams),
-    responses((status = 200, description = "The workbook's sheets", body = SheetList), Errors))]
+#[utoipa::path(get, path = "/v1/data/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams, ReadConditionParams),
+    responses((status = 200, description = "The workbook's sheets", body = SheetList, headers(
+            ("ETag" = String, description = "The workbook's version: the quoted SHA-256 of its file"),
+            ("Last-Modified" = String, description = "When the workbook's file last changed"))),
+        (status = 304, description = "Not Modified: the workbook is the version If-None-Match names (or unchanged since If-Modified-Since); no body",
+            headers(("ETag" = String, description = "The workbook's version"))),
+        Errors))]
 async fn sheets_list(
     State(state): State<AppState>,
     path: SpreadsheetPath,
     _: NoQuery,
+    conditions: Conditions,
     grant: Option<Extension<Arc<Grant>>>,
-) -> Result<Json<SheetList>> {
+) -> Result<Response> {
     let reach = grant.map(|Extension(grant)| grant);
     let reaches = move |name: &str| reach.as_ref().is_none_or(|grant| grant.reaches_sheet(name));
-    let sheets = state
+    let (version, sheets) = state
         .store
-        .read(path.id()?, move |workbook| SheetList {
-            sheets: workbook
-                .sheet_summaries()
-                .into_iter()
-                .filter(|sheet| reaches(&sheet.name))
-                .map(Into::into)
-                .collect(),
-            tables: workbook
-                .table_summaries()
-                .into_iter()
-                .filter(|table| reaches(&table.rows.name))
-                .map(Into::into)
-                .collect(),
+        .read_versioned(path.id()?, move |workbook, version| {
+            if conditions.unchanged(version)? {
+                return Ok((*version, None));
+            }
+            let list = SheetList {
+                sheets: workbook
+                    .sheet_summaries()
+                    .into_iter()
+                    .filter(|sheet| reaches(&sheet.name))
+                    .map(Into::into)
+                    .collect(),
+                tables: workbook
+                    .table_summaries()
+                    .into_iter()
+                    .filter(|table| reaches(&table.rows.name))
+                    .map(Into::into)
+                    .collect(),
+            };
+            Ok::<_, ApiError>((*version, Some(list)))
         })
-        .await?;
-    Ok(Json(sheets))
+        .await??;
+    match sheets {
+        Some(sheets) => Ok(stamped(Json(sheets), Some(&Stamp::from(&version)))),
+        None => Ok(not_modified(&version)),
+    }
 }
 
 /// The sheet names a token reaches, of those given; all without a token.
@@ -182,19 +204,24 @@ fn reached(grant: Option<&Grant>, names: Vec<String>) -> Vec<String> {
 /// Adds a sheet, last, with its header row, and answers it as the sheet
 /// list shows it. A name the workbook has (in any letter case) is a 409.
 // Contract §10.3.
-#[utoipa::path(post, path = "/v1/data/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams, KeyParams),
+#[utoipa::path(post, path = "/v1/data/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams, KeyParams, WriteConditionParams),
     request_body = SheetBody,
-    responses((status = 201, description = "The sheet was added, last", body = SheetSummary), Errors))]
+    responses((status = 201, description = "The sheet was added, last", body = SheetSummary, headers(
+            ("ETag" = String, description = "The workbook's version after the write"),
+            ("Last-Modified" = String, description = "When the workbook's file last changed"))),
+        Errors))]
 async fn sheets_add(
     State(state): State<AppState>,
     path: SpreadsheetPath,
     _: NoQuery,
     key: IdempotencyKey,
+    conditions: Conditions,
     JsonBody(body): JsonBody,
 ) -> Result<Response> {
     let (id, new) = Problems::both(path.checked_id(), NewSheet::from_json(&body))?;
     let key = key.with_body(&body);
-    let (added, replayed) = edit_once(&state.store, id, key, move |workbook| {
+    let precondition = conditions.precondition();
+    let added = edit_once(&state.store, id, key, precondition, move |workbook| {
         workbook.add_sheet(&new)?;
         let value = SheetSummary {
             name: new.name.clone(),
@@ -208,7 +235,7 @@ async fn sheets_add(
         })
     })
     .await?;
-    Ok(marked((StatusCode::CREATED, Json(added)), replayed))
+    Ok(added.respond(|added| (StatusCode::CREATED, Json(added))))
 }
 
 /// List workbooks
@@ -238,6 +265,7 @@ async fn spreadsheets_list(
             sheets: reached(reach.as_deref(), listed.sheets),
             bytes: listed.bytes,
             modified: rfc3339(listed.modified),
+            etag: listed.tag.map(|tag| tag.to_string()),
         })
         .collect();
     Ok(Json(SpreadsheetList {
@@ -287,7 +315,10 @@ fn utc(time: SystemTime) -> (String, i64, u32) {
         (XlsxFile = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
         (XlsxFile = "application/octet-stream"),
         (CreateBody = "application/json"))),
-    responses((status = 201, description = "Stored under a new id", body = SpreadsheetCreated), Errors))]
+    responses((status = 201, description = "Stored under a new id", body = SpreadsheetCreated, headers(
+            ("ETag" = String, description = "The new workbook's version: the quoted SHA-256 of its file"),
+            ("Last-Modified" = String, description = "When the workbook's file was written"))),
+        Errors))]
 async fn spreadsheets_upload(
     State(state): State<AppState>,
     _: NoQuery,
@@ -297,7 +328,7 @@ async fn spreadsheets_upload(
     let (bytes, upload) = described(body, state.config.max_cells)?;
     let key = key.with_body(&bytes);
     let store_it = |claimed| async {
-        let id = match upload {
+        let stored = match upload {
             Upload::File(bytes) => state
                 .store
                 .create(bytes, claimed)
@@ -305,14 +336,17 @@ async fn spreadsheets_upload(
                 .map_err(upload_error)?,
             Upload::New(workbook) => state.store.create_workbook(*workbook, claimed).await?,
         };
-        Ok(id.to_string())
+        // The id as the answer gives it (and an idempotency record keeps it).
+        Ok(Versioned {
+            value: stored.value.to_string(),
+            version: stored.version,
+        })
     };
-    let (spreadsheet_id, replayed) = once(&state.store, key, store_it).await?;
-    let created = (
-        StatusCode::CREATED,
-        Json(SpreadsheetCreated { spreadsheet_id }),
-    );
-    Ok(marked(created, replayed))
+    let created = once(&state.store, key, store_it).await?;
+    Ok(created.respond(|spreadsheet_id| {
+        let created = SpreadsheetCreated { spreadsheet_id };
+        (StatusCode::CREATED, Json(created))
+    }))
 }
 
 /// What an upload stores: a file's bytes, or (§10.3) the workbook a JSON
@@ -353,27 +387,47 @@ fn upload_error(error: StoreError) -> ApiError {
 ///
 /// The workbook's file, as it is on disk.
 // Contract §4.5.
-#[utoipa::path(get, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams),
+#[utoipa::path(get, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams, ReadConditionParams),
     responses((status = 200, description = "The xlsx file, as an attachment (sent with the xlsx content type)",
         content(
             (XlsxFile = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
             (XlsxFile = "application/octet-stream")),
-        headers(("Content-Disposition" = String, description = "attachment; filename=\"<id>.xlsx\""))), Errors))]
+        headers(("Content-Disposition" = String, description = "attachment; filename=\"<id>.xlsx\""),
+            ("ETag" = String, description = "The workbook's version: the quoted SHA-256 of these bytes"),
+            ("Last-Modified" = String, description = "When the workbook's file last changed"))),
+        (status = 304, description = "Not Modified: the workbook is the version If-None-Match names (or unchanged since If-Modified-Since); no body",
+            headers(("ETag" = String, description = "The workbook's version"))),
+        Errors))]
 async fn spreadsheets_download(
     State(state): State<AppState>,
     path: SpreadsheetPath,
     _: NoQuery,
+    conditions: Conditions,
 ) -> Result<Response> {
     let id = path.id()?;
-    let bytes = state.store.download(id).await?;
-    Response::builder()
+    // Decided before the file is read: a client with this version gets a
+    // 304 without the bytes being read.
+    let check = conditions.clone();
+    let download = state
+        .store
+        .download(id, move |version| {
+            matches!(check.unchanged(version), Ok(false))
+        })
+        .await?;
+    let Some(bytes) = download.value else {
+        conditions.unchanged(&download.version)?;
+        return Ok(not_modified(&download.version));
+    };
+    let stamp = Stamp::from(&download.version);
+    let response = Response::builder()
         .header(header::CONTENT_TYPE, XLSX_MIME)
         .header(
             header::CONTENT_DISPOSITION,
             format!("attachment; filename=\"{}\"", id.file_name()),
         )
         .body(Body::from(bytes))
-        .map_err(|e| ApiError::internal(e.to_string()))
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok(stamped(response, Some(&stamp)))
 }
 
 /// Store a workbook under an id
@@ -382,56 +436,71 @@ async fn spreadsheets_download(
 /// under this id: 201 when it is new, 200 when it replaced one.
 // Contract §10.3.
 #[utoipa::path(put, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets",
-    params(SpreadsheetParams, KeyParams),
+    params(SpreadsheetParams, KeyParams, WriteConditionParams),
     request_body(description = "The .xlsx file's bytes, or JSON naming the sheets and columns of a new workbook", content(
         (XlsxFile = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
         (XlsxFile = "application/octet-stream"),
         (CreateBody = "application/json"))),
-    responses((status = 201, description = "Stored under this new id", body = SpreadsheetCreated),
-        (status = 200, description = "Replaced the workbook of this id", body = SpreadsheetCreated), Errors))]
+    responses((status = 201, description = "Stored under this new id", body = SpreadsheetCreated, headers(
+            ("ETag" = String, description = "The stored workbook's version"),
+            ("Last-Modified" = String, description = "When the workbook's file was written"))),
+        (status = 200, description = "Replaced the workbook of this id", body = SpreadsheetCreated, headers(
+            ("ETag" = String, description = "The stored workbook's version"),
+            ("Last-Modified" = String, description = "When the workbook's file was written"))),
+        Errors))]
 async fn spreadsheets_put(
     State(state): State<AppState>,
     path: SpreadsheetPath,
     _: NoQuery,
     key: IdempotencyKey,
+    conditions: Conditions,
     body: UploadBody,
 ) -> Result<Response> {
     let described = described(body, state.config.max_cells);
     let (id, (bytes, upload)) = Problems::both(path.checked_id(), described)?;
+    let precondition = conditions.precondition();
     let store_it = |claimed| async {
         match upload {
             Upload::File(bytes) => state
                 .store
-                .put(id, bytes, claimed)
+                .put(id, bytes, claimed, precondition)
                 .await
                 .map_err(upload_error),
-            Upload::New(workbook) => Ok(state.store.put_workbook(id, *workbook, claimed).await?),
+            Upload::New(workbook) => Ok(state
+                .store
+                .put_workbook(id, *workbook, claimed, precondition)
+                .await?),
         }
     };
-    let (replaced, replayed) = once(&state.store, key.with_body(&bytes), store_it).await?;
-    let status = if replaced {
-        StatusCode::OK
-    } else {
-        StatusCode::CREATED
-    };
-    let stored = SpreadsheetCreated {
-        spreadsheet_id: id.to_string(),
-    };
-    Ok(marked((status, Json(stored)), replayed))
+    let stored = once(&state.store, key.with_body(&bytes), store_it).await?;
+    Ok(stored.respond(|replaced| {
+        let status = if replaced {
+            StatusCode::OK
+        } else {
+            StatusCode::CREATED
+        };
+        let stored = SpreadsheetCreated {
+            spreadsheet_id: id.to_string(),
+        };
+        (status, Json(stored))
+    }))
 }
 
 /// Remove a workbook
 ///
 /// Removes the workbook's file, once the writes in flight to it are done.
 // Contract §4.5.
-#[utoipa::path(delete, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams),
-    responses((status = 204, description = "Removed"), Errors))]
+#[utoipa::path(delete, path = "/v1/spreadsheets/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams, WriteConditionParams),
+    responses((status = 204, description = "Removed (no ETag: no version remains)"),
+        Errors))]
 async fn spreadsheets_remove(
     State(state): State<AppState>,
     path: SpreadsheetPath,
     _: NoQuery,
+    conditions: Conditions,
 ) -> Result<StatusCode> {
-    state.store.remove(path.id()?).await?;
+    let id = path.id()?;
+    state.store.remove(id, conditions.precondition()).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -2,12 +2,13 @@
 //! torn one: temp file in the same directory, fsync, rename, fsync directory.
 
 use std::fs::{File, Metadata};
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use super::StoreError;
 use super::cache::FileIdentity;
+use super::version::Tag;
 
 /// Every temp file starts with this, followed by the spreadsheet id and `-`,
 /// so start-up can find the leftovers of a crash and whose they were.
@@ -33,6 +34,7 @@ pub struct Prepared<'a> {
     target: &'a Path,
     temp: tempfile::NamedTempFile,
     written: Metadata,
+    tag: Tag,
 }
 
 fn directory(target: &Path) -> &Path {
@@ -65,16 +67,28 @@ impl<'a> Prepared<'a> {
         }
         temp.as_file().sync_all()?;
         let written = temp.as_file().metadata()?;
+        // Hashed as written, read back from the page cache: the writer
+        // seeks back into what it wrote, so its stream cannot be hashed
+        // on the way out.
+        let mut file = temp.as_file();
+        file.seek(SeekFrom::Start(0))?;
+        let tag = Tag::read(file)?;
         Ok(Prepared {
             target,
             temp,
             written,
+            tag,
         })
     }
 
     /// The identity the file will have once renamed into place.
     pub fn identity(&self) -> FileIdentity {
         FileIdentity::of(&self.written)
+    }
+
+    /// The tag of the new version's bytes.
+    pub fn tag(&self) -> Tag {
+        self.tag
     }
 
     /// [`StoreError::Moved`] unless the file in place still has the identity

@@ -22,7 +22,7 @@ use super::atomic::Prepared;
 use super::cache::{FileIdentity, Kept};
 use super::keys::{Answer, Claimed, Key};
 use super::lock::remove_lock_file;
-use super::{Edit, Store, StoreError};
+use super::{Current, Edit, Precondition, Store, StoreError, Version, Versioned};
 use crate::calc::{self, Calculator};
 use crate::model::workbook::MAX_SHEETS;
 use crate::model::{SpreadsheetId, Workbook};
@@ -34,13 +34,16 @@ const MAX_ATTEMPTS: usize = 3;
 
 /// An edit waiting in a queue, its result type erased.
 pub trait PendingEdit: Send {
-    /// Applies the edit; returns whether it changed the workbook. An
-    /// invalid request changes nothing and keeps its error for
-    /// [`PendingEdit::answer`]. May be called again, on a workbook read again.
-    fn apply(&mut self, workbook: &mut Workbook) -> bool;
+    /// Applies the edit to the workbook standing at `current`; returns
+    /// whether it changed the workbook. An invalid request, or one whose
+    /// precondition does not hold at `current`, changes nothing and keeps
+    /// its error for [`PendingEdit::answer`]. May be called again, on a
+    /// workbook read again.
+    fn apply(&mut self, workbook: &mut Workbook, current: Current) -> bool;
     /// Answers the request: with the error of its last application if it
-    /// had one, else with `committed` (and its value when that is `Ok`).
-    fn answer(self: Box<Self>, committed: Result<(), StoreError>);
+    /// had one, else with `committed` (and its value, with the version of
+    /// the file committed, when that is `Ok`).
+    fn answer(self: Box<Self>, committed: Result<Version, StoreError>);
     /// The answer to remember under the request's idempotency key, if it
     /// has one and its last application succeeded.
     fn record(&self, spreadsheet: SpreadsheetId) -> Option<(Key, Answer)>;
@@ -50,10 +53,12 @@ pub trait PendingEdit: Send {
 /// channel its answer goes back on.
 pub struct EditRequest<F, T, E> {
     pub f: F,
-    pub reply: oneshot::Sender<Result<T, E>>,
+    pub reply: oneshot::Sender<Result<Versioned<T>, E>>,
     pub applied: Option<Result<T, E>>,
     /// The request's idempotency key, held until the edit is answered.
     pub key: Option<Claimed>,
+    /// What the workbook must be for the edit to run (`If-Match`, …).
+    pub precondition: Option<Precondition>,
 }
 
 impl<F, T, E> PendingEdit for EditRequest<F, T, E>
@@ -70,11 +75,18 @@ where
         let answer = Answer {
             spreadsheet: spreadsheet.to_string(),
             value: serde_json::to_value(value).ok()?,
+            etag: None,
         };
         Some((key, answer))
     }
 
-    fn apply(&mut self, workbook: &mut Workbook) -> bool {
+    fn apply(&mut self, workbook: &mut Workbook, current: Current) -> bool {
+        if let Some(precondition) = &self.precondition
+            && !precondition.holds(current)
+        {
+            self.applied = Some(Err(E::from(StoreError::PreconditionFailed)));
+            return false;
+        }
         let (changed, applied) = match (self.f)(workbook) {
             Ok(Edit { value, changed }) => (changed, Ok(value)),
             Err(error) => (false, Err(error)),
@@ -83,10 +95,12 @@ where
         changed
     }
 
-    fn answer(self: Box<Self>, committed: Result<(), StoreError>) {
+    fn answer(self: Box<Self>, committed: Result<Version, StoreError>) {
         let answer = match self.applied {
             Some(Err(own)) => Err(own),
-            Some(Ok(value)) => committed.map(|()| value).map_err(E::from),
+            Some(Ok(value)) => committed
+                .map(|version| Versioned { value, version })
+                .map_err(E::from),
             None => Err(E::from(committed.err().unwrap_or_else(|| {
                 StoreError::Job("the edit was never applied".into())
             }))),
@@ -109,6 +123,7 @@ impl StoreError {
             StoreError::Moved => StoreError::Moved,
             StoreError::KeyInUse => StoreError::KeyInUse,
             StoreError::TooManyParses => StoreError::TooManyParses,
+            StoreError::PreconditionFailed => StoreError::PreconditionFailed,
         }
     }
 }
@@ -116,16 +131,17 @@ impl StoreError {
 /// How one attempt at committing a batch ended.
 enum Attempt {
     /// Every edit gets this.
-    Done(Result<(), StoreError>),
+    Done(Result<Version, StoreError>),
     /// Each edit gets its own.
-    Each(Vec<Result<(), StoreError>>),
+    Each(Vec<Result<Version, StoreError>>),
     /// The file changed on disk since it was read; nothing was written.
     Moved,
     /// The writer refused the workbook the edits made; `changed` says
-    /// which of them changed it.
+    /// which of them changed it; the file is still at `version`.
     Refused {
         error: StoreError,
         changed: Vec<bool>,
+        version: Version,
     },
 }
 
@@ -162,9 +178,9 @@ impl Store {
         &self,
         id: SpreadsheetId,
         batch: &mut [Box<dyn PendingEdit>],
-    ) -> Vec<Result<(), StoreError>> {
+    ) -> Vec<Result<Version, StoreError>> {
         let count = batch.len();
-        let all = |result: Result<(), StoreError>| batch_results(count, &result);
+        let all = |result: Result<Version, StoreError>| batch_results(count, &result);
         for _ in 0..MAX_ATTEMPTS {
             match self.attempt(id, batch) {
                 Attempt::Done(result) => return all(result),
@@ -172,7 +188,7 @@ impl Store {
                 Attempt::Moved => {
                     tracing::info!(spreadsheet = %id, "the file was saved by another program during the write: applying the batch to the saved file");
                 }
-                Attempt::Refused { error, changed }
+                Attempt::Refused { error, changed, .. }
                     if changed.iter().filter(|&&c| c).count() > 1 =>
                 {
                     tracing::warn!(spreadsheet = %id, %error, "the writer refused a batch: committing its edits one by one");
@@ -180,17 +196,29 @@ impl Store {
                         .iter_mut()
                         .map(|edit| match self.attempt(id, std::slice::from_mut(edit)) {
                             Attempt::Done(result) => result,
-                            Attempt::Each(mut results) => results.pop().unwrap_or(Ok(())),
+                            Attempt::Each(mut results) => results
+                                .pop()
+                                .unwrap_or(Err(StoreError::Job("no edit was committed".into()))),
                             Attempt::Moved => Err(StoreError::Busy),
                             Attempt::Refused { error, .. } => Err(error),
                         })
                         .collect();
                 }
                 // One edit changed the workbook: it alone is refused.
-                Attempt::Refused { error, changed } => {
+                Attempt::Refused {
+                    error,
+                    changed,
+                    version,
+                } => {
                     return changed
                         .into_iter()
-                        .map(|c| if c { Err(error.duplicate()) } else { Ok(()) })
+                        .map(|c| {
+                            if c {
+                                Err(error.duplicate())
+                            } else {
+                                Ok(version)
+                            }
+                        })
                         .collect();
                 }
             }
@@ -200,7 +228,7 @@ impl Store {
 
     /// Reads the workbook, applies every edit, writes once if any changed.
     fn attempt(&self, id: SpreadsheetId, batch: &mut [Box<dyn PendingEdit>]) -> Attempt {
-        let (identity, shared) = match self.load(id) {
+        let (identity, version, shared) = match self.load_versioned(id) {
             Ok(loaded) => loaded,
             Err(error) => return Attempt::Done(Err(error)),
         };
@@ -208,7 +236,7 @@ impl Store {
         if shared.sheet_count() > MAX_SHEETS {
             let reason =
                 format!("the workbook has more than {MAX_SHEETS} sheets, the most sheetd rewrites");
-            return Attempt::Each(refuse_changes(&shared, &reason, batch));
+            return Attempt::Each(refuse_changes(&shared, version, &reason, batch));
         }
         if !shared.unkept.is_empty() {
             if !self.inner.limits.allow_lossy_writes {
@@ -217,7 +245,7 @@ impl Store {
                      (an operator may allow it with --allow-lossy-writes)",
                     shared.unkept.join(" and ")
                 );
-                return Attempt::Each(refuse_changes(&shared, &reason, batch));
+                return Attempt::Each(refuse_changes(&shared, version, &reason, batch));
             }
             tracing::warn!(
                 spreadsheet = %id,
@@ -242,13 +270,29 @@ impl Store {
             kept => kept,
         };
         tracing::debug!(spreadsheet = %id, edits = batch.len(), "committing a batch");
+        // Each edit's precondition is checked against the workbook as the
+        // edits before it left it: once one changed it, it is a version no
+        // request has seen, so of several edits sent with the same
+        // `If-Match` only the first goes on.
+        let mut current = Current::File(version);
         let changes: Vec<bool> = batch
             .iter_mut()
-            .map(|edit| edit.apply(&mut workbook))
+            .map(|edit| {
+                let changed = edit.apply(&mut workbook, current);
+                if changed {
+                    current = Current::Changed;
+                }
+                changed
+            })
             .collect();
         let changed = changes.iter().filter(|&&c| c).count();
         let records: Vec<_> = batch.iter().filter_map(|edit| edit.record(id)).collect();
         if changed == 0 {
+            // Answered with the file as it is: its tag is the answer's.
+            let records: Vec<_> = records
+                .into_iter()
+                .map(|(key, answer)| (key, answer.with_etag(version.tag)))
+                .collect();
             if let Err(error) = self.inner.keys.record(&records, None) {
                 tracing::error!(spreadsheet = %id, %error, "idempotency keys not recorded");
             }
@@ -258,7 +302,7 @@ impl Store {
                 calculator,
             };
             self.remember(id, identity, workbook, kept);
-            return Attempt::Done(Ok(()));
+            return Attempt::Done(Ok(version));
         }
         // What the file carries beyond the model follows the rows that
         // moved; a formula there that cannot follow refuses the batch.
@@ -266,6 +310,7 @@ impl Store {
             return Attempt::Refused {
                 error: error.into(),
                 changed: changes,
+                version,
             };
         }
         // Once rewritten, the file no longer holds what the rewrite lost.
@@ -297,18 +342,19 @@ impl Store {
         // Freed after the save: freeing 100,000 rows takes milliseconds.
         drop(before);
         match saved {
-            Ok((identity, rewrite)) => {
+            Ok((identity, written, rewrite)) => {
                 let kept = Kept {
                     rewrite: keep.then_some(rewrite),
                     calculator,
                 };
                 self.remember(id, identity, workbook, kept);
-                Attempt::Done(Ok(()))
+                Attempt::Done(Ok(written))
             }
             Err(StoreError::Moved) => Attempt::Moved,
             Err(error @ StoreError::Conflict(_)) => Attempt::Refused {
                 error,
                 changed: changes,
+                version,
             },
             Err(error) => Attempt::Done(Err(error)),
         }
@@ -316,7 +362,7 @@ impl Store {
 
     /// Writes the workbook atomically, saving `rewrite` again when the
     /// workbook appends to what it last saved; returns the new file's
-    /// identity and the rewrite that wrote it. The file must still be the
+    /// identity and version, and the rewrite that wrote it. The file must still be the
     /// one with identity `read` when the new one is renamed over it
     /// ([`StoreError::Moved`] otherwise); the idempotency keys' answers
     /// (`records`) are made durable before the rename.
@@ -327,7 +373,7 @@ impl Store {
         workbook: &Workbook,
         rewrite: Option<Rewrite>,
         records: Vec<(Key, Answer)>,
-    ) -> Result<(FileIdentity, Rewrite), StoreError> {
+    ) -> Result<(FileIdentity, Version, Rewrite), StoreError> {
         let max_cells = self.inner.limits.max_cells;
         if workbook.cell_slots() > max_cells {
             return Err(StoreError::Conflict(format!(
@@ -342,8 +388,9 @@ impl Store {
         let prepared = Prepared::write(&path, &id.to_string(), |out| {
             Ok(unpanicked(|| rewrite.save(workbook, out))??)
         })?;
-        let written = self.land(prepared, Some(read), &records)?;
-        Ok((FileIdentity::of(&written), rewrite))
+        let (written, tag) = self.land(prepared, Some(read), &records)?;
+        let version = self.written(id, &written, tag);
+        Ok((FileIdentity::of(&written), version, rewrite))
     }
 }
 
@@ -371,10 +418,13 @@ impl Store {
 }
 
 /// The same result for each of `count` edits.
-fn batch_results(count: usize, result: &Result<(), StoreError>) -> Vec<Result<(), StoreError>> {
+fn batch_results(
+    count: usize,
+    result: &Result<Version, StoreError>,
+) -> Vec<Result<Version, StoreError>> {
     (0..count)
         .map(|_| match result {
-            Ok(()) => Ok(()),
+            Ok(version) => Ok(*version),
             Err(error) => Err(error.duplicate()),
         })
         .collect()
@@ -385,16 +435,17 @@ fn batch_results(count: usize, result: &Result<(), StoreError>) -> Vec<Result<()
 /// and those that would change it are refused for `reason`.
 fn refuse_changes(
     workbook: &Workbook,
+    version: Version,
     reason: &str,
     batch: &mut [Box<dyn PendingEdit>],
-) -> Vec<Result<(), StoreError>> {
+) -> Vec<Result<Version, StoreError>> {
     batch
         .iter_mut()
         .map(|edit| {
-            if edit.apply(&mut workbook.clone()) {
+            if edit.apply(&mut workbook.clone(), Current::File(version)) {
                 Err(StoreError::Conflict(reason.to_owned()))
             } else {
-                Ok(())
+                Ok(version)
             }
         })
         .collect()
@@ -423,14 +474,20 @@ mod tests {
     use super::*;
     use crate::model::{Cell, Sheet};
 
+    /// Where an edit's answer comes back.
+    type Answer<T> = oneshot::Receiver<Result<Versioned<T>, StoreError>>;
+
     /// An edit that puts `text` in column A of a new row, without the
     /// validation a request gets, so the writer sees what it is given.
-    fn put(
+    fn put(text: String) -> (Box<dyn PendingEdit>, Answer<usize>) {
+        put_if(text, None)
+    }
+
+    /// [`put`], made only if `precondition` holds at its turn.
+    fn put_if(
         text: String,
-    ) -> (
-        Box<dyn PendingEdit>,
-        oneshot::Receiver<Result<usize, StoreError>>,
-    ) {
+        precondition: Option<Precondition>,
+    ) -> (Box<dyn PendingEdit>, Answer<usize>) {
         let (reply, answer) = oneshot::channel();
         let f = move |workbook: &mut Workbook| {
             let sheet = &mut workbook.sheets[0];
@@ -445,15 +502,15 @@ mod tests {
             reply,
             applied: None,
             key: None,
+            precondition,
         };
         (Box::new(edit), answer)
     }
 
-    #[test]
-    fn an_edit_the_writer_refuses_fails_alone() {
-        let dir = tempfile::tempdir().unwrap();
-        let limits = crate::Config::with_data_dir(dir.path()).store_limits();
-        let store = Store::open(dir.path(), limits).unwrap();
+    /// A store holding one workbook of one sheet with a header cell.
+    fn store_with_one_sheet(dir: &std::path::Path) -> (Store, SpreadsheetId) {
+        let limits = crate::Config::with_data_dir(dir).store_limits();
+        let store = Store::open(dir, limits).unwrap();
         let id = SpreadsheetId::new_random();
         let workbook = Workbook {
             sheets: vec![Sheet {
@@ -464,6 +521,56 @@ mod tests {
             ..Workbook::default()
         };
         store.create_from_model(id, &workbook).unwrap();
+        (store, id)
+    }
+
+    /// The texts of column A of the stored workbook.
+    fn column_a(store: &Store, id: SpreadsheetId) -> Vec<Cell> {
+        let (_, saved) = store.load(id).unwrap();
+        saved.sheets[0].rows.iter().map(|r| r[0].clone()).collect()
+    }
+
+    #[test]
+    fn of_edits_in_one_batch_with_the_same_if_match_only_the_first_is_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, id) = store_with_one_sheet(dir.path());
+        let (_, read, _) = store.load_versioned(id).unwrap();
+        let if_match = Precondition {
+            if_match: Some(crate::store::Tags::List(vec![crate::store::Named {
+                weak: false,
+                opaque: read.tag.to_string(),
+            }])),
+            ..Precondition::default()
+        };
+        // The second edit has no precondition; the third names the version
+        // read before the batch, which the first edit changed.
+        let (first, first_answer) = put_if("a".into(), Some(if_match.clone()));
+        let (free, free_answer) = put("b".into());
+        let (late, late_answer) = put_if("c".into(), Some(if_match));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        store.commit(id, deadline, vec![first, free, late]);
+
+        let made = first_answer.blocking_recv().unwrap().unwrap();
+        assert_ne!(made.version.tag, read.tag);
+        let free = free_answer.blocking_recv().unwrap().unwrap();
+        assert_eq!(free.version, made.version, "one rewrite for the batch");
+        let refused = late_answer.blocking_recv().unwrap().unwrap_err();
+        assert!(
+            matches!(refused, StoreError::PreconditionFailed),
+            "{refused}"
+        );
+        assert_eq!(
+            column_a(&store, id),
+            ["name", "a", "b"].map(|t| Cell::Text(t.into())).to_vec()
+        );
+        let (_, on_disk, _) = store.load_versioned(id).unwrap();
+        assert_eq!(on_disk.tag, made.version.tag);
+    }
+
+    #[test]
+    fn an_edit_the_writer_refuses_fails_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, id) = store_with_one_sheet(dir.path());
 
         // Three edits in one batch; the middle one is past the cell limit.
         let (first, first_answer) = put("a".into());
@@ -476,10 +583,8 @@ mod tests {
         assert!(last_answer.blocking_recv().unwrap().is_ok());
         let refused = bad_answer.blocking_recv().unwrap().unwrap_err();
         assert!(matches!(refused, StoreError::Conflict(_)), "{refused}");
-        let (_, saved) = store.load(id).unwrap();
-        let names: Vec<_> = saved.sheets[0].rows.iter().map(|r| r[0].clone()).collect();
         assert_eq!(
-            names,
+            column_a(&store, id),
             ["name", "a", "b"].map(|t| Cell::Text(t.into())).to_vec()
         );
     }

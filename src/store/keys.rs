@@ -62,6 +62,20 @@ pub struct Answer {
     pub spreadsheet: String,
     /// The edit's value (a count, a new id), as the handler renders it.
     pub value: Value,
+    /// The `ETag` of the workbook the write left, when it is known (older
+    /// journals have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+}
+
+impl Answer {
+    /// The same answer, given by a write that left the file tagged `tag`.
+    pub fn with_etag(self, tag: super::Tag) -> Answer {
+        Answer {
+            etag: Some(tag.to_string()),
+            ..self
+        }
+    }
 }
 
 /// What to do with a request that carries a key.
@@ -418,6 +432,7 @@ mod tests {
         Answer {
             spreadsheet: "s".into(),
             value: value.into(),
+            etag: None,
         }
     }
 

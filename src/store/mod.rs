@@ -18,6 +18,7 @@ mod commit;
 mod keys;
 mod lock;
 mod queue;
+mod version;
 
 use std::fs::{self, File};
 use std::io::Read;
@@ -34,6 +35,7 @@ pub use keys::{Answer, Claim, Claimed, Key, fingerprint};
 use lock::{LOCK_DIR, lock_exclusive_until, remove_lock_file, try_lock_exclusive};
 use queue::Queues;
 use tokio::sync::oneshot;
+pub use version::{Current, Named, Precondition, Tag, Tags, Version, Versioned, later};
 
 /// When the last commit of a spreadsheet took several edits, the next
 /// committer waits until as many edits wait again, but no longer than
@@ -78,6 +80,10 @@ pub enum StoreError {
     /// A request with the same idempotency key is being handled.
     #[error("a request with this idempotency key is in progress")]
     KeyInUse,
+    /// The write's [`Precondition`] does not hold for the workbook as it
+    /// stands when the write takes its turn; nothing was written.
+    #[error("the workbook is not the version the write requires")]
+    PreconditionFailed,
 }
 
 impl From<xlsx::ReadError> for StoreError {
@@ -138,6 +144,8 @@ pub struct Listed {
     pub sheets: Vec<String>,
     pub bytes: u64,
     pub modified: std::time::SystemTime,
+    /// The tag of the file's bytes (none if it could not be read).
+    pub tag: Option<Tag>,
 }
 
 /// Handle to the data directory; cheap to clone.
@@ -153,6 +161,8 @@ struct Inner {
     cache: Mutex<Cache>,
     parses: Turns,
     keys: Arc<keys::Keys>,
+    /// The tag of each file hashed, by its identity.
+    tags: Mutex<version::Known>,
 }
 
 impl Store {
@@ -180,6 +190,7 @@ impl Store {
                 parses: Turns::new(limits.max_parses),
                 keys,
                 limits,
+                tags: Mutex::default(),
             }),
         })
     }
@@ -277,11 +288,15 @@ impl Store {
                 .into_iter()
                 .skip(offset)
                 .take(limit)
-                .map(|(modified, id, bytes)| Listed {
-                    id,
-                    sheets: store.sheet_names(id),
-                    bytes,
-                    modified,
+                .map(|(modified, id, bytes)| {
+                    let (sheets, tag) = store.listed_contents(id);
+                    Listed {
+                        id,
+                        sheets,
+                        bytes,
+                        modified,
+                        tag,
+                    }
                 })
                 .collect();
             Ok((page, total))
@@ -290,12 +305,100 @@ impl Store {
     }
 
     /// The names of a workbook's sheets (its tabs, chart sheets too), from
-    /// the file's `xl/workbook.xml`; none when it cannot be read.
-    fn sheet_names(&self, id: SpreadsheetId) -> Vec<String> {
-        let Ok(file) = self.open_file(id) else {
-            return Vec::new();
+    /// the file's `xl/workbook.xml`, and the file's tag; none when it cannot
+    /// be read. A file hashed before is not read whole again: a listing
+    /// hashes only the files that changed since.
+    fn listed_contents(&self, id: SpreadsheetId) -> (Vec<String>, Option<Tag>) {
+        let Ok(mut file) = self.open_file(id) else {
+            return (Vec::new(), None);
         };
-        xlsx::sheet_names(std::io::BufReader::new(file)).unwrap_or_default()
+        let Ok(meta) = file.metadata() else {
+            return (Vec::new(), None);
+        };
+        let identity = FileIdentity::of(&meta);
+        if let Some(tag) = self.known_tag(id, identity) {
+            let names = xlsx::sheet_names(std::io::BufReader::new(file)).unwrap_or_default();
+            return (names, Some(tag));
+        }
+        let mut bytes = Vec::new();
+        if file.read_to_end(&mut bytes).is_err() {
+            return (Vec::new(), None);
+        }
+        let tag = self.tagged(id, identity, &bytes);
+        let names = xlsx::sheet_names(std::io::Cursor::new(&bytes)).unwrap_or_default();
+        (names, Some(tag))
+    }
+
+    /// The ETag of the file of `id` as it stands now (what a write is
+    /// about to change, for the audit log): the tag kept for the file's
+    /// identity, else the file hashed once and its tag kept, as a read of
+    /// it would. `None` when there is no such regular file.
+    pub fn current_etag(&self, id: SpreadsheetId) -> Option<String> {
+        let path = self.path(id);
+        let meta = fs::symlink_metadata(&path).ok()?;
+        if !meta.file_type().is_file() {
+            return None;
+        }
+        let identity = FileIdentity::of(&meta);
+        if let Some(tag) = self.known_tag(id, identity) {
+            return Some(tag.to_string());
+        }
+        let bytes = fs::read(&path).ok()?;
+        // Changed while it was read: no tag can be trusted for it.
+        let read = fs::symlink_metadata(&path).ok()?;
+        (FileIdentity::of(&read) == identity).then(|| self.tagged(id, identity, &bytes).to_string())
+    }
+
+    /// The tag of the file of `id` with `identity`, if it was hashed.
+    fn known_tag(&self, id: SpreadsheetId, identity: FileIdentity) -> Option<Tag> {
+        locked(&self.inner.tags).get(id, identity)
+    }
+
+    /// Hashes `bytes`, the file of `id` with `identity`, and keeps the tag.
+    fn tagged(&self, id: SpreadsheetId, identity: FileIdentity, bytes: &[u8]) -> Tag {
+        let tag = Tag::of(bytes);
+        locked(&self.inner.tags).insert(id, identity, tag);
+        tag
+    }
+
+    /// The version of a file the store wrote as `tag`: kept for the reads
+    /// that follow.
+    fn written(&self, id: SpreadsheetId, written: &fs::Metadata, tag: Tag) -> Version {
+        locked(&self.inner.tags).insert(id, FileIdentity::of(written), tag);
+        Version::new(tag, written)
+    }
+
+    /// The version of `file`, the file of `id` open with `meta`: its kept
+    /// tag, or (for a file not hashed yet) hashed now from its start.
+    fn version_of(
+        &self,
+        id: SpreadsheetId,
+        file: &mut File,
+        meta: &fs::Metadata,
+    ) -> Result<Version, StoreError> {
+        let identity = FileIdentity::of(meta);
+        let tag = match self.known_tag(id, identity) {
+            Some(tag) => tag,
+            None => {
+                std::io::Seek::rewind(file)?;
+                let tag = Tag::read(&*file)?;
+                locked(&self.inner.tags).insert(id, identity, tag);
+                tag
+            }
+        };
+        Ok(Version::new(tag, meta))
+    }
+
+    /// Where the workbook of `id` stands now, for a write's precondition.
+    fn current(&self, id: SpreadsheetId) -> Result<Current, StoreError> {
+        match self.open_file(id) {
+            Ok(mut file) => {
+                let meta = file.metadata()?;
+                Ok(Current::File(self.version_of(id, &mut file, &meta)?))
+            }
+            Err(StoreError::NotFound) => Ok(Current::Absent),
+            Err(error) => Err(error),
+        }
     }
 
     /// Runs `f` on the current workbook, without taking any lock. `f` may
@@ -305,8 +408,23 @@ impl Store {
         F: FnOnce(&Arc<Workbook>) -> T + Send + 'static,
         T: Send + 'static,
     {
+        self.read_versioned(id, move |workbook, _| f(workbook))
+            .await
+    }
+
+    /// Runs `f` on the current workbook and its file's version, without
+    /// taking any lock (see [`Store::read`]).
+    pub async fn read_versioned<T, F>(&self, id: SpreadsheetId, f: F) -> Result<T, StoreError>
+    where
+        F: FnOnce(&Arc<Workbook>, &Version) -> T + Send + 'static,
+        T: Send + 'static,
+    {
         let store = self.clone();
-        blocking(move || Ok(f(&store.load(id)?.1))).await
+        blocking(move || {
+            let (_, version, workbook) = store.load_versioned(id)?;
+            Ok(f(&workbook, &version))
+        })
+        .await
     }
 
     /// Runs `f` on the workbook under the spreadsheet's locks and, when it
@@ -325,6 +443,27 @@ impl Store {
         T: serde::Serialize + Send + 'static,
         E: From<StoreError> + Send + 'static,
     {
+        Ok(self.edit_if(id, key, None, f).await?.value)
+    }
+
+    /// [`Store::edit`], run only if `precondition` holds when the edit
+    /// takes its turn: after every edit queued before it, those of its own
+    /// commit included (one that changed the workbook makes it a version
+    /// no tag names). Otherwise `f` is not run and the answer is
+    /// [`StoreError::PreconditionFailed`]. Answers with the version of the
+    /// file the edit left: the new one, or the one read when nothing changed.
+    pub async fn edit_if<T, E, F>(
+        &self,
+        id: SpreadsheetId,
+        key: Option<Claimed>,
+        precondition: Option<Precondition>,
+        f: F,
+    ) -> Result<Versioned<T>, E>
+    where
+        F: FnMut(&mut Workbook) -> Result<Edit<T>, E> + Send + 'static,
+        T: serde::Serialize + Send + 'static,
+        E: From<StoreError> + Send + 'static,
+    {
         if !self.named(id) {
             return Err(StoreError::NotFound.into());
         }
@@ -335,6 +474,7 @@ impl Store {
             reply,
             applied: None,
             key,
+            precondition,
         }));
         // A request dropped while its edit waits (the client went away)
         // takes the edit back; once a committer has it, it is committed.
@@ -403,14 +543,23 @@ impl Store {
     /// Renames `prepared` over its file, if the file in place still has the
     /// identity `expected` (when given), once the answers of the write's
     /// idempotency keys are durable; see `keys` for why in this order.
+    /// Returns the new file's metadata and tag; the answers remembered
+    /// carry the tag.
     fn land(
         &self,
         prepared: atomic::Prepared<'_>,
         expected: Option<FileIdentity>,
         records: &[(Key, Answer)],
-    ) -> Result<std::fs::Metadata, StoreError> {
+    ) -> Result<(std::fs::Metadata, Tag), StoreError> {
         let keys: Vec<Key> = records.iter().map(|(key, _)| key.clone()).collect();
-        self.inner.keys.record(records, Some(prepared.identity()))?;
+        let tag = prepared.tag();
+        let records: Vec<(Key, Answer)> = records
+            .iter()
+            .map(|(key, answer)| (key.clone(), answer.clone().with_etag(tag)))
+            .collect();
+        self.inner
+            .keys
+            .record(&records, Some(prepared.identity()))?;
         let checked = expected.map_or(Ok(()), |expected| prepared.check(expected));
         let written = match checked.and_then(|()| prepared.rename()) {
             Ok(written) => written,
@@ -425,7 +574,7 @@ impl Store {
         let synced = sync_dir(&self.inner.dir);
         self.inner.keys.landed(&keys)?;
         synced?;
-        Ok(written)
+        Ok((written, tag))
     }
 
     /// A place in the spreadsheet's write queue (503 when it is full), and
@@ -451,19 +600,35 @@ impl Store {
     }
 
     /// The workbook as it is on disk now, parsed once per file version.
+    #[cfg(test)]
     fn load(&self, id: SpreadsheetId) -> Result<(FileIdentity, Arc<Workbook>), StoreError> {
+        let (identity, _, workbook) = self.load_versioned(id)?;
+        Ok((identity, workbook))
+    }
+
+    /// The workbook as it is on disk now, parsed (and its file hashed) once
+    /// per file version, with the file's identity and version.
+    fn load_versioned(
+        &self,
+        id: SpreadsheetId,
+    ) -> Result<(FileIdentity, Version, Arc<Workbook>), StoreError> {
         let mut file = self.open_file(id)?;
-        let identity = FileIdentity::of(&file.metadata()?);
+        let meta = file.metadata()?;
+        let identity = FileIdentity::of(&meta);
+        let cached = |store: &Store, file: &mut File, workbook| {
+            Ok((identity, store.version_of(id, file, &meta)?, workbook))
+        };
         if let Some(workbook) = self.cache().get(id, identity)? {
-            return Ok((identity, workbook));
+            return cached(self, &mut file, workbook);
         }
         let _turn = self.parse_turn()?;
         // Another request may have parsed it while this one waited.
         if let Some(workbook) = self.cache().get(id, identity)? {
-            return Ok((identity, workbook));
+            return cached(self, &mut file, workbook);
         }
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
+        let version = Version::new(self.tagged(id, identity, &bytes), &meta);
         let workbook = match xlsx::read_workbook(&bytes, self.inner.limits.max_cells) {
             Ok(workbook) => Arc::new(workbook),
             Err(error) => {
@@ -474,7 +639,7 @@ impl Store {
         };
         self.cache()
             .insert(id, identity, workbook.clone(), Kept::default());
-        Ok((identity, workbook))
+        Ok((identity, version, workbook))
     }
 
     /// A turn to parse a workbook: at most `max_parses` run at once, and a
@@ -499,6 +664,12 @@ impl Store {
         self.cache().remove(id);
     }
 
+    /// Forgets everything about the workbook of `id`, which was removed.
+    fn forget_all(&self, id: SpreadsheetId) {
+        self.forget(id);
+        locked(&self.inner.tags).remove(id);
+    }
+
     /// Stores a new workbook under a new id; `bytes` must parse. With a
     /// claimed idempotency key, the new id is remembered before the file
     /// lands.
@@ -506,17 +677,17 @@ impl Store {
         &self,
         bytes: impl AsRef<[u8]> + Send + 'static,
         key: Option<Claimed>,
-    ) -> Result<SpreadsheetId, StoreError> {
+    ) -> Result<Versioned<SpreadsheetId>, StoreError> {
         let store = self.clone();
         blocking(move || {
             let bytes = bytes.as_ref();
             let workbook = store.parse_upload(bytes)?;
-            let (id, identity) = store.create_file(key, |out| {
+            let (id, identity, version) = store.create_file(key, |out| {
                 std::io::Write::write_all(out, bytes).map_err(StoreError::from)
             })?;
             // Parsed once: the first read finds it in the cache.
             store.remember(id, identity, workbook, Kept::default());
-            Ok(id)
+            Ok(Versioned { value: id, version })
         })
         .await
     }
@@ -526,11 +697,12 @@ impl Store {
         &self,
         workbook: Workbook,
         key: Option<Claimed>,
-    ) -> Result<SpreadsheetId, StoreError> {
+    ) -> Result<Versioned<SpreadsheetId>, StoreError> {
         let store = self.clone();
         blocking(move || {
-            let (id, _) = store.create_file(key, |out| store.write_whole(&workbook, out))?;
-            Ok(id)
+            let (id, _, version) =
+                store.create_file(key, |out| store.write_whole(&workbook, out))?;
+            Ok(Versioned { value: id, version })
         })
         .await
     }
@@ -542,18 +714,20 @@ impl Store {
     }
 
     /// A new file under a new id, written by `write`; with a claimed key,
-    /// the id is its answer. Returns the id and the file's identity.
+    /// the id is its answer. Returns the id, the file's identity and its
+    /// version.
     fn create_file(
         &self,
         key: Option<Claimed>,
         write: impl FnOnce(&mut std::io::BufWriter<&File>) -> Result<(), StoreError>,
-    ) -> Result<(SpreadsheetId, FileIdentity), StoreError> {
+    ) -> Result<(SpreadsheetId, FileIdentity, Version), StoreError> {
         let id = SpreadsheetId::new_random();
         let path = self.path(id);
         let prepared = atomic::Prepared::write(&path, &id.to_string(), write)?;
         let records = answers(key.as_ref(), id, serde_json::Value::String(id.to_string()));
-        let written = self.land(prepared, None, &records)?;
-        Ok((id, FileIdentity::of(&written)))
+        let (written, tag) = self.land(prepared, None, &records)?;
+        let version = self.written(id, &written, tag);
+        Ok((id, FileIdentity::of(&written), version))
     }
 
     /// Writes `workbook` under `id` unless a file with that id exists.
@@ -571,13 +745,40 @@ impl Store {
         Ok(())
     }
 
-    /// The workbook's bytes as they are on disk.
-    pub async fn download(&self, id: SpreadsheetId) -> Result<Vec<u8>, StoreError> {
+    /// The workbook's bytes as they are on disk, with their version; the
+    /// bytes only if `wanted` says so of the version (a client that has
+    /// them gets none: the file is not read).
+    pub async fn download(
+        &self,
+        id: SpreadsheetId,
+        wanted: impl FnOnce(&Version) -> bool + Send + 'static,
+    ) -> Result<Versioned<Option<Vec<u8>>>, StoreError> {
         let store = self.clone();
         blocking(move || {
+            let mut file = store.open_file(id)?;
+            let meta = file.metadata()?;
+            let identity = FileIdentity::of(&meta);
+            let Some(tag) = store.known_tag(id, identity) else {
+                // Not hashed yet: hashed from the bytes read for the answer.
+                let mut bytes = Vec::new();
+                file.read_to_end(&mut bytes)?;
+                let version = Version::new(store.tagged(id, identity, &bytes), &meta);
+                let value = wanted(&version).then_some(bytes);
+                return Ok(Versioned { value, version });
+            };
+            let version = Version::new(tag, &meta);
+            if !wanted(&version) {
+                return Ok(Versioned {
+                    value: None,
+                    version,
+                });
+            }
             let mut bytes = Vec::new();
-            store.open_file(id)?.read_to_end(&mut bytes)?;
-            Ok(bytes)
+            file.read_to_end(&mut bytes)?;
+            Ok(Versioned {
+                value: Some(bytes),
+                version,
+            })
         })
         .await
     }
@@ -590,14 +791,15 @@ impl Store {
         id: SpreadsheetId,
         bytes: B,
         key: Option<Claimed>,
-    ) -> Result<bool, StoreError> {
+        precondition: Option<Precondition>,
+    ) -> Result<Versioned<bool>, StoreError> {
         let store = self.clone();
         let (bytes, workbook) = blocking(move || {
             let workbook = store.parse_upload(bytes.as_ref())?;
             Ok((bytes, workbook))
         })
         .await?;
-        self.replace(id, key, Some(workbook), move |out| {
+        self.replace(id, key, precondition, Some(workbook), move |out| {
             std::io::Write::write_all(out, bytes.as_ref()).map_err(StoreError::from)
         })
         .await
@@ -610,34 +812,41 @@ impl Store {
         id: SpreadsheetId,
         workbook: Workbook,
         key: Option<Claimed>,
-    ) -> Result<bool, StoreError> {
+        precondition: Option<Precondition>,
+    ) -> Result<Versioned<bool>, StoreError> {
         let store = self.clone();
-        self.replace(id, key, None, move |out| store.write_whole(&workbook, out))
-            .await
+        self.replace(id, key, precondition, None, move |out| {
+            store.write_whole(&workbook, out)
+        })
+        .await
     }
 
     /// Makes the file of `id` what `write` writes, after any write in
     /// flight has finished; the file is replaced whole, and the cache holds
     /// `parsed`, what the file parses to, if given. Returns whether a
-    /// workbook was replaced. A name that is no regular file is refused,
-    /// never replaced.
+    /// workbook was replaced, and the new file's version. A name that is
+    /// no regular file is refused, never replaced; with a `precondition`
+    /// that does not hold for the file in place, nothing is written.
     async fn replace(
         &self,
         id: SpreadsheetId,
         key: Option<Claimed>,
+        precondition: Option<Precondition>,
         parsed: Option<Workbook>,
         write: impl FnOnce(&mut std::io::BufWriter<&File>) -> Result<(), StoreError> + Send + 'static,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Versioned<bool>, StoreError> {
         self.with_whole_turn(id, move |store| {
             let replaced = match fs::symlink_metadata(store.path(id)) {
                 Ok(meta) if meta.file_type().is_file() => true,
                 Ok(_) => return Err(not_regular(id)),
                 Err(_) => false,
             };
+            store.check(id, precondition.as_ref())?;
             let path = store.path(id);
             let prepared = atomic::Prepared::write(&path, &id.to_string(), write)?;
             let records = answers(key.as_ref(), id, serde_json::Value::Bool(replaced));
-            let written = store.land(prepared, None, &records)?;
+            let (written, tag) = store.land(prepared, None, &records)?;
+            let version = store.written(id, &written, tag);
             match parsed {
                 Some(workbook) => {
                     let identity = FileIdentity::of(&written);
@@ -645,18 +854,50 @@ impl Store {
                 }
                 None => store.forget(id),
             }
-            Ok(replaced)
+            Ok(Versioned {
+                value: replaced,
+                version,
+            })
         })
         .await
     }
 
-    /// Removes the workbook, after any write in flight has finished; writes
-    /// queued behind it then find no spreadsheet (404).
-    pub async fn remove(&self, id: SpreadsheetId) -> Result<(), StoreError> {
+    /// [`StoreError::PreconditionFailed`] unless `precondition` (if any)
+    /// holds for the workbook of `id` as it is now; called holding its turn.
+    fn check(
+        &self,
+        id: SpreadsheetId,
+        precondition: Option<&Precondition>,
+    ) -> Result<(), StoreError> {
+        match precondition {
+            Some(precondition) if !precondition.holds(self.current(id)?) => {
+                Err(StoreError::PreconditionFailed)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Removes the workbook, after any write in flight has finished, if
+    /// `precondition` (if any) holds then; writes queued behind it then
+    /// find no spreadsheet (404).
+    pub async fn remove(
+        &self,
+        id: SpreadsheetId,
+        precondition: Option<Precondition>,
+    ) -> Result<(), StoreError> {
         if !self.named(id) {
             return Err(StoreError::NotFound);
         }
         self.with_whole_turn(id, move |store| {
+            if let Some(precondition) = &precondition {
+                match store.current(id)? {
+                    Current::Absent => return Err(StoreError::NotFound),
+                    current if !precondition.holds(current) => {
+                        return Err(StoreError::PreconditionFailed);
+                    }
+                    _ => {}
+                }
+            }
             match fs::remove_file(store.path(id)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -664,7 +905,7 @@ impl Store {
                 }
                 Err(e) => return Err(e.into()),
             }
-            store.forget(id);
+            store.forget_all(id);
             // Held until here: a writer of another process that waited for
             // it finds no workbook once it has it.
             remove_lock_file(&store.inner.dir, id)?;
@@ -704,6 +945,7 @@ fn answers(
     let answer = |value| Answer {
         spreadsheet: id.to_string(),
         value,
+        etag: None,
     };
     key.map(|claimed| (claimed.key().clone(), answer(value)))
         .into_iter()
@@ -828,4 +1070,42 @@ fn remove_leftover_temp_files(dir: &Path) -> Result<(), StoreError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Cell, Sheet};
+
+    #[tokio::test]
+    async fn a_listing_hashes_a_file_once_per_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = crate::Config::with_data_dir(dir.path()).store_limits();
+        let store = Store::open(dir.path(), limits).unwrap();
+        let id = SpreadsheetId::new_random();
+        let workbook = Workbook {
+            sheets: vec![Sheet::new("S", vec![vec![Cell::Text("name".into())]])],
+            ..Workbook::default()
+        };
+        store.create_from_model(id, &workbook).unwrap();
+        let path = store.path(id);
+        let listed_tag = |store: Store| async move {
+            let (page, _) = store.list(0, 10, |_| true).await.unwrap();
+            page[0].tag
+        };
+        let first = listed_tag(store.clone()).await;
+        assert_eq!(first, Some(Tag::of(&fs::read(&path).unwrap())));
+
+        // A tag planted for the file's identity is what the next listing
+        // gives: it did not read the file again.
+        let identity = FileIdentity::of(&fs::symlink_metadata(&path).unwrap());
+        let planted = Tag::of(b"planted");
+        locked(&store.inner.tags).insert(id, identity, planted);
+        assert_eq!(listed_tag(store.clone()).await, Some(planted));
+
+        // A new version of the file is hashed again.
+        fs::write(&path, b"another version").unwrap();
+        let again = listed_tag(store.clone()).await;
+        assert_eq!(again, Some(Tag::of(b"another version")));
+    }
 }

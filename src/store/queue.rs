@@ -157,10 +157,10 @@ mod tests {
     struct Waiting;
 
     impl PendingEdit for Waiting {
-        fn apply(&mut self, _: &mut Workbook) -> bool {
+        fn apply(&mut self, _: &mut Workbook, _: crate::store::Current) -> bool {
             unreachable!("the queue tests commit nothing")
         }
-        fn answer(self: Box<Self>, _: Result<(), StoreError>) {}
+        fn answer(self: Box<Self>, _: Result<crate::store::Version, StoreError>) {}
         fn record(&self, _: SpreadsheetId) -> Option<(crate::store::Key, crate::store::Answer)> {
             None
         }

@@ -1,0 +1,284 @@
+//! Versions of a workbook file, for conditional requests (contract §11.5):
+//! the tag that names a version (the SHA-256 of the file's bytes), the
+//! preconditions a write can carry, and the tags already computed, by file
+//! identity, so that no request hashes a file that has not changed.
+//!
+//! The tag is a content hash, not the file's length and time: two servers
+//! sharing a data directory give the same file the same tag, and a file put
+//! back as it was gets its old tag again. It is computed where the store
+//! reads a file's bytes anyway (to parse it) or writes them; the HTTP layer
+//! turns it into `ETag` and reads the `If-*` headers into a
+//! [`Precondition`].
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::Read;
+use std::time::SystemTime;
+
+use sha2::{Digest, Sha256};
+
+use super::cache::FileIdentity;
+use crate::model::SpreadsheetId;
+
+/// The SHA-256 of a workbook file's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tag([u8; 32]);
+
+impl Tag {
+    /// The tag of `bytes`.
+    pub fn of(bytes: &[u8]) -> Tag {
+        Tag(Sha256::digest(bytes).into())
+    }
+
+    /// The tag of what `reader` gives, read to its end.
+    pub fn read(mut reader: impl Read) -> std::io::Result<Tag> {
+        let mut hasher = Sha256::new();
+        let mut buffer = vec![0; 64 * 1024];
+        loop {
+            match reader.read(&mut buffer)? {
+                0 => return Ok(Tag(hasher.finalize().into())),
+                n => hasher.update(&buffer[..n]),
+            }
+        }
+    }
+}
+
+/// Written as an HTTP entity tag: the hash in lower-case hex, quoted (the
+/// hex alone is what `sha256sum` prints for the file).
+impl fmt::Display for Tag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("\"")?;
+        for byte in self.0 {
+            write!(f, "{byte:02x}")?;
+        }
+        f.write_str("\"")
+    }
+}
+
+/// One version of a workbook file: its tag and modification time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Version {
+    pub tag: Tag,
+    pub modified: SystemTime,
+}
+
+impl Version {
+    pub fn new(tag: Tag, meta: &std::fs::Metadata) -> Version {
+        Version {
+            tag,
+            modified: meta.modified().unwrap_or(std::time::UNIX_EPOCH),
+        }
+    }
+}
+
+/// A value and the version of the workbook it left (a write) or was
+/// taken from (a read).
+#[derive(Debug)]
+pub struct Versioned<T> {
+    pub value: T,
+    pub version: Version,
+}
+
+/// An entity tag as a request names it: quoted, weak (`W/"…"`) or strong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    pub weak: bool,
+    /// With its quotes, as [`Tag`] displays.
+    pub opaque: String,
+}
+
+/// The tags a request names: any version (`*`), or these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tags {
+    Any,
+    List(Vec<Named>),
+}
+
+impl Tags {
+    /// Strong comparison (RFC 9110 §8.8.3.2): a weak tag never matches;
+    /// `*` matches any version.
+    pub fn match_strong(&self, tag: &Tag) -> bool {
+        let tag = tag.to_string();
+        match self {
+            Tags::Any => true,
+            Tags::List(named) => named.iter().any(|n| !n.weak && n.opaque == tag),
+        }
+    }
+
+    /// Weak comparison, for reads: `W/"x"` matches `"x"`.
+    pub fn match_weak(&self, tag: &Tag) -> bool {
+        let tag = tag.to_string();
+        match self {
+            Tags::Any => true,
+            Tags::List(named) => named.iter().any(|n| n.opaque == tag),
+        }
+    }
+}
+
+/// Where a workbook stands when a write takes its turn.
+#[derive(Debug, Clone, Copy)]
+pub enum Current {
+    /// No file has the spreadsheet's id.
+    Absent,
+    /// The file is this version.
+    File(Version),
+    /// An earlier edit of the same commit changed the workbook: the file
+    /// about to be written is a version no request can have seen.
+    Changed,
+}
+
+/// What a write requires of the workbook's version, checked when it takes
+/// its turn, after every write queued before it (RFC 9110 §13.2.2 order).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Precondition {
+    /// The write goes on only if the workbook is one of these versions.
+    pub if_match: Option<Tags>,
+    /// … or, without `if_match`, has not changed since this time.
+    pub if_unmodified_since: Option<SystemTime>,
+    /// The write goes on only if the workbook is none of these versions
+    /// (`*`: only if there is no workbook).
+    pub if_none_match: Option<Tags>,
+}
+
+impl Precondition {
+    /// Whether nothing is required.
+    pub fn is_empty(&self) -> bool {
+        *self == Precondition::default()
+    }
+
+    /// Whether a write requiring this may go on with the workbook at
+    /// `current`.
+    pub fn holds(&self, current: Current) -> bool {
+        let matched = match (&self.if_match, current) {
+            (None, _) => None,
+            (Some(_), Current::Absent) => Some(false),
+            (Some(tags), Current::Changed) => Some(*tags == Tags::Any),
+            (Some(tags), Current::File(version)) => Some(tags.match_strong(&version.tag)),
+        };
+        let unmodified = || match (self.if_unmodified_since, current) {
+            // Ignored without a modification time (RFC 9110 §13.1.4).
+            (None, _) | (_, Current::Absent) => true,
+            (Some(since), Current::File(version)) => !later(version.modified, since),
+            (Some(since), Current::Changed) => !later(SystemTime::now(), since),
+        };
+        if !matched.unwrap_or_else(unmodified) {
+            return false;
+        }
+        match (&self.if_none_match, current) {
+            (None, _) | (Some(_), Current::Absent) => true,
+            (Some(tags), Current::Changed) => *tags != Tags::Any,
+            (Some(tags), Current::File(version)) => !tags.match_weak(&version.tag),
+        }
+    }
+}
+
+/// Whether `time` is later than `since` by a whole second or more: HTTP
+/// dates have no fractions, so a file modified within the second a client
+/// was told counts as that second.
+pub fn later(time: SystemTime, since: SystemTime) -> bool {
+    let seconds = |t: SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    };
+    seconds(time) > seconds(since)
+}
+
+/// The tag of each spreadsheet's file, by the identity the file had when
+/// it was hashed: a few dozen bytes a spreadsheet, never evicted (the
+/// store drops a spreadsheet's when it removes the workbook).
+#[derive(Default)]
+pub struct Known(HashMap<SpreadsheetId, (FileIdentity, Tag)>);
+
+impl Known {
+    /// The tag of the file of `id` with `identity`, if it was hashed.
+    pub fn get(&self, id: SpreadsheetId, identity: FileIdentity) -> Option<Tag> {
+        let (known, tag) = self.0.get(&id)?;
+        (*known == identity).then_some(*tag)
+    }
+
+    pub fn insert(&mut self, id: SpreadsheetId, identity: FileIdentity, tag: Tag) {
+        self.0.insert(id, (identity, tag));
+    }
+
+    pub fn remove(&mut self, id: SpreadsheetId) {
+        self.0.remove(&id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn version(byte: u8, at: u64) -> Version {
+        Version {
+            tag: Tag::of(&[byte]),
+            modified: std::time::UNIX_EPOCH + Duration::from_secs(at),
+        }
+    }
+
+    fn named(tag: &Tag, weak: bool) -> Named {
+        Named {
+            weak,
+            opaque: tag.to_string(),
+        }
+    }
+
+    fn if_match(tags: Tags) -> Precondition {
+        Precondition {
+            if_match: Some(tags),
+            ..Precondition::default()
+        }
+    }
+
+    #[test]
+    fn the_tag_is_the_quoted_sha256_of_the_bytes() {
+        assert_eq!(
+            Tag::of(b"abc").to_string(),
+            "\"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\""
+        );
+        let read = Tag::read(std::io::Cursor::new(vec![7u8; 200_000])).unwrap();
+        assert_eq!(read, Tag::of(&vec![7u8; 200_000]));
+    }
+
+    #[test]
+    fn if_match_compares_strongly_and_fails_once_the_workbook_changed() {
+        let v = version(1, 100);
+        let current = Current::File(v);
+        assert!(if_match(Tags::List(vec![named(&v.tag, false)])).holds(current));
+        assert!(!if_match(Tags::List(vec![named(&v.tag, true)])).holds(current));
+        assert!(!if_match(Tags::List(vec![named(&version(2, 1).tag, false)])).holds(current));
+        assert!(if_match(Tags::Any).holds(current));
+        assert!(!if_match(Tags::List(vec![named(&v.tag, false)])).holds(Current::Changed));
+        assert!(if_match(Tags::Any).holds(Current::Changed));
+        assert!(!if_match(Tags::Any).holds(Current::Absent));
+    }
+
+    #[test]
+    fn if_unmodified_since_counts_whole_seconds_and_yields_to_if_match() {
+        let v = version(1, 100);
+        let since = |at: u64| Precondition {
+            if_unmodified_since: Some(std::time::UNIX_EPOCH + Duration::from_millis(at)),
+            ..Precondition::default()
+        };
+        assert!(since(100_000).holds(Current::File(v)));
+        assert!(since(100_999).holds(Current::File(v)));
+        assert!(!since(99_999).holds(Current::File(v)));
+        assert!(since(1).holds(Current::Absent), "ignored without a file");
+        let both = Precondition {
+            if_match: Some(Tags::Any),
+            ..since(1)
+        };
+        assert!(both.holds(Current::File(v)), "If-Match decides alone");
+    }
+
+    #[test]
+    fn if_none_match_star_holds_only_without_a_workbook() {
+        let none = Precondition {
+            if_none_match: Some(Tags::Any),
+            ..Precondition::default()
+        };
+        assert!(none.holds(Current::Absent));
+        assert!(!none.holds(Current::File(version(1, 1))));
+    }
+}
