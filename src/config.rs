@@ -49,6 +49,12 @@ pub struct Config {
     #[arg(long, env = "SHEETD_AUDIT_LOG")]
     pub audit_log: Option<PathBuf>,
 
+    /// Earlier versions kept of each workbook: the file a write replaces is
+    /// linked (no copy) under `.sheetd-versions/`, the oldest beyond this
+    /// many unlinked; 0 keeps none.
+    #[arg(long, env = "SHEETD_KEEP_VERSIONS", default_value_t = 10)]
+    pub keep_versions: usize,
+
     /// Largest request body accepted, in bytes.
     #[arg(long, env = "SHEETD_MAX_BODY_BYTES", default_value_t = 16 * 1024 * 1024)]
     pub max_body_bytes: usize,
@@ -174,6 +180,7 @@ impl Config {
             max_parses: self.max_parses.max(1),
             idempotency_window: Duration::from_secs(self.idempotency_window_secs),
             temp_dir: self.temp_dir.clone(),
+            keep_versions: self.keep_versions,
         }
     }
 
@@ -258,6 +265,7 @@ impl fmt::Debug for Config {
             )
             .field("tokens_file", &self.tokens_file)
             .field("audit_log", &self.audit_log)
+            .field("keep_versions", &self.keep_versions)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_rows_per_request", &self.max_rows_per_request)
             .field("max_cells", &self.max_cells)

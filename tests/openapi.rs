@@ -28,7 +28,8 @@ async fn openapi_is_valid_and_names_every_route() {
     for (template, item) in paths {
         let path = template
             .replace("{spreadsheet_id}", ID)
-            .replace("{sheet_name}", "People");
+            .replace("{sheet_name}", "People")
+            .replace("{etag}", &"0".repeat(64));
         for method in METHODS {
             let in_spec = item.get(method).is_some();
             let verb = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
@@ -64,11 +65,14 @@ async fn openapi_is_valid_and_names_every_route() {
             "get /v1/openapi.json",
             "get /v1/spreadsheets",
             "get /v1/spreadsheets/{spreadsheet_id}",
+            "get /v1/spreadsheets/{spreadsheet_id}/versions",
+            "get /v1/spreadsheets/{spreadsheet_id}/versions/{etag}",
             "patch /v1/data/{spreadsheet_id}/{sheet_name}",
             "post /v1/batch/{spreadsheet_id}",
             "post /v1/data/{spreadsheet_id}",
             "post /v1/data/{spreadsheet_id}/{sheet_name}",
             "post /v1/spreadsheets",
+            "post /v1/spreadsheets/{spreadsheet_id}/versions/{etag}/restore",
             "put /v1/spreadsheets/{spreadsheet_id}",
         ]
     );

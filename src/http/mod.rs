@@ -16,6 +16,7 @@ mod rows;
 pub mod serve;
 mod spreadsheets;
 mod stream;
+mod versions;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -197,6 +198,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(openapi::openapi_json))
         .merge(rows::router())
         .merge(batch::router())
+        .merge(versions::router())
         .merge(spreadsheets::router())
 }
 

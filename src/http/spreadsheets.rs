@@ -46,7 +46,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[derive(ToSchema)]
 #[schema(value_type = String, format = Binary)]
 #[allow(dead_code)] // describes a body; the handlers move bytes
-pub struct XlsxFile(Vec<u8>);
+pub(super) struct XlsxFile(Vec<u8>);
 
 /// One sheet of a workbook.
 #[derive(Serialize, Deserialize, ToSchema)]
@@ -275,7 +275,7 @@ async fn spreadsheets_list(
 }
 
 /// A time as RFC 3339 in UTC, to the second: `2026-11-24T06:50:00Z`.
-fn rfc3339(time: SystemTime) -> String {
+pub(super) fn rfc3339(time: SystemTime) -> String {
     let (date, seconds, _) = utc(time);
     format!(
         "{date}T{:02}:{:02}:{:02}Z",

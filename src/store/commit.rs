@@ -388,7 +388,7 @@ impl Store {
         let prepared = Prepared::write(&path, &id.to_string(), |out| {
             Ok(unpanicked(|| rewrite.save(workbook, out))??)
         })?;
-        let (written, tag) = self.land(prepared, Some(read), &records)?;
+        let (written, tag) = self.land(id, prepared, Some(read), &records)?;
         let version = self.written(id, &written, tag);
         Ok((FileIdentity::of(&written), version, rewrite))
     }

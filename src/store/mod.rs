@@ -19,6 +19,7 @@ mod keys;
 mod lock;
 mod queue;
 mod version;
+mod versions;
 
 use std::fs::{self, File};
 use std::io::Read;
@@ -36,6 +37,7 @@ use lock::{LOCK_DIR, lock_exclusive_until, remove_lock_file, try_lock_exclusive}
 use queue::Queues;
 use tokio::sync::oneshot;
 pub use version::{Current, Named, Precondition, Tag, Tags, Version, Versioned, later};
+pub use versions::Kept as KeptVersion;
 
 /// When the last commit of a spreadsheet took several edits, the next
 /// committer waits until as many edits wait again, but no longer than
@@ -117,6 +119,8 @@ pub struct Limits {
     /// Where the writer keeps its temporary files; the data directory when
     /// not given.
     pub temp_dir: Option<PathBuf>,
+    /// How many earlier versions of each workbook are kept (0: none).
+    pub keep_versions: usize,
 }
 
 /// The result of an edit function: its answer, and whether it changed the
@@ -334,6 +338,12 @@ impl Store {
     /// identity, else the file hashed once and its tag kept, as a read of
     /// it would. `None` when there is no such regular file.
     pub fn current_etag(&self, id: SpreadsheetId) -> Option<String> {
+        self.tag_in_place(id).map(|tag| tag.to_string())
+    }
+
+    /// The tag of the regular file of `id` as it stands now: kept for its
+    /// identity, else hashed (once) and kept.
+    fn tag_in_place(&self, id: SpreadsheetId) -> Option<Tag> {
         let path = self.path(id);
         let meta = fs::symlink_metadata(&path).ok()?;
         if !meta.file_type().is_file() {
@@ -341,12 +351,12 @@ impl Store {
         }
         let identity = FileIdentity::of(&meta);
         if let Some(tag) = self.known_tag(id, identity) {
-            return Some(tag.to_string());
+            return Some(tag);
         }
         let bytes = fs::read(&path).ok()?;
         // Changed while it was read: no tag can be trusted for it.
         let read = fs::symlink_metadata(&path).ok()?;
-        (FileIdentity::of(&read) == identity).then(|| self.tagged(id, identity, &bytes).to_string())
+        (FileIdentity::of(&read) == identity).then(|| self.tagged(id, identity, &bytes))
     }
 
     /// The tag of the file of `id` with `identity`, if it was hashed.
@@ -547,6 +557,7 @@ impl Store {
     /// carry the tag.
     fn land(
         &self,
+        id: SpreadsheetId,
         prepared: atomic::Prepared<'_>,
         expected: Option<FileIdentity>,
         records: &[(Key, Answer)],
@@ -561,6 +572,9 @@ impl Store {
             .keys
             .record(&records, Some(prepared.identity()))?;
         let checked = expected.map_or(Ok(()), |expected| prepared.check(expected));
+        if checked.is_ok() {
+            self.keep_version(id);
+        }
         let written = match checked.and_then(|()| prepared.rename()) {
             Ok(written) => written,
             Err(error) => {
@@ -575,6 +589,49 @@ impl Store {
         self.inner.keys.landed(&keys)?;
         synced?;
         Ok((written, tag))
+    }
+
+    /// Links the file of `id` about to be replaced among its versions
+    /// (`--keep-versions`). A version that cannot be kept is logged; the
+    /// write goes on.
+    fn keep_version(&self, id: SpreadsheetId) {
+        let limit = self.inner.limits.keep_versions;
+        if limit == 0 {
+            return;
+        }
+        let Some(tag) = self.tag_in_place(id) else {
+            return;
+        };
+        let kept = versions::keep(&self.inner.dir, id, &self.path(id), tag, limit);
+        if let Err(error) = kept {
+            tracing::error!(spreadsheet = %id, %error, "the replaced version was not kept");
+        }
+    }
+
+    /// The versions kept of workbook `id`, newest first (404 without the
+    /// workbook).
+    pub async fn versions(&self, id: SpreadsheetId) -> Result<Vec<KeptVersion>, StoreError> {
+        let store = self.clone();
+        blocking(move || {
+            if !store.named(id) {
+                return Err(StoreError::NotFound);
+            }
+            Ok(versions::list(&store.inner.dir, id)?)
+        })
+        .await
+    }
+
+    /// The bytes of the version `tag` of workbook `id`.
+    pub async fn version_bytes(&self, id: SpreadsheetId, tag: Tag) -> Result<Vec<u8>, StoreError> {
+        let store = self.clone();
+        blocking(move || {
+            if !store.named(id) {
+                return Err(StoreError::NotFound);
+            }
+            let kept = versions::find(&store.inner.dir, id, tag)?.ok_or(StoreError::NotFound)?;
+            Ok(fs::read(kept.path)?)
+        })
+        .await
     }
 
     /// A place in the spreadsheet's write queue (503 when it is full), and
@@ -725,7 +782,7 @@ impl Store {
         let path = self.path(id);
         let prepared = atomic::Prepared::write(&path, &id.to_string(), write)?;
         let records = answers(key.as_ref(), id, serde_json::Value::String(id.to_string()));
-        let (written, tag) = self.land(prepared, None, &records)?;
+        let (written, tag) = self.land(id, prepared, None, &records)?;
         let version = self.written(id, &written, tag);
         Ok((id, FileIdentity::of(&written), version))
     }
@@ -845,7 +902,7 @@ impl Store {
             let path = store.path(id);
             let prepared = atomic::Prepared::write(&path, &id.to_string(), write)?;
             let records = answers(key.as_ref(), id, serde_json::Value::Bool(replaced));
-            let (written, tag) = store.land(prepared, None, &records)?;
+            let (written, tag) = store.land(id, prepared, None, &records)?;
             let version = store.written(id, &written, tag);
             match parsed {
                 Some(workbook) => {
@@ -906,6 +963,7 @@ impl Store {
                 Err(e) => return Err(e.into()),
             }
             store.forget_all(id);
+            versions::remove_all(&store.inner.dir, id)?;
             // Held until here: a writer of another process that waited for
             // it finds no workbook once it has it.
             remove_lock_file(&store.inner.dir, id)?;

@@ -43,15 +43,29 @@ impl Tag {
     }
 }
 
-/// Written as an HTTP entity tag: the hash in lower-case hex, quoted (the
-/// hex alone is what `sha256sum` prints for the file).
+impl Tag {
+    /// The hash in lower-case hex: what `sha256sum` prints for the file.
+    pub fn hex(&self) -> String {
+        self.0.iter().map(|byte| format!("{byte:02x}")).collect()
+    }
+
+    /// The tag whose [`Tag::hex`] is `text` (either letter case).
+    pub fn from_hex(text: &str) -> Option<Tag> {
+        if text.len() != 64 || !text.is_ascii() {
+            return None;
+        }
+        let mut hash = [0; 32];
+        for (i, byte) in hash.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
+        }
+        Some(Tag(hash))
+    }
+}
+
+/// Written as an HTTP entity tag: the hex, quoted.
 impl fmt::Display for Tag {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("\"")?;
-        for byte in self.0 {
-            write!(f, "{byte:02x}")?;
-        }
-        f.write_str("\"")
+        write!(f, "\"{}\"", self.hex())
     }
 }
 

@@ -1,0 +1,162 @@
+//! Earlier versions of each workbook (contract §11.7, `--keep-versions`).
+//!
+//! When a write replaces a workbook's file, the file it replaces is first
+//! linked (a hard link: no copy) into `.sheetd-versions/<id>/`, named by
+//! when it was replaced and by its tag, and the oldest beyond the limit are
+//! unlinked. A version keeps the file's bytes and times as they were.
+//! Versions are not workbooks (the listing reads only the data directory's
+//! own files), and go with their workbook when it is removed.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::version::Tag;
+use crate::model::SpreadsheetId;
+
+/// The directory, in the data directory, that holds every workbook's
+/// versions.
+pub const VERSIONS_DIR: &str = ".sheetd-versions";
+
+/// One kept version.
+#[derive(Debug, Clone)]
+pub struct Kept {
+    pub tag: Tag,
+    /// When the file of that version was last written.
+    pub modified: SystemTime,
+    pub bytes: u64,
+    pub path: PathBuf,
+}
+
+/// The directory of one workbook's versions.
+fn dir(data_dir: &Path, id: SpreadsheetId) -> PathBuf {
+    data_dir.join(VERSIONS_DIR).join(id.to_string())
+}
+
+/// Links `file`, the version `tag` of workbook `id` about to be replaced,
+/// among its versions, then keeps only the newest `limit` of them. A
+/// version already kept is not kept twice.
+pub fn keep(
+    data_dir: &Path,
+    id: SpreadsheetId,
+    file: &Path,
+    tag: Tag,
+    limit: usize,
+) -> std::io::Result<()> {
+    if limit == 0 {
+        return Ok(());
+    }
+    let dir = dir(data_dir, id);
+    fs::create_dir_all(&dir)?;
+    let mut kept = list(data_dir, id)?;
+    if kept.first().is_some_and(|newest| newest.tag == tag) {
+        return Ok(());
+    }
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let name = format!("{:020}-{}.xlsx", since.as_nanos(), tag.hex());
+    fs::hard_link(file, dir.join(&name))?;
+    kept = list(data_dir, id)?;
+    for old in kept.iter().skip(limit) {
+        fs::remove_file(&old.path)?;
+    }
+    Ok(())
+}
+
+/// The versions kept of workbook `id`, newest first.
+pub fn list(data_dir: &Path, id: SpreadsheetId) -> std::io::Result<Vec<Kept>> {
+    let entries = match fs::read_dir(dir(data_dir, id)) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut kept = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name();
+        let Some((order, tag)) = name.to_str().and_then(parse_name) else {
+            continue;
+        };
+        let Ok(meta) = entry.metadata() else { continue };
+        if !meta.is_file() {
+            continue;
+        }
+        kept.push((
+            order,
+            Kept {
+                tag,
+                modified: meta.modified().unwrap_or(UNIX_EPOCH),
+                bytes: meta.len(),
+                path: entry.path(),
+            },
+        ));
+    }
+    kept.sort_by(|a, b| b.0.cmp(&a.0));
+    Ok(kept.into_iter().map(|(_, kept)| kept).collect())
+}
+
+/// The kept version of workbook `id` whose tag is `tag`.
+pub fn find(data_dir: &Path, id: SpreadsheetId, tag: Tag) -> std::io::Result<Option<Kept>> {
+    Ok(list(data_dir, id)?.into_iter().find(|kept| kept.tag == tag))
+}
+
+/// Removes every version of workbook `id`.
+pub fn remove_all(data_dir: &Path, id: SpreadsheetId) -> std::io::Result<()> {
+    match fs::remove_dir_all(dir(data_dir, id)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// `<nanoseconds>-<tag>.xlsx`: its order and tag.
+fn parse_name(name: &str) -> Option<(u128, Tag)> {
+    let (order, rest) = name.strip_suffix(".xlsx")?.split_once('-')?;
+    Some((order.parse().ok()?, Tag::from_hex(rest)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id() -> SpreadsheetId {
+        SpreadsheetId::parse("0b1e3a5c-7d2f-4a8e-9c61-3f0d2b7e4a19").unwrap()
+    }
+
+    #[test]
+    fn versions_are_links_newest_first_and_the_oldest_go() {
+        let data = tempfile::tempdir().unwrap();
+        let file = data.path().join("book.xlsx");
+        let mut tags = Vec::new();
+        for content in ["one", "two", "three"] {
+            fs::write(&file, content).unwrap();
+            let tag = Tag::of(content.as_bytes());
+            keep(data.path(), id(), &file, tag, 2).unwrap();
+            // Kept again (no write in between): not twice.
+            keep(data.path(), id(), &file, tag, 2).unwrap();
+            tags.push(tag);
+            fs::remove_file(&file).unwrap();
+        }
+        let kept = list(data.path(), id()).unwrap();
+        let kept_tags: Vec<Tag> = kept.iter().map(|k| k.tag).collect();
+        assert_eq!(kept_tags, [tags[2], tags[1]]);
+        assert_eq!(fs::read(&kept[0].path).unwrap(), b"three");
+        assert!(find(data.path(), id(), tags[0]).unwrap().is_none());
+        remove_all(data.path(), id()).unwrap();
+        assert!(list(data.path(), id()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_version_costs_no_copy() {
+        use std::os::unix::fs::MetadataExt;
+        let data = tempfile::tempdir().unwrap();
+        let file = data.path().join("book.xlsx");
+        fs::write(&file, "bytes").unwrap();
+        keep(data.path(), id(), &file, Tag::of(b"bytes"), 10).unwrap();
+        let kept = &list(data.path(), id()).unwrap()[0];
+        assert_eq!(
+            fs::metadata(&kept.path).unwrap().ino(),
+            fs::metadata(&file).unwrap().ino()
+        );
+    }
+}
