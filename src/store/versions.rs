@@ -92,7 +92,7 @@ pub fn list(data_dir: &Path, id: SpreadsheetId) -> std::io::Result<Vec<Kept>> {
             },
         ));
     }
-    kept.sort_by(|a, b| b.0.cmp(&a.0));
+    kept.sort_by_key(|(order, _)| std::cmp::Reverse(*order));
     Ok(kept.into_iter().map(|(_, kept)| kept).collect())
 }
 
