@@ -22,7 +22,7 @@ use utoipa::openapi::schema::{
     ArrayBuilder, ArrayItems, ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type,
 };
 
-use super::filter::{FilterExpr, check_filter_count, parse_filter};
+use super::filter::{FilterExpr, check_filter_count, parse_filter, parse_filter_object};
 use super::header::ROW_KEY;
 use super::problems::Problems;
 use super::value::{Cell, MAX_TEXT_CHARS, fits_in_a_cell};
@@ -1173,13 +1173,17 @@ fn filters_from_json(filter: &Value, problems: &mut Problems) -> Vec<FilterExpr>
                 None
             }
         },
+        Value::Object(object) => parse_filter_object(&field, object, problems),
         _ => {
-            problems.push(field, "must be a filter expression string");
+            problems.push(
+                field,
+                "must be a filter expression string or a filter object",
+            );
             None
         }
     };
     match filter {
-        Value::String(_) => parse("filter".into(), filter).into_iter().collect(),
+        Value::String(_) | Value::Object(_) => parse("filter".into(), filter).into_iter().collect(),
         Value::Array(items) if items.is_empty() => {
             problems.push("filter", "must not be an empty array");
             Vec::new()
@@ -1287,7 +1291,7 @@ mod tests {
         assert_eq!(
             update_error(json!({"type": "filter", "filter": ["a:eq:1", "b", 3], "data": {"a": 1}})),
             "filter[1]: \"b\" is not a filter expression (column:operator:value), \
-             filter[2]: must be a filter expression string"
+             filter[2]: must be a filter expression string or a filter object"
         );
     }
 
