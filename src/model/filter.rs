@@ -496,8 +496,8 @@ impl FilterExpr {
     /// Resolves the column against `header`; `Err` holds the rule broken.
     pub fn bind(&self, header: Option<&Header>) -> Result<BoundFilter<'_>, String> {
         let column = match header {
-            Some(header) => header.resolve(&self.column),
-            None => Err("is not a column of the sheet"),
+            Some(header) => header.resolve_explained(&self.column),
+            None => Err("is not a column of the sheet".to_owned()),
         }
         .map_err(|rule| format!("column {:?} {rule}", self.column))?;
         Ok(BoundFilter {
