@@ -17,8 +17,11 @@
 //!   `null`, the file holds no value, so spreadsheet apps compute it on
 //!   open). A stale value is never served as a fresh one.
 
+mod check;
 mod ironcalc;
 mod reads;
+
+pub use check::formula_problems;
 
 use std::collections::HashSet;
 

@@ -58,6 +58,7 @@ async fn rows_insert(
     if let Some(column) = query.on_conflict {
         let (upserted, replayed) = edit_once(&state.store, id, key, move |workbook| {
             let source = workbook.source(&sheet, header_row)?;
+            formulas_checked(workbook, source.sheet, request.formulas())?;
             let (inserted, updated) = workbook.upsert(&source, request.clone(), &column)?;
             Ok(Edit {
                 value: Upserted { inserted, updated },
@@ -69,6 +70,7 @@ async fn rows_insert(
     }
     let (inserted, replayed) = edit_once(&state.store, id, key, move |workbook| {
         let source = workbook.source(&sheet, header_row)?;
+        formulas_checked(workbook, source.sheet, request.formulas())?;
         // Cloned: an edit may be applied again (see `store::commit`).
         let inserted = workbook.insert(&source, request.clone(), query.before)?;
         Ok(Edit::rows(inserted))
@@ -100,6 +102,7 @@ async fn rows_update(
     let key = key.with_body(&body);
     let (updated, replayed) = edit_once(&state.store, id, key, move |workbook| {
         let source = workbook.source(&sheet, header_row)?;
+        formulas_checked(workbook, source.sheet, request.formulas())?;
         let sheet = &mut workbook.sheets[source.sheet];
         Ok(Edit::rows(sheet.update(&source.region, request.clone())?))
     })
@@ -177,6 +180,22 @@ async fn rows_delete(
     })
     .await?;
     Ok(marked(Json(Deleted { deleted }), replayed))
+}
+
+/// `Ok` when the engine parses every formula a write gives (§11.4), else
+/// the 400 naming each one that fails; checked in the write's turn, with
+/// the workbook the formulas will be part of.
+fn formulas_checked<'a>(
+    workbook: &crate::model::Workbook,
+    sheet: usize,
+    formulas: impl IntoIterator<Item = (String, &'a str)>,
+) -> Result<()> {
+    let problems = crate::calc::formula_problems(workbook, sheet, formulas);
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.into())
+    }
 }
 
 /// The query's value and the request, a bad query's problems joined to the

@@ -9,6 +9,7 @@
 use serde_json::{Map, Value};
 
 use super::formula::names_another_workbook;
+use super::request::{InsertRows, UpdateRows};
 use super::value::{Cell, DateKind, DateParse, Formula, days_in_month, serial_from_date};
 
 /// The longest formula text a cell may hold, in characters (the xlsx
@@ -186,6 +187,48 @@ pub fn formula_from_json(object: &Map<String, Value>) -> Result<Cell, String> {
         );
     }
     Ok(Cell::Formula(Box::new(Formula::new(expr, Cell::Empty))))
+}
+
+/// The formula texts of cells, each with the request field it came from.
+fn formulas_of<'a>(
+    field: impl Fn(&str) -> String + 'a,
+    cells: &'a [(String, Cell)],
+) -> impl Iterator<Item = (String, &'a str)> + 'a {
+    cells.iter().filter_map(move |(column, cell)| match cell {
+        Cell::Formula(formula) => Some((field(column), formula.expr.as_str())),
+        _ => None,
+    })
+}
+
+impl InsertRows {
+    /// The formulas the rows write, by field (`data[2].total`), for the
+    /// engine to check against the workbook (`calc::formula_problems`).
+    pub fn formulas(&self) -> Vec<(String, &str)> {
+        self.rows
+            .iter()
+            .flat_map(|row| {
+                let index = row.index;
+                formulas_of(move |column| format!("data[{index}].{column}"), &row.cells)
+            })
+            .collect()
+    }
+}
+
+impl UpdateRows {
+    /// The formulas the update writes, by field (`data.total`, or
+    /// `data[1].total` for `type: rows`).
+    pub fn formulas(&self) -> Vec<(String, &str)> {
+        let mut found: Vec<(String, &str)> =
+            formulas_of(|column| format!("data.{column}"), &self.data).collect();
+        for row in &self.rows {
+            let field = row.field.as_str();
+            found.extend(formulas_of(
+                move |column| format!("{field}.{column}"),
+                &row.cells,
+            ));
+        }
+        found
+    }
 }
 
 #[cfg(test)]
