@@ -331,6 +331,37 @@ async fn formulas_are_written_and_computed_before_the_answer() {
 }
 
 #[tokio::test]
+async fn a_formula_is_computed_in_a_workbook_that_had_none() {
+    let server = Server::start().await;
+    data_sheet(&server, &["a", "b", "sum"]);
+    let written = json!([
+        {"a": 1, "b": 2, "sum": {"formula": "=A2+B2"}},
+        {"a": 1, "b": 0, "sum": {"formula": "=A3/B3"}},
+    ]);
+    assert_eq!(insert(&server, "Data", written).await.0, 201);
+    let grid = read_sheet(&server.file(ID), "Data");
+    assert_eq!(grid[1][2], Data::Float(3.0));
+    assert_eq!(grid[2][2], Data::Error(calamine::CellErrorType::Div0));
+    let read = rows(&server, "Data", "").await;
+    assert_eq!(read["data"][0]["sum"], 3);
+    assert_eq!(read["data"][1]["sum"], "#DIV/0!");
+}
+
+#[tokio::test]
+async fn a_bad_formula_is_named_with_the_other_problems() {
+    let server = Server::start().await;
+    order_sheet(&server);
+    let written = json!([{"item": "x", "total": {"formula": "=B3*"}, "Qty": 1}]);
+    let (status, body) = insert(&server, "Orders", written).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        body["error"],
+        "data[0].total: formula cannot be parsed at character 4: Unexpected end of input., \
+         data[0].Qty: is not a column of the sheet; did you mean \"qty\"?"
+    );
+}
+
+#[tokio::test]
 async fn formulas_replace_values_in_updates() {
     let server = Server::start().await;
     order_sheet(&server);

@@ -113,6 +113,19 @@ impl Calculator {
         guarded(|| Calculator::classify(workbook)).flatten()
     }
 
+    /// An engine for a workbook that had no formula before a batch wrote
+    /// some (§11.4): each is new, so each is computed by the recalculation
+    /// that follows, none held to a cached result it never had.
+    pub fn build_for_written(workbook: &mut Workbook) -> Option<Calculator> {
+        let calculator = Calculator::build(workbook)?;
+        for (_, cell) in all_cells_mut(workbook) {
+            if let Cell::Formula(formula) = cell {
+                formula.freshness = Freshness::Computed;
+            }
+        }
+        Some(calculator)
+    }
+
     fn classify(workbook: &mut Workbook) -> Option<Calculator> {
         let mut calculator = Calculator::load(workbook)?;
         let engine = &mut calculator.engine;
