@@ -381,6 +381,45 @@ async fn formulas_replace_values_in_updates() {
 }
 
 #[tokio::test]
+async fn formulas_work_in_row_updates_and_upserts() {
+    let server = Server::start().await;
+    order_sheet(&server);
+    let before = std::fs::read(server.file(ID)).unwrap();
+    let bad =
+        json!({"type": "rows", "data": [{"_row": 2, "qty": 1, "total": {"formula": "=(B2"}}]});
+    let (status, body) = server.patch(&rows_path("Orders"), bad).await;
+    assert_eq!(status, 400);
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("data[0].total: formula cannot be parsed"),
+        "{body}"
+    );
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
+
+    let upsert = json!({"data": [
+        {"item": "pen", "total": {"formula": "=B2*C2*10"}},
+        {"item": "cap", "price": 5, "qty": 1, "total": {"formula": "=B3*C3"}},
+    ]});
+    let (status, body) = server
+        .post(&format!("{}?on_conflict=item", rows_path("Orders")), upsert)
+        .await;
+    assert_eq!(
+        (status.as_u16(), body),
+        (200, json!({"inserted": 1, "updated": 1}))
+    );
+    let grid = read_sheet(&server.file(ID), "Orders");
+    assert_eq!(grid[1][3], Data::Float(60.0));
+    assert_eq!(grid[2][3], Data::Float(5.0));
+    let formulas = formulas_of(&server.file(ID), "Orders");
+    assert!(
+        formulas.contains(&(1, 3, "B2*C2*10".to_owned())),
+        "{formulas:?}"
+    );
+}
+
+#[tokio::test]
 async fn formulas_that_cannot_be_used_are_refused_and_nothing_is_written() {
     let server = Server::start().await;
     order_sheet(&server);
