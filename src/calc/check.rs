@@ -6,7 +6,7 @@
 use crate::model::formula::{References, references, same_sheet};
 use crate::model::{Problems, Workbook};
 
-use super::ironcalc;
+use super::ironcalc::FormulaParser;
 
 /// The problems of the formulas `formulas` (each with its request field,
 /// `data[0].total`, and its text without `=`) written into sheet `sheet`.
@@ -16,8 +16,10 @@ pub fn formula_problems<'a>(
     formulas: impl IntoIterator<Item = (String, &'a str)>,
 ) -> Problems {
     let mut problems = Problems::new();
+    let mut parser = None;
     for (field, expr) in formulas {
-        if let Some(rule) = formula_problem(workbook, sheet, expr) {
+        let parser = parser.get_or_insert_with(|| FormulaParser::new(workbook, sheet));
+        if let Some(rule) = formula_problem(workbook, parser.as_mut(), expr) {
             problems.push(field, format!("formula {rule}"));
         }
     }
@@ -25,10 +27,19 @@ pub fn formula_problems<'a>(
 }
 
 /// What is wrong with one formula, if anything.
-fn formula_problem(workbook: &Workbook, sheet: usize, expr: &str) -> Option<String> {
+fn formula_problem(
+    workbook: &Workbook,
+    parser: Option<&mut FormulaParser>,
+    expr: &str,
+) -> Option<String> {
     // A panic in the engine's parser refuses the formula, never the service.
-    let parsed = std::panic::catch_unwind(|| ironcalc::parse_problem(workbook, sheet, expr))
-        .unwrap_or_else(|_| Some("cannot be parsed".to_owned()));
+    let parsed = match parser {
+        Some(parser) => {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parser.problem(expr)))
+                .unwrap_or_else(|_| Some("cannot be parsed".to_owned()))
+        }
+        None => Some("cannot be parsed: the sheet is not known to the engine".to_owned()),
+    };
     if parsed.is_some() {
         return parsed;
     }
@@ -59,7 +70,9 @@ mod tests {
     }
 
     fn problem(expr: &str) -> Option<String> {
-        formula_problem(&workbook(), 0, expr)
+        let workbook = workbook();
+        let mut parser = FormulaParser::new(&workbook, 0);
+        formula_problem(&workbook, parser.as_mut(), expr)
     }
 
     #[test]
