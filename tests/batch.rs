@@ -248,3 +248,32 @@ async fn a_batch_that_changes_nothing_does_not_rewrite_the_file() {
     assert_eq!(answer, json!({"results": [{"updated": 0}, {"deleted": 0}]}));
     assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
 }
+
+#[tokio::test]
+async fn formulas_in_a_batch_are_computed_and_a_bad_one_changes_nothing() {
+    let server = Server::start().await;
+    shop_workbook(&server);
+    let before = std::fs::read(server.file(ID)).unwrap();
+    let body = json!({"operations": [
+        {"op": "insert", "sheet": "Orders", "data": [{"order": 2, "sku": "A1", "qty": 3}]},
+        {"op": "update", "sheet": "Stock", "type": "row", "row": 2, "data": {"left": {"formula": "=SUM(("}}},
+    ]});
+    let (status, answer) = server.post(&batch_path(), body).await;
+    assert_eq!(status, 400, "{answer}");
+    let error = answer["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("operations[1].data.left: formula "),
+        "{error}"
+    );
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
+
+    let body = json!({"operations": [
+        {"op": "insert", "sheet": "Orders", "data": [{"order": 2, "sku": "A1", "qty": 3}]},
+        {"op": "update", "sheet": "Stock", "type": "row", "row": 2,
+         "data": {"left": {"formula": "=10-SUM(Orders!C2:C10)"}}},
+    ]});
+    let (status, answer) = server.post(&batch_path(), body).await;
+    assert_eq!(status, 200, "{answer}");
+    let (_, rows) = server.get(&rows_path("Stock")).await;
+    assert_eq!(rows["data"][0]["left"], 5);
+}

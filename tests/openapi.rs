@@ -156,10 +156,23 @@ async fn the_description_types_what_the_server_takes() {
         schema("SelectorType")["enum"],
         serde_json::json!(["filter", "row", "rows"])
     );
+    // A filter is an expression, an array of them, or a filter object (§11.4).
     let filter = &schema("DeleteBody")["properties"]["filter"]["oneOf"];
     assert_eq!(filter[0]["type"], "string");
     assert_eq!(filter[1]["type"], "array");
-    assert_eq!(filter[1]["items"]["type"], "string");
+    assert_eq!(filter[1]["items"]["oneOf"][0]["type"], "string");
+    assert_eq!(filter[1]["items"]["oneOf"][1]["type"], "object");
+    assert_eq!(
+        filter[2]["required"],
+        serde_json::json!(["column", "op", "value"])
+    );
+    assert_eq!(filter[2]["additionalProperties"], false);
+    // A cell value may be a formula object.
+    let value = &schema("InsertBody")["properties"]["data"]["items"]["additionalProperties"];
+    assert_eq!(
+        value["oneOf"][1]["required"],
+        serde_json::json!(["formula"])
+    );
 
     // Parameters: ids are UUIDs, `limit` has its bounds.
     let read = &rows["get"]["parameters"];

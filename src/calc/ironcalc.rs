@@ -6,6 +6,12 @@
 
 use ironcalc_base::Model;
 use ironcalc_base::cell::CellValue;
+use ironcalc_base::expressions::lexer::{Lexer, LexerMode};
+use ironcalc_base::expressions::parser::{Node, Parser, new_parser_english};
+use ironcalc_base::expressions::token::TokenType;
+use ironcalc_base::expressions::types::CellReferenceRC;
+use ironcalc_base::language::get_default_language;
+use ironcalc_base::locale::get_default_locale;
 use ironcalc_base::types::{CellType, DefinedName, Table, TableColumn, TableStyleInfo};
 
 use super::{At, Computed, Engine, Input};
@@ -245,6 +251,96 @@ fn sheet_name_start(text: &str) -> usize {
         }
     }
     0
+}
+
+/// IronCalc's parser for the formulas written into one sheet of a
+/// workbook, with the workbook's sheets, names and tables known to it:
+/// built once for a request, whatever the number of its formulas.
+pub struct FormulaParser {
+    parser: Parser<'static>,
+    context: CellReferenceRC,
+}
+
+impl FormulaParser {
+    /// `None` when the workbook has no sheet `sheet`.
+    pub fn new(workbook: &Workbook, sheet: usize) -> Option<FormulaParser> {
+        let worksheets: Vec<String> = workbook.sheets.iter().map(|s| s.name.clone()).collect();
+        let names = workbook
+            .names
+            .iter()
+            .map(|name| {
+                let scope = name.scope.map(|index| index as u32);
+                (name.name.clone(), scope, name.refers_to.clone())
+            })
+            .collect();
+        let tables = workbook
+            .sheets
+            .iter()
+            .flat_map(|s| {
+                s.layout
+                    .tables
+                    .iter()
+                    .map(|t| (t.name.clone(), table_of(&s.name, t)))
+            })
+            .collect();
+        let context = CellReferenceRC {
+            sheet: workbook.sheets.get(sheet)?.name.clone(),
+            column: 1,
+            row: 1,
+        };
+        Some(FormulaParser {
+            parser: new_parser_english(worksheets, names, tables),
+            context,
+        })
+    }
+
+    /// Why IronCalc cannot parse `expr` (a formula without `=`); `None`
+    /// when it parses. The formula is parsed in parentheses too, so that
+    /// text left over after a whole expression (`1 2`) is found: the
+    /// parser stops at the end of an expression.
+    pub fn problem(&mut self, expr: &str) -> Option<String> {
+        if let Some(at) = unopened_parenthesis(expr) {
+            return Some(format!(
+                "cannot be parsed at character {at}: a ) closes no ("
+            ));
+        }
+        for (text, shift) in [(expr.to_owned(), 0), (format!("({expr})"), 1)] {
+            if let Node::ParseErrorKind {
+                message, position, ..
+            } = self.parser.parse(&text, &self.context)
+            {
+                // 1-based, counting the `=`.
+                let at = (position + 1)
+                    .saturating_sub(shift)
+                    .clamp(1, expr.chars().count() + 1);
+                return Some(format!("cannot be parsed at character {at}: {message}"));
+            }
+        }
+        None
+    }
+}
+
+/// Where (1-based, counting the `=`) a `)` of `expr` closes no `(`: the
+/// parser stops before it, as at the end of the formula.
+fn unopened_parenthesis(expr: &str) -> Option<usize> {
+    let mut lexer = Lexer::new(
+        expr,
+        LexerMode::A1,
+        get_default_locale(),
+        get_default_language(),
+    );
+    let mut depth = 0_i64;
+    loop {
+        match lexer.next_token() {
+            TokenType::EOF | TokenType::Illegal(_) => return None,
+            TokenType::LeftParenthesis => depth += 1,
+            TokenType::RightParenthesis if depth == 0 => {
+                return Some(lexer.get_position() as usize + 1);
+            }
+            TokenType::RightParenthesis => depth -= 1,
+            _ => {}
+        }
+    }
 }
 
 #[cfg(test)]

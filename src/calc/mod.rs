@@ -17,8 +17,11 @@
 //!   `null`, the file holds no value, so spreadsheet apps compute it on
 //!   open). A stale value is never served as a fresh one.
 
+mod check;
 mod ironcalc;
 mod reads;
+
+pub use check::formula_problems;
 
 use std::collections::HashSet;
 
@@ -108,6 +111,19 @@ impl Calculator {
     /// A panic in the engine gives `None` too.
     pub fn build(workbook: &mut Workbook) -> Option<Calculator> {
         guarded(|| Calculator::classify(workbook)).flatten()
+    }
+
+    /// An engine for a workbook that had no formula before a batch wrote
+    /// some (§11.4): each is new, so each is computed by the recalculation
+    /// that follows, none held to a cached result it never had.
+    pub fn build_for_written(workbook: &mut Workbook) -> Option<Calculator> {
+        let calculator = Calculator::build(workbook)?;
+        for (_, cell) in all_cells_mut(workbook) {
+            if let Cell::Formula(formula) = cell {
+                formula.freshness = Freshness::Computed;
+            }
+        }
+        Some(calculator)
     }
 
     fn classify(workbook: &mut Workbook) -> Option<Calculator> {

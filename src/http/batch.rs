@@ -21,7 +21,8 @@ use super::idempotency::{IdempotencyKey, edit_once};
 use super::openapi::{Errors, KeyParams, SpreadsheetParams};
 use crate::access::{Grant, Permission};
 use crate::model::Problems;
-use crate::model::batch::{Batch, Change, Outcome};
+use crate::model::Workbook;
+use crate::model::batch::{Batch, Change, Operation, Outcome};
 use crate::store::Edit;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -138,7 +139,10 @@ async fn batch(
     let key = key.with_body(&body);
     let precondition = conditions.precondition();
     let written = edit_once(&state.store, id, key, precondition, move |workbook| {
-        let (outcomes, changed) = workbook.apply_batch(&batch)?;
+        let formulas = |workbook: &Workbook, sheet: usize, operation: &Operation| {
+            crate::calc::formula_problems(workbook, sheet, operation.formulas())
+        };
+        let (outcomes, changed) = workbook.apply_batch(&batch, &formulas)?;
         let results = outcomes.into_iter().map(Into::into).collect();
         Ok(Edit {
             value: BatchResults { results },

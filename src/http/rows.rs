@@ -106,6 +106,9 @@ async fn rows_insert(
     if let Some(column) = query.on_conflict {
         let upserted = edit_once(&state.store, id, key, precondition, move |workbook| {
             let source = workbook.source(&sheet, header_row)?;
+            formulas_checked(workbook, source.sheet, request.formulas(), |s| {
+                s.insert_problems(&source.region, &request)
+            })?;
             let (inserted, updated) = workbook.upsert(&source, request.clone(), &column)?;
             Ok(Edit {
                 value: Upserted { inserted, updated },
@@ -117,6 +120,9 @@ async fn rows_insert(
     }
     let inserted = edit_once(&state.store, id, key, precondition, move |workbook| {
         let source = workbook.source(&sheet, header_row)?;
+        formulas_checked(workbook, source.sheet, request.formulas(), |s| {
+            s.insert_problems(&source.region, &request)
+        })?;
         // Cloned: an edit may be applied again (see `store::commit`).
         let inserted = workbook.insert(&source, request.clone(), query.before)?;
         Ok(Edit::rows(inserted))
@@ -155,6 +161,9 @@ async fn rows_update(
     let precondition = conditions.precondition();
     let updated = edit_once(&state.store, id, key, precondition, move |workbook| {
         let source = workbook.source(&sheet, header_row)?;
+        formulas_checked(workbook, source.sheet, request.formulas(), |s| {
+            s.update_problems(&source.region, &request)
+        })?;
         let sheet = &mut workbook.sheets[source.sheet];
         Ok(Edit::rows(sheet.update(&source.region, request.clone())?))
     })
@@ -259,6 +268,25 @@ async fn rows_delete(
     })
     .await?;
     Ok(deleted.respond(|deleted| Json(Deleted { deleted })))
+}
+
+/// `Ok` when the engine parses every formula a write gives (§11.4), else
+/// the 400 naming each one that fails, and the problems `others` finds
+/// with the rest of the request (its columns), so that one answer names
+/// them all. Checked in the write's turn, with the workbook the formulas
+/// will be part of.
+fn formulas_checked<'a>(
+    workbook: &crate::model::Workbook,
+    sheet: usize,
+    formulas: impl IntoIterator<Item = (String, &'a str)>,
+    others: impl FnOnce(&Sheet) -> Problems,
+) -> Result<()> {
+    let mut problems = crate::calc::formula_problems(workbook, sheet, formulas);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    problems.extend(others(&workbook.sheets[sheet]));
+    Err(problems.into())
 }
 
 /// The query's value and the request, a bad query's problems joined to the

@@ -15,6 +15,11 @@ use super::problems::Problems;
 use super::request::{DeleteRows, InsertRows, UpdateRows};
 use super::workbook::Workbook;
 
+/// What the caller checks of an operation beyond its rules, when its turn
+/// comes (the formulas it writes): given the workbook, the index of the
+/// operation's sheet and the operation, the problems found.
+pub type Check<'a> = dyn Fn(&Workbook, usize, &Operation) -> Problems + 'a;
+
 /// The most operations one batch may hold.
 pub const MAX_OPERATIONS: usize = 1000;
 
@@ -225,10 +230,25 @@ impl Operation {
         }
     }
 
-    /// Applies the operation to `workbook`; on failure nothing of it is
-    /// applied (each row operation checks its whole request first).
-    fn apply(&self, workbook: &mut Workbook) -> Result<Outcome, Error> {
+    /// The formulas the operation writes: their field and text.
+    pub fn formulas(&self) -> Vec<(String, &str)> {
+        match &self.change {
+            Change::Insert { rows, .. } | Change::Upsert { rows, .. } => rows.formulas(),
+            Change::Update(request) => request.formulas(),
+            Change::Delete(_) => Vec::new(),
+        }
+    }
+
+    /// Applies the operation to `workbook`, once `check` (given the
+    /// workbook and the index of the operation's sheet) finds no problem
+    /// with it; on failure nothing of it is applied (each row operation
+    /// checks its whole request first).
+    fn apply(&self, workbook: &mut Workbook, check: &Check<'_>) -> Result<Outcome, Error> {
         let source = workbook.source(&self.sheet, self.header_row)?;
+        let problems = check(workbook, source.sheet, self);
+        if !problems.is_empty() {
+            return Err(problems.into());
+        }
         Ok(match &self.change {
             Change::Insert { rows, before } => {
                 Outcome::Inserted(workbook.insert(&source, rows.clone(), *before)?)
@@ -257,17 +277,21 @@ fn row_number(value: Option<Value>, field: &str, problems: &mut Problems) -> Opt
 }
 
 impl Workbook {
-    /// Applies every operation of `batch` in order (§11.6). All or
-    /// nothing: when one fails, the workbook is put back as it was and the
+    /// Applies every operation of `batch` in order (§11.6), each once
+    /// `check` finds no problem with it. All or nothing: when one fails, the workbook is put back as it was and the
     /// error names the operation by its index. Returns what each did and
     /// whether any changed the workbook.
-    pub fn apply_batch(&mut self, batch: &Batch) -> Result<(Vec<Outcome>, bool), Error> {
+    pub fn apply_batch(
+        &mut self,
+        batch: &Batch,
+        check: &Check<'_>,
+    ) -> Result<(Vec<Outcome>, bool), Error> {
         // One operation leaves nothing behind when it fails; a later one's
         // failure must undo the earlier ones, from a copy taken first.
         let before = (batch.operations.len() > 1).then(|| self.clone());
         let mut outcomes = Vec::with_capacity(batch.operations.len());
         for (index, operation) in batch.operations.iter().enumerate() {
-            match operation.apply(self) {
+            match operation.apply(self, check) {
                 Ok(outcome) => outcomes.push(outcome),
                 Err(error) => {
                     if let Some(before) = before {

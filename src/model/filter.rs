@@ -11,8 +11,12 @@
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
+use serde_json::{Map, Value};
+
 use super::header::Header;
-use super::value::{Cell, DateParse, DateSyntax, parse_date};
+use super::problems::Problems;
+use super::value::{Cell, DateKind, DateParse, DateSyntax, date_kind, parse_date};
+use super::written::{parse_iso, parse_time};
 
 /// Every operator, as the error message lists them.
 const OPERATORS: &str = "eq|neq|gt|gte|lt|lte|like|ilike|in|is";
@@ -84,13 +88,19 @@ pub struct Operand {
     text: String,
     number: Option<f64>,
     date: Option<f64>,
+    /// A time of day (`12:30`, `12:30:15`) as a fraction of a day (§11.4).
+    time: Option<f64>,
     boolean: Option<bool>,
 }
 
 impl Operand {
     fn new(text: &str) -> Operand {
         let number = text.parse::<f64>().ok().filter(|n| n.is_finite());
-        let date = match parse_date(text, DateSyntax::Filter) {
+        let date = match (parse_date(text, DateSyntax::Filter), parse_iso(text)) {
+            (DateParse::Valid(serial, _), _) | (_, DateParse::Valid(serial, _)) => Some(serial),
+            _ => None,
+        };
+        let time = match parse_time(text) {
             DateParse::Valid(serial, _) => Some(serial),
             _ => None,
         };
@@ -103,9 +113,22 @@ impl Operand {
             text: text.to_owned(),
             number,
             date,
+            time,
             boolean,
         }
     }
+
+    /// Whether the value reads as text only: no number, date or time
+    /// (what a text cell is ordered against, §11.4).
+    fn is_text(&self) -> bool {
+        self.number.is_none() && self.date.is_none() && self.time.is_none()
+    }
+}
+
+/// Whether a cell holds a time of day alone (a date-like cell below
+/// serial 1): it compares with times, as well as dates.
+fn is_time_of_day(cell: &Cell) -> bool {
+    matches!(cell, Cell::DateTime(serial) if date_kind(*serial) == DateKind::TimeOfDay)
 }
 
 /// An `in` list, held as the readings `equals` compares a cell with, so
@@ -125,6 +148,8 @@ pub struct InList {
     numbers: HashSet<u64>,
     /// Each value that reads as a date, in whole seconds (`to_seconds`).
     seconds: HashSet<i64>,
+    /// Each value that reads as a time of day, likewise.
+    times: HashSet<i64>,
     /// Whether a value reads as `true`, and as `false`.
     has_true: bool,
     has_false: bool,
@@ -144,6 +169,8 @@ pub struct InList {
 struct AsText {
     numbers: bool,
     dates: bool,
+    /// Time-of-day cells: for a value with neither a time nor a date reading.
+    times: bool,
     booleans: bool,
 }
 
@@ -152,6 +179,7 @@ impl AsText {
         AsText {
             numbers: operand.number.is_none(),
             dates: operand.date.is_none(),
+            times: operand.date.is_none() && operand.time.is_none(),
             booleans: operand.boolean.is_none(),
         }
     }
@@ -160,6 +188,7 @@ impl AsText {
         AsText {
             numbers: self.numbers || other.numbers,
             dates: self.dates || other.dates,
+            times: self.times || other.times,
             booleans: self.booleans || other.booleans,
         }
     }
@@ -170,6 +199,7 @@ impl InList {
         let mut list = InList {
             numbers: HashSet::new(),
             seconds: HashSet::new(),
+            times: HashSet::new(),
             has_true: false,
             has_false: false,
             has_empty: false,
@@ -182,6 +212,9 @@ impl InList {
             }
             if let Some(date) = operand.date {
                 list.seconds.insert(to_seconds(date));
+            }
+            if let Some(time) = operand.time {
+                list.times.insert(to_seconds(time));
             }
             match operand.boolean {
                 Some(true) => list.has_true = true,
@@ -205,6 +238,12 @@ impl InList {
             return self.has_empty;
         }
         match cell {
+            Cell::DateTime(d) if is_time_of_day(cell) => {
+                let seconds = to_seconds(*d);
+                self.times.contains(&seconds)
+                    || self.seconds.contains(&seconds)
+                    || (self.any_as_text.times && self.text_for(cell, |k| k.times))
+            }
             Cell::Number(n) => {
                 self.numbers.contains(&number_key(*n))
                     || (self.any_as_text.numbers && self.text_for(cell, |k| k.numbers))
@@ -284,25 +323,68 @@ impl Pattern {
     }
 }
 
-/// Parses one expression; `Err` holds the rule it breaks.
+/// Parses one expression; `Err` holds the rule it breaks. The column may
+/// be written in double quotes (`"Report ID : W1":eq:x`, a `"` inside
+/// doubled), so that a name holding `:` can be filtered (§11.4); else it
+/// ends at the first `:`, and the operator at the second.
 pub fn parse_filter(field: &str, expr: &str) -> Result<FilterExpr, String> {
     if expr.len() > MAX_FILTER_BYTES {
-        return Err(format!(
-            "is {} bytes long; one filter expression may have at most {MAX_FILTER_BYTES} bytes (1 MiB)",
-            expr.len()
-        ));
+        return Err(too_big(expr.len()));
     }
-    let mut parts = expr.splitn(3, ':');
-    let (Some(column), Some(operator), Some(value)) = (parts.next(), parts.next(), parts.next())
-    else {
-        return Err(format!(
-            "{expr:?} is not a filter expression (column:operator:value)"
-        ));
+    let malformed = || format!("{expr:?} is not a filter expression (column:operator:value)");
+    let (column, rest) = match expr.strip_prefix('"') {
+        Some(quoted) => quoted_column(quoted).ok_or_else(|| {
+            format!(
+                "{expr:?} is not a filter expression (\"column\":operator:value: the quotes must close before the first : and a \" inside them is doubled)"
+            )
+        })?,
+        None => {
+            let (column, rest) = expr.split_once(':').ok_or_else(malformed)?;
+            (column.to_owned(), rest)
+        }
     };
+    let (operator, value) = rest.split_once(':').ok_or_else(malformed)?;
     if column.is_empty() {
         return Err(format!("{expr:?} names no column"));
     }
-    let op = match operator {
+    Ok(FilterExpr {
+        field: field.to_owned(),
+        column,
+        op: parse_op(operator, value)?,
+    })
+}
+
+fn too_big(bytes: usize) -> String {
+    format!(
+        "is {bytes} bytes long; one filter expression may have at most {MAX_FILTER_BYTES} bytes (1 MiB)"
+    )
+}
+
+/// The column name in quotes at the start of `text` (its opening `"`
+/// taken off), `""` read as `"`, and what follows the `:` after its
+/// closing quote. `None` when the quotes do not close, or no `:` follows.
+fn quoted_column(text: &str) -> Option<(String, &str)> {
+    let mut name = String::new();
+    let mut chars = text.char_indices();
+    while let Some((at, c)) = chars.next() {
+        if c != '"' {
+            name.push(c);
+            continue;
+        }
+        let after = &text[at + 1..];
+        if after.starts_with('"') {
+            name.push('"');
+            chars.next();
+            continue;
+        }
+        return Some((name, after.strip_prefix(':')?));
+    }
+    None
+}
+
+/// An operator and its value, as the expression or a filter object gives them.
+fn parse_op(operator: &str, value: &str) -> Result<Op, String> {
+    Ok(match operator {
         "eq" => Op::Eq(Operand::new(value)),
         "neq" => Op::Neq(Operand::new(value)),
         "gt" => Op::Gt(Operand::new(value)),
@@ -332,10 +414,73 @@ pub fn parse_filter(field: &str, expr: &str) -> Result<FilterExpr, String> {
             }
         },
         _ => return Err(format!("unknown operator {operator:?} (use {OPERATORS})")),
+    })
+}
+
+/// The keys of a filter object.
+const OBJECT_KEYS: &str = "column|op|value";
+
+/// A filter written as an object in a JSON body (§11.4), `{"column":
+/// "Report ID : W1", "op": "eq", "value": "x"}`: any column, no quoting.
+/// The value may be text, a number or a boolean (read as their text).
+/// Each problem is named by its key (`filter[1].op`); `None` when there
+/// is one.
+pub fn parse_filter_object(
+    field: &str,
+    object: &Map<String, Value>,
+    problems: &mut Problems,
+) -> Option<FilterExpr> {
+    let found = problems.iter().count();
+    for key in object.keys() {
+        if !["column", "op", "value"].contains(&key.as_str()) {
+            problems.push(
+                format!("{field}.{key}"),
+                format!("is not a key of a filter object ({OBJECT_KEYS})"),
+            );
+        }
+    }
+    let mut text = |key: &str, rule: &str, scalars: bool| -> Option<String> {
+        let text = match object.get(key) {
+            None => {
+                problems.push(format!("{field}.{key}"), "is required");
+                return None;
+            }
+            Some(Value::String(text)) => text.clone(),
+            Some(Value::Number(n)) if scalars => n.to_string(),
+            Some(Value::Bool(b)) if scalars => b.to_string(),
+            Some(_) => {
+                problems.push(format!("{field}.{key}"), rule);
+                return None;
+            }
+        };
+        if text.len() > MAX_FILTER_BYTES {
+            problems.push(format!("{field}.{key}"), too_big(text.len()));
+            return None;
+        }
+        Some(text)
     };
-    Ok(FilterExpr {
+    let column = text("column", "must be a column name", false);
+    let op = text("op", &format!("must be an operator ({OPERATORS})"), false);
+    let value = text("value", "must be text or a number or a boolean", true);
+    if column.as_deref() == Some("") {
+        problems.push(format!("{field}.column"), "must not be empty");
+    }
+    let (Some(column), Some(operator), Some(value)) = (column, op, value) else {
+        return None;
+    };
+    let op = parse_op(&operator, &value)
+        .map_err(|rule| {
+            let key = if operator == "in" || operator == "is" {
+                "value"
+            } else {
+                "op"
+            };
+            problems.push(format!("{field}.{key}"), rule);
+        })
+        .ok()?;
+    (problems.iter().count() == found).then(|| FilterExpr {
         field: field.to_owned(),
-        column: column.to_owned(),
+        column,
         op,
     })
 }
@@ -351,8 +496,8 @@ impl FilterExpr {
     /// Resolves the column against `header`; `Err` holds the rule broken.
     pub fn bind(&self, header: Option<&Header>) -> Result<BoundFilter<'_>, String> {
         let column = match header {
-            Some(header) => header.resolve(&self.column),
-            None => Err("is not a column of the sheet"),
+            Some(header) => header.resolve_explained(&self.column),
+            None => Err("is not a column of the sheet".to_owned()),
         }
         .map_err(|rule| format!("column {:?} {rule}", self.column))?;
         Ok(BoundFilter {
@@ -369,16 +514,15 @@ impl BoundFilter<'_> {
         match self.op {
             Op::Eq(operand) => equals(cell, operand),
             Op::Neq(operand) => !equals(cell, operand),
-            Op::Gt(operand) => compare(cell, operand) == Some(Ordering::Greater),
+            Op::Gt(operand) => order(cell, operand) == Some(Ordering::Greater),
             Op::Gte(operand) => matches!(
-                compare(cell, operand),
+                order(cell, operand),
                 Some(Ordering::Greater | Ordering::Equal)
             ),
-            Op::Lt(operand) => compare(cell, operand) == Some(Ordering::Less),
-            Op::Lte(operand) => matches!(
-                compare(cell, operand),
-                Some(Ordering::Less | Ordering::Equal)
-            ),
+            Op::Lt(operand) => order(cell, operand) == Some(Ordering::Less),
+            Op::Lte(operand) => {
+                matches!(order(cell, operand), Some(Ordering::Less | Ordering::Equal))
+            }
             Op::Like(pattern) => pattern.matches(&cell.text_form()),
             Op::ILike(pattern) => pattern.matches(&cell.text_form().to_lowercase()),
             Op::In(list) => list.contains(cell),
@@ -400,8 +544,9 @@ fn equals(cell: &Cell, operand: &Operand) -> bool {
 }
 
 /// Typed by the cell: numbers numerically, dates chronologically (to the
-/// second), booleans as booleans, everything else by its text. An empty cell
-/// has no order.
+/// second), times of day likewise with times (or dates), booleans as
+/// booleans, everything else by its text. An empty cell has no order.
+/// What `eq`, `neq` and `in` go by.
 fn compare(cell: &Cell, operand: &Operand) -> Option<Ordering> {
     match (cell, operand) {
         (c, _) if c.is_blank() => None,
@@ -411,6 +556,9 @@ fn compare(cell: &Cell, operand: &Operand) -> Option<Ordering> {
                 number: Some(v), ..
             },
         ) => n.partial_cmp(v),
+        (Cell::DateTime(d), Operand { time: Some(v), .. }) if is_time_of_day(cell) => {
+            Some(to_seconds(*d).cmp(&to_seconds(*v)))
+        }
         (Cell::DateTime(d) | Cell::Timestamp(d), Operand { date: Some(v), .. }) => {
             Some(to_seconds(*d).cmp(&to_seconds(*v)))
         }
@@ -421,6 +569,27 @@ fn compare(cell: &Cell, operand: &Operand) -> Option<Ordering> {
             },
         ) => Some(b.cmp(v)),
         (c, _) => Some(c.text_form().as_ref().cmp(operand.text.as_str())),
+    }
+}
+
+/// How a cell orders against a value for `gt`, `gte`, `lt` and `lte`
+/// (§11.4, replacing §3's text fallback): only a value of the cell's own
+/// kind orders it — a number a number, a date a date, a time of day (or a
+/// duration) a time, a boolean `true`/`false`, text a value that reads as
+/// none of number, date or time. Any other pair has no order, so that
+/// `age:gt:40` never matches a cell holding `n/a`. Empty and error cells
+/// have none either.
+fn order(cell: &Cell, operand: &Operand) -> Option<Ordering> {
+    let seconds = |d: f64, v: f64| Some(to_seconds(d).cmp(&to_seconds(v)));
+    match cell {
+        c if c.is_blank() => None,
+        Cell::Number(n) => n.partial_cmp(&operand.number?),
+        Cell::DateTime(d) if is_time_of_day(cell) => seconds(*d, operand.time?),
+        Cell::DateTime(d) | Cell::Timestamp(d) => seconds(*d, operand.date?),
+        Cell::Duration(d) => seconds(*d, operand.time?),
+        Cell::Bool(b) => Some(b.cmp(&operand.boolean?)),
+        Cell::Text(text) if operand.is_text() => Some(text.as_str().cmp(operand.text.as_str())),
+        _ => None,
     }
 }
 
@@ -545,6 +714,129 @@ mod tests {
         assert!(matches("c:in:,x", text("")));
         assert!(!matches("c:in:x,y", Cell::Empty));
         assert!(!matches("c:in:x,", text("y")));
+    }
+
+    #[test]
+    fn ordering_compares_only_values_of_the_cells_kind() {
+        // Numbers with numbers: text never orders against a number.
+        assert!(!matches("c:gt:40", text("n/a")));
+        assert!(!matches("c:lt:40", text("n/a")));
+        assert!(!matches("c:gt:abc", Cell::Number(50.0)));
+        assert!(!matches("c:lte:abc", Cell::Number(50.0)));
+        assert!(matches("c:gt:40", Cell::Number(41.0)));
+        // Dates with dates.
+        assert!(!matches("c:gt:40", Cell::DateTime(45306.0)));
+        assert!(!matches("c:lt:zzz", Cell::DateTime(45306.0)));
+        assert!(matches("c:gt:2024-01-14", Cell::DateTime(45306.0)));
+        assert!(!matches("c:gt:2024-01-14", text("2024-01-15")));
+        // Text with text.
+        assert!(matches("c:gte:b", text("b")));
+        assert!(!matches("c:gt:1", text("2")));
+        // Booleans with booleans, and never with text.
+        assert!(matches("c:gt:false", Cell::Bool(true)));
+        assert!(!matches("c:gt:a", Cell::Bool(true)));
+        // Errors have no order.
+        assert!(!matches("c:gt:#", Cell::Error("#N/A".into())));
+        // A formula orders by its cached value.
+        let formula = Cell::Formula(Box::new(Formula::new("1+1", Cell::Number(2.0))));
+        assert!(matches("c:lt:3", formula));
+        // eq still falls back to text.
+        assert!(matches("c:eq:n/a", text("n/a")));
+        assert!(matches("c:neq:40", text("n/a")));
+    }
+
+    #[test]
+    fn times_of_day_compare_with_times() {
+        let half_past_noon = Cell::DateTime(0.5208333333333334);
+        assert!(matches("c:eq:12:30", half_past_noon.clone()));
+        assert!(matches("c:eq:12:30:00", half_past_noon.clone()));
+        assert!(matches("c:gt:12:00", half_past_noon.clone()));
+        assert!(matches("c:lt:12:30:01", half_past_noon.clone()));
+        assert!(!matches("c:gt:12:30", half_past_noon.clone()));
+        assert!(matches("c:in:08:00,12:30", half_past_noon.clone()));
+        // A date is no time of day: a time orders no date cell.
+        assert!(!matches("c:gt:12:00", Cell::DateTime(45306.5)));
+        // Text holding a time compares as text, as before.
+        assert!(matches("c:eq:12:30", text("12:30")));
+    }
+
+    #[test]
+    fn iso_date_times_with_zones_filter_dates() {
+        let noon = Cell::Timestamp(45306.5);
+        assert!(matches("c:eq:2024-01-15T12:00:00Z", noon.clone()));
+        assert!(matches("c:eq:2024-01-15T14:00:00+02:00", noon.clone()));
+        assert!(matches("c:lt:2024-01-15T12:00:00.500", noon));
+    }
+
+    #[test]
+    fn a_quoted_column_may_hold_colons_and_quotes() {
+        let f = parse_filter("filter", r#""Report ID : W1":eq:x:y"#).expect("valid");
+        assert_eq!(f.column, "Report ID : W1");
+        assert_eq!(f.op, Op::Eq(Operand::new("x:y")));
+        let f = parse_filter("filter", r#""say ""hi"":":like:a*"#).expect("valid");
+        assert_eq!(f.column, r#"say "hi":"#);
+        let f = parse_filter("filter", r#""plain":is:null"#).expect("valid");
+        assert_eq!((f.column.as_str(), &f.op), ("plain", &Op::IsNull));
+        for bad in [r#""open:eq:x"#, r#""a"eq:x"#, r#""a":eq"#, r#""":eq:x"#] {
+            assert!(parse_filter("filter", bad).is_err(), "{bad}");
+        }
+        // Unquoted, a quote inside a name is just a character.
+        assert_eq!(
+            parse_filter("filter", r#"a"b:eq:1"#).unwrap().column,
+            r#"a"b"#
+        );
+    }
+
+    fn object(value: serde_json::Value) -> Result<FilterExpr, String> {
+        let mut problems = Problems::new();
+        let serde_json::Value::Object(map) = value else {
+            unreachable!()
+        };
+        parse_filter_object("filter[1]", &map, &mut problems).ok_or_else(|| {
+            problems
+                .iter()
+                .map(|p| format!("{}: {}", p.field, p.rule))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+    }
+
+    #[test]
+    fn filter_objects_name_any_column() {
+        use serde_json::json;
+        let f = object(json!({"column": "Report ID : W1", "op": "eq", "value": "x"})).unwrap();
+        assert_eq!(f.column, "Report ID : W1");
+        assert_eq!(f.field, "filter[1]");
+        assert_eq!(f.op, Op::Eq(Operand::new("x")));
+        let f = object(json!({"column": "age", "op": "gt", "value": 40})).unwrap();
+        assert_eq!(f.op, Op::Gt(Operand::new("40")));
+        let f = object(json!({"column": "ok", "op": "is", "value": "true"})).unwrap();
+        assert_eq!(f.op, Op::IsTrue);
+    }
+
+    #[test]
+    fn filter_objects_name_each_problem_by_key() {
+        use serde_json::json;
+        assert_eq!(
+            object(json!({"column": "a", "value": "x", "opp": "eq"})).unwrap_err(),
+            "filter[1].opp: is not a key of a filter object (column|op|value), filter[1].op: is required"
+        );
+        assert_eq!(
+            object(json!({"column": "a", "op": "EQ", "value": "x"})).unwrap_err(),
+            "filter[1].op: unknown operator \"EQ\" (use eq|neq|gt|gte|lt|lte|like|ilike|in|is)"
+        );
+        assert_eq!(
+            object(json!({"column": 3, "op": "is", "value": "maybe"})).unwrap_err(),
+            "filter[1].column: must be a column name"
+        );
+        assert_eq!(
+            object(json!({"column": "a", "op": "is", "value": "maybe"})).unwrap_err(),
+            "filter[1].value: operator is takes null|notnull|true|false (not \"maybe\")"
+        );
+        assert_eq!(
+            object(json!({"column": "", "op": "eq", "value": null})).unwrap_err(),
+            "filter[1].value: must be text or a number or a boolean, filter[1].column: must not be empty"
+        );
     }
 
     #[test]

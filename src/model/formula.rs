@@ -456,6 +456,21 @@ pub fn references(formula: &str) -> References {
     References::Areas(areas)
 }
 
+/// Whether `formula` refers to another workbook (`[1]Data!A1`,
+/// `'[book.xlsx]Data'!A1`, `[1]!Rate`): a formula written through the API
+/// may not (§11.4), since sheetd has no other workbook to read.
+pub fn names_another_workbook(formula: &str) -> bool {
+    pieces(formula).iter().any(|piece| {
+        matches!(
+            piece,
+            Piece::Reference(Reference {
+                sheet: Sheet::External,
+                ..
+            })
+        )
+    })
+}
+
 /// Whether the function `name` (`_xlfn.` or not) reads cells its
 /// arguments do not name: built references, a spill's unknown size.
 fn builds_references(name: &str) -> bool {

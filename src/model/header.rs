@@ -185,6 +185,30 @@ impl Header {
         }
     }
 
+    /// As [`Header::resolve`], with the rule a name that is no column
+    /// breaks followed by the columns it may have meant (§11.4): those
+    /// whose name is the same ignoring case and surrounding spaces, as
+    /// `is not a column of the sheet; did you mean "Field 4 "?`.
+    pub fn resolve_explained(&self, name: &str) -> Result<usize, String> {
+        self.resolve(name).map_err(|rule| match self.meant(name) {
+            Some(meant) => format!("{rule}; did you mean {meant}?"),
+            None => rule.to_owned(),
+        })
+    }
+
+    /// The columns `name` may mean, quoted and joined by `or`.
+    fn meant(&self, name: &str) -> Option<String> {
+        let loose = |text: &str| text.trim().to_lowercase();
+        let wanted = loose(name);
+        let meant: Vec<String> = self
+            .columns
+            .iter()
+            .filter(|column| column.name != name && loose(&column.name) == wanted)
+            .map(|column| format!("{:?}", column.name))
+            .collect();
+        (!meant.is_empty()).then(|| meant.join(" or "))
+    }
+
     /// Every column in header order.
     pub fn all(&self) -> &[Column] {
         &self.columns
@@ -320,6 +344,24 @@ mod tests {
 
     fn text(s: &str) -> Cell {
         Cell::Text(s.into())
+    }
+
+    #[test]
+    fn an_unknown_name_names_the_columns_it_may_mean() {
+        let header = Header::from_names(["Field 4 ", "name", "Name ", "age"].map(str::to_owned));
+        assert_eq!(
+            header.resolve_explained("Field 4"),
+            Err("is not a column of the sheet; did you mean \"Field 4 \"?".into())
+        );
+        assert_eq!(
+            header.resolve_explained(" NAME"),
+            Err("is not a column of the sheet; did you mean \"name\" or \"Name \"?".into())
+        );
+        assert_eq!(
+            header.resolve_explained("ages"),
+            Err("is not a column of the sheet".into())
+        );
+        assert_eq!(header.resolve_explained("age"), Ok(3));
     }
 
     #[test]

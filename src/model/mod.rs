@@ -29,6 +29,8 @@ pub mod source;
 pub mod value;
 /// The types of a workbook and its sheets.
 pub mod workbook;
+/// Values as people write them: ISO dates, times of day, formulas (§11.4).
+pub mod written;
 
 pub use id::SpreadsheetId;
 pub use problems::Problems;

@@ -22,7 +22,7 @@ use utoipa::openapi::schema::{
     ArrayBuilder, ArrayItems, ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type,
 };
 
-use super::filter::{FilterExpr, check_filter_count, parse_filter};
+use super::filter::{FilterExpr, check_filter_count, parse_filter, parse_filter_object};
 use super::header::ROW_KEY;
 use super::problems::Problems;
 use super::value::{Cell, MAX_TEXT_CHARS, fits_in_a_cell};
@@ -386,10 +386,11 @@ pub const BODY_SCHEMAS: [&str; 5] = [
     "SheetBody",
 ];
 
-/// A cell value: text (`YYYY/MM/DD`, `YYYY/MM/DD HH:MM[:SS]` make dates),
-/// a number, a boolean, or null for an empty cell.
+/// A cell value: text (`YYYY/MM/DD`, `YYYY/MM/DD HH:MM[:SS]`, ISO 8601
+/// dates and date-times and `HH:MM[:SS]` times make dates and times), a
+/// number, a boolean, null for an empty cell, or a formula object (§11.4).
 fn cell_value_schema() -> Schema {
-    ObjectBuilder::new()
+    let scalar = ObjectBuilder::new()
         .schema_type(SchemaType::from_iter([
             Type::String,
             Type::Number,
@@ -397,9 +398,37 @@ fn cell_value_schema() -> Schema {
             Type::Null,
         ]))
         .description(Some(
-            "text (YYYY/MM/DD or YYYY/MM/DD HH:MM[:SS] makes a date), number, boolean, or null",
-        ))
+            "text (YYYY/MM/DD or YYYY/MM/DD HH:MM[:SS] makes a date or date-time, as do ISO 8601 \
+             2024-06-23, 2024-06-23T10:00[:SS[.fff]] with an optional Z or offset converted to UTC; \
+             HH:MM or HH:MM:SS makes a time of day), number, boolean, or null",
+        ));
+    OneOfBuilder::new()
+        .item(scalar)
+        .item(formula_schema())
         .into()
+}
+
+/// `{"formula": "=B2*C2"}`: a formula cell, computed before the answer.
+fn formula_schema() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .title(Some("Formula"))
+        .description(Some(
+            "a formula cell; its result is computed before the answer. A formula the engine \
+             cannot parse, or one naming another workbook or a missing sheet, is a 400",
+        ))
+        .property(
+            "formula",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(1))
+                .max_length(Some(8193))
+                .examples([serde_json::json!("=B2*C2")]),
+        )
+        .required("formula")
+        .additional_properties(Some(
+            utoipa::openapi::schema::AdditionalProperties::FreeForm(false),
+        ))
 }
 
 /// Column name → cell value, at least one entry.
@@ -441,12 +470,59 @@ fn filter_schema() -> Schema {
     let expression = || {
         ObjectBuilder::new()
             .schema_type(Type::String)
-            .description(Some("column:operator:value"))
+            .description(Some(
+                "column:operator:value; the column may be in double quotes (\"Report ID : W1\":eq:x, a \" inside doubled)",
+            ))
     };
+    let either = OneOfBuilder::new()
+        .item(expression())
+        .item(filter_object_schema());
     OneOfBuilder::new()
         .item(expression())
-        .item(ArrayBuilder::new().items(expression()).min_items(Some(1)))
+        .item(ArrayBuilder::new().items(either).min_items(Some(1)))
+        .item(filter_object_schema())
         .into()
+}
+
+/// `{"column": "…", "op": "eq", "value": "…"}` (§11.4).
+fn filter_object_schema() -> ObjectBuilder {
+    let operators = [
+        "eq", "neq", "gt", "gte", "lt", "lte", "like", "ilike", "in", "is",
+    ];
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .title(Some("FilterObject"))
+        .description(Some("a filter on any column, no quoting needed"))
+        .property(
+            "column",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(1)),
+        )
+        .property(
+            "op",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some(operators)),
+        )
+        .property(
+            "value",
+            ObjectBuilder::new()
+                .schema_type(SchemaType::from_iter([
+                    Type::String,
+                    Type::Number,
+                    Type::Boolean,
+                ]))
+                .description(Some(
+                    "the value; for in the comma-separated list; for is null|notnull|true|false",
+                )),
+        )
+        .required("column")
+        .required("op")
+        .required("value")
+        .additional_properties(Some(
+            utoipa::openapi::schema::AdditionalProperties::FreeForm(false),
+        ))
 }
 
 /// A request that broke rules checkable without the sheet: its problems,
@@ -1178,13 +1254,17 @@ fn filters_from_json(filter: &Value, problems: &mut Problems) -> Vec<FilterExpr>
                 None
             }
         },
+        Value::Object(object) => parse_filter_object(&field, object, problems),
         _ => {
-            problems.push(field, "must be a filter expression string");
+            problems.push(
+                field,
+                "must be a filter expression string or a filter object",
+            );
             None
         }
     };
     match filter {
-        Value::String(_) => parse("filter".into(), filter).into_iter().collect(),
+        Value::String(_) | Value::Object(_) => parse("filter".into(), filter).into_iter().collect(),
         Value::Array(items) if items.is_empty() => {
             problems.push("filter", "must not be an empty array");
             Vec::new()
@@ -1292,7 +1372,7 @@ mod tests {
         assert_eq!(
             update_error(json!({"type": "filter", "filter": ["a:eq:1", "b", 3], "data": {"a": 1}})),
             "filter[1]: \"b\" is not a filter expression (column:operator:value), \
-             filter[2]: must be a filter expression string"
+             filter[2]: must be a filter expression string or a filter object"
         );
     }
 

@@ -752,7 +752,7 @@ impl Sheet {
         };
         let mut problems = insert_problems(&header, &request);
         let key_column = header
-            .resolve(column)
+            .resolve_explained(column)
             .map_err(|rule| problems.push("on_conflict", rule))
             .ok();
         let Some(key_column) = key_column.filter(|_| problems.is_empty()) else {
@@ -1147,7 +1147,7 @@ fn insert_problems(header: &Header, request: &InsertRows) -> Problems {
     let mut problems = Problems::new();
     for row in &request.rows {
         for (name, _) in &row.cells {
-            if let Err(rule) = header.resolve(name) {
+            if let Err(rule) = header.resolve_explained(name) {
                 problems.push(format!("data[{}].{name}", row.index), rule);
             }
         }
@@ -1160,8 +1160,8 @@ fn data_problems(header: Option<&Header>, data: &[(String, Cell)], field: &str) 
     let mut problems = Problems::new();
     for (name, _) in data {
         let column = match header {
-            Some(header) => header.resolve(name),
-            None => Err("is not a column of the sheet"),
+            Some(header) => header.resolve_explained(name),
+            None => Err("is not a column of the sheet".to_owned()),
         };
         if let Err(rule) = column {
             problems.push(format!("{field}.{name}"), rule);
@@ -1294,7 +1294,7 @@ fn read_column_problems(header: Option<&Header>, query: &ReadQuery) -> Problems 
         .flatten()
         .map(|n| ("columns", n.as_str()));
     for (field, name) in ordered.chain(shown) {
-        if let Err(rule) = header.resolve(name) {
+        if let Err(rule) = header.resolve_explained(name) {
             problems.push(field, format!("{name:?} {rule}"));
         }
     }

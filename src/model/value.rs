@@ -8,6 +8,8 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use super::written;
+
 /// The longest text a cell may hold, in UTF-16 code units (the xlsx format's limit).
 pub const MAX_TEXT_CHARS: usize = 32_767;
 /// The number format of a date-time cell (contract §2). A date cell of this
@@ -116,7 +118,8 @@ impl Cell {
             Value::Bool(b) => Ok(Cell::Bool(*b)),
             Value::Number(n) => number_from_json(n),
             Value::String(s) => text_from_json(s),
-            Value::Array(_) | Value::Object(_) => Err("must not be an object or array".into()),
+            Value::Object(object) => super::written::formula_from_json(object),
+            Value::Array(_) => Err("must not be an object or array".into()),
         }
     }
 
@@ -173,7 +176,15 @@ fn text_from_json(s: &str) -> Result<Cell, String> {
     if s.is_empty() {
         return Ok(Cell::Empty);
     }
-    match parse_date(s, DateSyntax::Value) {
+    // The `/` forms of §2, then ISO 8601 and times of day (§11.4).
+    let parsed = match parse_date(s, DateSyntax::Value) {
+        DateParse::NotADate => match written::parse_iso(s) {
+            DateParse::NotADate => written::parse_time(s),
+            iso => iso,
+        },
+        slash => slash,
+    };
+    match parsed {
         DateParse::NotADate => {}
         DateParse::Valid(serial, DateKind::DateTime) => return Ok(Cell::Timestamp(serial)),
         DateParse::Valid(serial, _) => return Ok(Cell::DateTime(serial)),
@@ -306,7 +317,7 @@ fn is_leap_year(year: u32) -> bool {
     (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400)
 }
 
-fn days_in_month(year: u32, month: u32) -> u32 {
+pub(super) fn days_in_month(year: u32, month: u32) -> u32 {
     match month {
         2 if is_leap_year(year) => 29,
         2 => 28,
@@ -344,7 +355,7 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
 /// 1900-03-01 on; before that Excel counts a 29 February 1900 that never was.
 const UNIX_DAYS_OF_SERIAL_ZERO: i64 = -25_569;
 
-fn serial_from_date(year: u32, month: u32, day: u32) -> i64 {
+pub(super) fn serial_from_date(year: u32, month: u32, day: u32) -> i64 {
     let n = days_from_civil(i64::from(year), month, day) - UNIX_DAYS_OF_SERIAL_ZERO;
     if n < 61 { n - 1 } else { n }
 }
@@ -452,8 +463,8 @@ mod tests {
     fn other_strings_stay_text_verbatim() {
         assert_eq!(cell(json!("=1+1")), Ok(Cell::Text("=1+1".into())));
         assert_eq!(
-            cell(json!("2024-01-15")),
-            Ok(Cell::Text("2024-01-15".into()))
+            cell(json!("2024-01-15 noon")),
+            Ok(Cell::Text("2024-01-15 noon".into()))
         );
         assert_eq!(cell(json!("2024/1/5")), Ok(Cell::Text("2024/1/5".into())));
         assert_eq!(cell(json!("")), Ok(Cell::Empty));

@@ -286,6 +286,11 @@ impl Store {
             })
             .collect();
         let changed = changes.iter().filter(|&&c| c).count();
+        // A workbook without formulas has no engine: the formulas the batch
+        // wrote into it (§11.4) get one, so that they are computed.
+        if changed > 0 && calculator.is_none() && !has_formulas && workbook.has_formulas() {
+            calculator = Calculator::build_for_written(&mut workbook);
+        }
         let records: Vec<_> = batch.iter().filter_map(|edit| edit.record(id)).collect();
         if changed == 0 {
             // Answered with the file as it is: its tag is the answer's.
