@@ -177,6 +177,7 @@ impl Store {
         fs::create_dir_all(dir.join(LOCK_DIR))?;
         remove_leftover_temp_files(&dir)?;
         remove_orphan_lock_files(&dir)?;
+        versions::remove_orphans(&dir)?;
         let keys = Arc::new(keys::Keys::open(
             &dir,
             limits.idempotency_window,

@@ -101,12 +101,36 @@ pub fn find(data_dir: &Path, id: SpreadsheetId, tag: Tag) -> std::io::Result<Opt
     Ok(list(data_dir, id)?.into_iter().find(|kept| kept.tag == tag))
 }
 
-/// Removes every version of workbook `id`.
+/// Removes every version of workbook `id` (and the versions directory,
+/// once it holds no workbook's).
 pub fn remove_all(data_dir: &Path, id: SpreadsheetId) -> std::io::Result<()> {
     match fs::remove_dir_all(dir(data_dir, id)) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
     }
+    // Fails while another workbook has versions: then it stays.
+    let _ = fs::remove_dir(data_dir.join(VERSIONS_DIR));
+    Ok(())
+}
+
+/// Removes the versions of workbooks whose file is gone (removed by hand
+/// while sheetd was not running), at start-up.
+pub fn remove_orphans(data_dir: &Path) -> std::io::Result<()> {
+    let entries = match fs::read_dir(data_dir.join(VERSIONS_DIR)) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let name = entry?.file_name();
+        let Some(id) = name.to_str().and_then(|n| SpreadsheetId::parse(n).ok()) else {
+            continue;
+        };
+        if fs::symlink_metadata(data_dir.join(id.file_name())).is_err() {
+            remove_all(data_dir, id)?;
+        }
+    }
+    Ok(())
 }
 
 /// `<nanoseconds>-<tag>.xlsx`: its order and tag.
