@@ -139,6 +139,7 @@ async fn rows_read(
         offset: query.offset,
         limit: query.limit,
     };
+    let rendering = query.rendering;
     let sheet = path.sheet;
     let (workbook, index, page) = state
         .store
@@ -148,7 +149,13 @@ async fn rows_read(
             Ok::<_, ApiError>((workbook.clone(), source.sheet, page))
         })
         .await??;
-    Ok(stream::answer(workbook, index, page, format, &next))
+    Ok(stream::answer(
+        workbook,
+        index,
+        page,
+        (format, rendering),
+        &next,
+    ))
 }
 
 /// §4.4 Delete rows by filter, row number or numbers (§11.2); rows below
