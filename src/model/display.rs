@@ -367,6 +367,123 @@ struct Digits {
     /// A code of engineering notation (`##0.0E+0`), which IronCalc does
     /// not implement.
     engineering: Option<Engineering>,
+    /// The common codes (`"$"#,##0.00`, `0.0%`, `00000`), written here
+    /// without IronCalc, which parses its code again for every number.
+    simple: Option<Simple>,
+}
+
+/// A code of text, whole digits (`0`, `#,##0`, `00000`), optional decimal
+/// zeros (`.00`) and text: `"$"#,##0.00`, `0.00%`, `#,##0" units"`.
+#[derive(Debug, Clone, PartialEq)]
+struct Simple {
+    prefix: String,
+    suffix: String,
+    /// The `0`s of the whole part: at least so many digits.
+    whole_zeros: usize,
+    thousands: bool,
+    decimals: usize,
+}
+
+impl Simple {
+    /// The code (conditions, colours, fills and scaling commas taken out)
+    /// as a simple one, or `None`.
+    fn parse(code: &str) -> Option<Simple> {
+        #[derive(PartialEq)]
+        enum At {
+            Prefix,
+            Whole,
+            Decimals,
+            Suffix,
+        }
+        let mut at = At::Prefix;
+        let mut simple = Simple {
+            prefix: String::new(),
+            suffix: String::new(),
+            whole_zeros: 0,
+            thousands: false,
+            decimals: 0,
+        };
+        let mut chars = code.chars();
+        while let Some(c) = chars.next() {
+            let text = match c {
+                '"' => Some(chars.by_ref().take_while(|&c| c != '"').collect::<String>()),
+                '\\' => Some(chars.next()?.to_string()),
+                '_' => {
+                    chars.next()?;
+                    Some(" ".to_owned())
+                }
+                '0' | '#' | ',' if matches!(at, At::Prefix | At::Whole) => {
+                    at = At::Whole;
+                    match c {
+                        '0' => simple.whole_zeros += 1,
+                        ',' => simple.thousands = true,
+                        // A `#` after a `0` is not simple.
+                        _ if simple.whole_zeros > 0 => return None,
+                        _ => {}
+                    }
+                    None
+                }
+                '.' if at == At::Whole => {
+                    at = At::Decimals;
+                    None
+                }
+                '0' if at == At::Decimals => {
+                    simple.decimals += 1;
+                    None
+                }
+                '$' | '-' | '+' | '(' | ')' | ':' | ' ' | '%' | '!' | '^' | '&' | '\'' | '~'
+                | '{' | '}' | '<' | '>' | '=' => Some(c.to_string()),
+                c if !c.is_ascii() => Some(c.to_string()),
+                _ => return None,
+            };
+            if let Some(text) = text {
+                match at {
+                    At::Prefix => simple.prefix.push_str(&text),
+                    _ => {
+                        at = At::Suffix;
+                        simple.suffix.push_str(&text);
+                    }
+                }
+            }
+        }
+        (at != At::Prefix).then_some(simple)
+    }
+
+    /// `value`, already scaled and rounded to the decimals shown.
+    fn show(&self, value: f64) -> String {
+        let digits = format!("{:.*}", self.decimals, value.abs());
+        let (whole, decimals) = digits.split_once('.').unwrap_or((&digits, ""));
+        let mut out = String::with_capacity(digits.len() + self.prefix.len() + 8);
+        if value < 0.0 {
+            out.push('-');
+        }
+        out.push_str(&self.prefix);
+        let whole = if whole == "0" && self.whole_zeros == 0 {
+            ""
+        } else {
+            whole
+        };
+        let padding = self.whole_zeros.saturating_sub(whole.len());
+        let width = whole.len() + padding;
+        for i in 0..width {
+            let digit = if i < padding {
+                '0'
+            } else {
+                whole.as_bytes()[i - padding] as char
+            };
+            out.push(digit);
+            let left = width - i - 1;
+            if self.thousands && left > 0 && left % 3 == 0 {
+                out.push(',');
+            }
+        }
+        if self.decimals > 0 {
+            out.push('.');
+            out.push_str(decimals);
+        }
+        out.push_str(&self.suffix);
+        out
+    }
 }
 
 /// `##0.0E+0`: the exponent a multiple of the whole digits' count (3), the
@@ -498,6 +615,7 @@ impl Digits {
             whole.push(c);
         }
         let engineering = Engineering::parse(&out);
+        let simple = Simple::parse(&out);
         Digits {
             whole_code: (decimals > 0 && only_hashes && !scientific).then_some(whole),
             code: out,
@@ -505,6 +623,7 @@ impl Digits {
             scale: 100_f64.powi(percent) / 1000_f64.powi(thousands),
             percent,
             engineering,
+            simple,
         }
     }
 
@@ -515,10 +634,19 @@ impl Digits {
         if let Some(decimals) = self.decimals.filter(|_| scaled.abs() < 1e15) {
             // Rounded at 15 significant digits first, as the value's
             // decimal form reads (1.005 is 1.005, not 1.00499…).
-            let significant: f64 = format!("{scaled:.14e}").parse().unwrap_or(scaled);
+            // (Only a value near a half needs the slower exact reading.)
             let factor = 10_f64.powi(decimals);
-            let rounded = (significant.abs() * factor).round() / factor;
-            scaled = rounded.copysign(significant);
+            let shifted = scaled.abs() * factor;
+            let rounded = if (shifted.fract() - 0.5).abs() < 1e-6 {
+                let significant: f64 = format!("{scaled:.14e}").parse().unwrap_or(scaled);
+                (significant.abs() * factor).round() / factor
+            } else {
+                shifted.round() / factor
+            };
+            scaled = rounded.copysign(scaled);
+        }
+        if let Some(simple) = &self.simple {
+            return simple.show(scaled);
         }
         if scaled.fract() == 0.0
             && let Some(whole) = &self.whole_code
@@ -552,6 +680,22 @@ fn general(value: f64) -> String {
         return "0".to_owned();
     }
     let magnitude = value.abs();
+    // Most numbers are short: their shortest decimal form is General's.
+    if (1e-9..1e15).contains(&magnitude) {
+        if value.fract() == 0.0 {
+            return format!("{}", value as i64);
+        }
+        let shortest = value.to_string();
+        let significant = shortest
+            .trim_start_matches(['-', '0', '.'])
+            .bytes()
+            .filter(u8::is_ascii_digit)
+            .count();
+        let decimals = shortest.split_once('.').map_or(0, |(_, d)| d.len());
+        if significant <= 15 && decimals <= 20 {
+            return shortest;
+        }
+    }
     // Rounded to 15 significant digits, in scientific notation, whose
     // exponent says which form shows it.
     let scientific = format!("{value:.14e}");
@@ -1026,6 +1170,49 @@ mod tests {
             (0.1 + 0.2, "0.3"),
         ] {
             assert_eq!(general(value), expected, "{value}");
+        }
+    }
+
+    #[test]
+    fn simple_codes_show_what_ironcalc_shows() {
+        let codes = [
+            "0",
+            "0.00",
+            "#,##0",
+            "#,##0.000",
+            "\"$\"#,##0.00",
+            "0.0%",
+            "00000",
+            "#,##0_)",
+            "(#,##0)",
+            "0\" units\"",
+            "#,###",
+        ];
+        let values = [
+            0.0,
+            1.0,
+            -1.0,
+            0.5,
+            2.5,
+            1234.5,
+            -1234.567,
+            0.0042,
+            999.9996,
+            1e9,
+            123456789.125,
+        ];
+        for code in codes {
+            let mut digits = Digits::new(code.to_owned());
+            assert!(digits.simple.is_some(), "{code}");
+            for value in values {
+                let simple = digits.show(value);
+                let saved = digits.simple.take();
+                assert_eq!(simple, digits.show(value), "{code} {value}");
+                digits.simple = saved;
+            }
+        }
+        for code in ["0.0E+00", "# ?/?", "0.0#", "#.##", "[h]:mm", "@"] {
+            assert_eq!(Simple::parse(code), None, "{code}");
         }
     }
 
