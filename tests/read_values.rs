@@ -296,3 +296,23 @@ async fn unknown_values_and_dates_are_refused() {
         assert_eq!(body["error"], error, "{query}");
     }
 }
+
+/// The OpenAPI document describes both parameters of a read, with their
+/// values.
+#[tokio::test]
+async fn openapi_describes_values_and_dates() {
+    let server = Server::start().await;
+    let (status, doc) = server.get("/v1/openapi.json").await;
+    assert_eq!(status, 200);
+    let parameters = doc["paths"]["/v1/data/{spreadsheet_id}/{sheet_name}"]["get"]["parameters"]
+        .as_array()
+        .unwrap();
+    let values_of = |name: &str| -> Value {
+        let parameter = parameters.iter().find(|p| p["name"] == name).unwrap();
+        assert_eq!(parameter["in"], "query", "{name}");
+        assert!(parameter["description"].as_str().unwrap().len() > 20);
+        parameter["schema"]["enum"].clone()
+    };
+    assert_eq!(values_of("values"), json!(["raw", "formatted", "formula"]));
+    assert_eq!(values_of("dates"), json!(["iso"]));
+}
