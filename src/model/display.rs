@@ -660,7 +660,12 @@ impl Digits {
         // sign goes in front of everything (`-$1.00`, `-Total: 1`), as in
         // LibreOffice: IronCalc drops the sign of -1 shown without decimals.
         let given = scaled.abs() / 100_f64.powi(self.percent);
-        let shown = format_number(given, code, locale()).text;
+        // A code from a file is anyone's: should IronCalc fail on one (it
+        // indexes its digits), the number shows as General instead.
+        let shown = std::panic::catch_unwind(|| format_number(given, code, locale()).text);
+        let Ok(shown) = shown else {
+            return general(value);
+        };
         if shown == "#VALUE!" {
             general(value)
         } else if scaled < 0.0 {
@@ -1213,6 +1218,96 @@ mod tests {
         }
         for code in ["0.0E+00", "# ?/?", "0.0#", "#.##", "[h]:mm", "@"] {
             assert_eq!(Simple::parse(code), None, "{code}");
+        }
+    }
+
+    #[test]
+    fn any_code_shows_any_number_without_panicking() {
+        let codes = [
+            "",
+            ";",
+            ";;;;;",
+            "[",
+            "[<",
+            "[<1",
+            "[<1]",
+            "\"",
+            "\\",
+            "_",
+            "*",
+            "0/0",
+            "#/#",
+            "?/",
+            "/",
+            "/0",
+            "0/",
+            "E+",
+            "0E",
+            "0.0E+",
+            "0E-",
+            "[h",
+            "[$",
+            "[$-",
+            "[$-]0",
+            "[>=1e400]0",
+            "[=x]0",
+            "0.0.0.0",
+            "#,#,#,",
+            ",,,,",
+            "%%%%0",
+            "0000000000000000000000.0000000000000000000000",
+            "# ????/????",
+            "0 0/99999",
+            "?/?;?/?",
+            "ddddd mmmmmm yyyyy",
+            "[hhhhhhhhhhhh]",
+            "[s].000000",
+            "ss.0000000000",
+            "a/p",
+            "am/pm",
+            "A",
+            "@;@;@;@",
+            "General;General",
+            "0;-0;;@",
+            "\"€\"* #,##0.00_-",
+            "[Red][<=100]0;[Blue][>100]0",
+            "[$€-407] #,##0.00",
+            "0.0E+0E+0",
+            "#0.#E-#",
+            "##0.0E+0",
+            "00.00E+00",
+            "[mm]:ss.00",
+            "h:mm:ss.000 AM/PM",
+            "m",
+            "mm",
+            "d/m",
+        ];
+        let values = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            -0.5,
+            1e-300,
+            -1e-300,
+            1e300,
+            -1e300,
+            1e16,
+            45466.5,
+            -45466.5,
+            2958465.99999,
+            123456789012345680.0,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            f64::NAN,
+            f64::INFINITY,
+        ];
+        for code in codes {
+            let format = NumberFormat::parse(Some(code));
+            for value in values {
+                let _ = format.show(value);
+            }
         }
     }
 
