@@ -168,6 +168,12 @@ async fn formatted_json_rows_hold_strings() {
     assert_eq!(data[2]["x"], "#DIV/0!");
     assert_eq!(data[5]["x"], "$1,234.50");
     assert_eq!(data[5]["y"], "25%");
+    // A format on an empty cell shows nothing.
+    assert_eq!(data[6]["x"], Value::Null);
+    // Text through a format's text section.
+    assert_eq!(data[7]["x"], " abc ");
+    assert_eq!(data[7]["y"], "pre abc post");
+    assert_eq!(data[7]["z"], "xabc");
 }
 
 /// `values=formula`: a formula cell reads as its formula with `=`, every

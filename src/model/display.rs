@@ -34,6 +34,16 @@ use ironcalc_base::locale::{Locale, get_locale};
 #[derive(Debug, Clone)]
 pub struct NumberFormat {
     sections: Vec<Section>,
+    /// The section for text (the one with `@`, or the fourth): text shown
+    /// with its literals, `@` standing for the cell's text.
+    text: Option<Vec<TextPiece>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum TextPiece {
+    Literal(String),
+    /// `@`: the cell's text.
+    Text,
 }
 
 #[derive(Debug, Clone)]
@@ -72,12 +82,34 @@ impl NumberFormat {
             Some("m/d/yy h:mm") => "m/d/yyyy h:mm",
             Some(code) => code,
         };
-        let sections = split_sections(code)
-            .into_iter()
+        let all = split_sections(code);
+        let text = all
+            .iter()
+            .find(|section| text_pieces(section).contains(&TextPiece::Text))
+            .or_else(|| all.get(3))
+            .map(|section| text_pieces(section));
+        let sections = all
+            .iter()
             .take(3)
-            .map(|section| parse_section(&section))
+            .map(|section| parse_section(section))
             .collect();
-        NumberFormat { sections }
+        NumberFormat { sections, text }
+    }
+
+    /// `text` as the format shows text: through its text section, when it
+    /// has one (`_(@_)` shows ` abc `), else as it is.
+    pub fn show_text(&self, text: &str) -> String {
+        let Some(pieces) = &self.text else {
+            return text.to_owned();
+        };
+        let mut out = String::with_capacity(text.len() + 8);
+        for piece in pieces {
+            match piece {
+                TextPiece::Literal(literal) => out.push_str(literal),
+                TextPiece::Text => out.push_str(text),
+            }
+        }
+        out
     }
 
     /// Whether the format is General throughout.
@@ -322,6 +354,41 @@ fn parse_section(section: &str) -> Section {
 fn starts_am_pm(rest: impl Iterator<Item = char>) -> bool {
     let next: String = rest.take(4).collect::<String>().to_ascii_lowercase();
     next.starts_with("m/pm") || next.starts_with("/p")
+}
+
+/// A section as text shows it: quoted text, escaped characters and other
+/// literals as they are, `_x` a space, no fill (`*x`) or brackets.
+fn text_pieces(section: &str) -> Vec<TextPiece> {
+    let mut pieces = Vec::new();
+    let mut literal = String::new();
+    let mut chars = section.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => literal.extend(chars.by_ref().take_while(|&c| c != '"')),
+            '\\' => literal.extend(chars.next()),
+            '_' => {
+                chars.next();
+                literal.push(' ');
+            }
+            '*' => {
+                chars.next();
+            }
+            '[' => {
+                chars.by_ref().take_while(|&c| c != ']').for_each(drop);
+            }
+            '@' => {
+                if !literal.is_empty() {
+                    pieces.push(TextPiece::Literal(std::mem::take(&mut literal)));
+                }
+                pieces.push(TextPiece::Text);
+            }
+            c => literal.push(c),
+        }
+    }
+    if !literal.is_empty() {
+        pieces.push(TextPiece::Literal(literal));
+    }
+    pieces
 }
 
 /// `<100`, `>=0`, `=5`, `<>1`.

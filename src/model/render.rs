@@ -146,7 +146,8 @@ impl Renderer {
         let number = match cell {
             Cell::Empty | Cell::Formula(_) => return Value::Null,
             Cell::Text(text) if text.is_empty() => return Value::Null,
-            Cell::Text(text) | Cell::Error(text) => return Value::String(text.clone()),
+            Cell::Text(text) => return Value::String(self.format(workbook, id).show_text(text)),
+            Cell::Error(text) => return Value::String(text.clone()),
             Cell::Bool(true) => return Value::String("TRUE".into()),
             Cell::Bool(false) => return Value::String("FALSE".into()),
             Cell::Number(n) | Cell::DateTime(n) | Cell::Timestamp(n) | Cell::Duration(n) => *n,
