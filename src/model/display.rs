@@ -439,16 +439,20 @@ struct Digits {
     simple: Option<Simple>,
 }
 
-/// A code of text, whole digits (`0`, `#,##0`, `00000`), optional decimal
-/// zeros (`.00`) and text: `"$"#,##0.00`, `0.00%`, `#,##0" units"`.
+/// A code of text, whole digits, optional decimals and text:
+/// `"$"#,##0.00`, `0.00%`, `#,##0" units"`, `00000`, `#.##`, `?.??`.
+/// A placeholder with no digit to show is a `0` for `0`, a space for `?`
+/// and nothing for `#`; decimals that are zeros at `#` are left out (and
+/// the point with them when none is left), as LibreOffice shows them.
 #[derive(Debug, Clone, PartialEq)]
 struct Simple {
     prefix: String,
     suffix: String,
-    /// The `0`s of the whole part: at least so many digits.
-    whole_zeros: usize,
+    /// The whole part's placeholders (`0`, `#`, `?`), commas left out.
+    whole: Vec<char>,
     thousands: bool,
-    decimals: usize,
+    /// The decimals' placeholders.
+    decimals: Vec<char>,
 }
 
 impl Simple {
@@ -466,9 +470,9 @@ impl Simple {
         let mut simple = Simple {
             prefix: String::new(),
             suffix: String::new(),
-            whole_zeros: 0,
+            whole: Vec::new(),
             thousands: false,
-            decimals: 0,
+            decimals: Vec::new(),
         };
         let mut chars = code.chars();
         while let Some(c) = chars.next() {
@@ -479,23 +483,21 @@ impl Simple {
                     chars.next()?;
                     Some(" ".to_owned())
                 }
-                '0' | '#' | ',' if matches!(at, At::Prefix | At::Whole) => {
+                '0' | '#' | '?' | ',' if matches!(at, At::Prefix | At::Whole) => {
                     at = At::Whole;
-                    match c {
-                        '0' => simple.whole_zeros += 1,
-                        ',' => simple.thousands = true,
-                        // A `#` after a `0` is not simple.
-                        _ if simple.whole_zeros > 0 => return None,
-                        _ => {}
+                    if c == ',' {
+                        simple.thousands = true;
+                    } else {
+                        simple.whole.push(c);
                     }
                     None
                 }
-                '.' if at == At::Whole => {
+                '.' if matches!(at, At::Prefix | At::Whole) => {
                     at = At::Decimals;
                     None
                 }
-                '0' if at == At::Decimals => {
-                    simple.decimals += 1;
+                '0' | '#' | '?' if at == At::Decimals => {
+                    simple.decimals.push(c);
                     None
                 }
                 '$' | '-' | '+' | '(' | ')' | ':' | ' ' | '%' | '!' | '^' | '&' | '\'' | '~'
@@ -513,40 +515,57 @@ impl Simple {
                 }
             }
         }
-        (at != At::Prefix).then_some(simple)
+        let digits = simple.whole.len() + simple.decimals.len();
+        (at != At::Prefix && digits > 0).then_some(simple)
     }
 
     /// `value`, already scaled and rounded to the decimals shown.
     fn show(&self, value: f64) -> String {
-        let digits = format!("{:.*}", self.decimals, value.abs());
+        let digits = format!("{:.*}", self.decimals.len(), value.abs());
         let (whole, decimals) = digits.split_once('.').unwrap_or((&digits, ""));
+        let whole = if whole == "0" { "" } else { whole };
         let mut out = String::with_capacity(digits.len() + self.prefix.len() + 8);
         if value < 0.0 {
             out.push('-');
         }
         out.push_str(&self.prefix);
-        let whole = if whole == "0" && self.whole_zeros == 0 {
-            ""
-        } else {
-            whole
-        };
-        let padding = self.whole_zeros.saturating_sub(whole.len());
-        let width = whole.len() + padding;
-        for i in 0..width {
-            let digit = if i < padding {
-                '0'
-            } else {
-                whole.as_bytes()[i - padding] as char
-            };
-            out.push(digit);
-            let left = width - i - 1;
-            if self.thousands && left > 0 && left % 3 == 0 {
-                out.push(',');
+        // The whole part: placeholders without a digit, then the digits.
+        let missing = self.whole.len().saturating_sub(whole.len());
+        let mut shown: Vec<char> = Vec::with_capacity(self.whole.len() + whole.len());
+        for &placeholder in &self.whole[..missing] {
+            match placeholder {
+                '0' => shown.push('0'),
+                '?' => shown.push(' '),
+                _ => {}
             }
         }
-        if self.decimals > 0 {
+        shown.extend(whole.chars());
+        let numeric = shown.iter().filter(|c| c.is_ascii_digit()).count();
+        let mut seen = 0;
+        for c in shown {
+            out.push(c);
+            if c.is_ascii_digit() {
+                seen += 1;
+                let left = numeric - seen;
+                if self.thousands && left > 0 && left % 3 == 0 {
+                    out.push(',');
+                }
+            }
+        }
+        // The decimals: trailing zeros at `#` go, at `?` become spaces.
+        let mut fraction: Vec<char> = decimals.chars().collect();
+        for i in (0..fraction.len()).rev() {
+            match (fraction[i], self.decimals[i]) {
+                ('0', '#') => {
+                    fraction.pop();
+                }
+                ('0', '?') => fraction[i] = ' ',
+                _ => break,
+            }
+        }
+        if !fraction.is_empty() {
             out.push('.');
-            out.push_str(decimals);
+            out.extend(fraction);
         }
         out.push_str(&self.suffix);
         out
@@ -1073,8 +1092,9 @@ fn show_date(serial: f64, pieces: &[DatePiece]) -> String {
                 out.push_str(if hour < 12 { "AM" } else { "PM" });
                 Ok(())
             }
+            // LibreOffice shows `A/P` in lower case.
             DatePiece::AP => {
-                out.push(if hour < 12 { 'A' } else { 'P' });
+                out.push(if hour < 12 { 'a' } else { 'p' });
                 Ok(())
             }
         };
@@ -1177,7 +1197,12 @@ impl Fraction {
             whole += 1.0;
             numerator = 0;
         }
-        let blank = " ".repeat(self.numerator_width + 1 + self.denominator_width);
+        // LibreOffice leaves a fixed denominator's digits out of the blank.
+        let blank_width = match self.denominator {
+            Denominator::Fixed(_) => self.numerator_width + 1,
+            Denominator::Digits(_) => self.numerator_width + 1 + self.denominator_width,
+        };
+        let blank = " ".repeat(blank_width);
         let fraction = if numerator == 0 && self.whole.is_some() {
             blank
         } else {
@@ -1283,8 +1308,25 @@ mod tests {
                 digits.simple = saved;
             }
         }
-        for code in ["0.0E+00", "# ?/?", "0.0#", "#.##", "[h]:mm", "@"] {
+        for code in ["0.0E+00", "# ?/?", "[h]:mm", "@", "\"text\""] {
             assert_eq!(Simple::parse(code), None, "{code}");
+        }
+    }
+
+    #[test]
+    fn optional_decimals_show_as_libreoffice_shows_them() {
+        for (code, value, expected) in [
+            ("#.##", 0.0, ""),
+            ("#.##", 0.62963, ".63"),
+            ("#.##", -1200.0, "-1200"),
+            ("?.??", -1200.0, "-1200.  "),
+            ("?.??", 0.0, " .  "),
+            ("0.0#", 1234.5, "1234.5"),
+            ("0.0#", 0.0, "0.0"),
+            ("0.###", 3.0, "3"),
+            ("#,##0.0#", 1234567.891, "1,234,567.89"),
+        ] {
+            assert_eq!(show(code, value), expected, "{code} {value}");
         }
     }
 
