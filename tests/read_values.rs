@@ -322,3 +322,57 @@ async fn openapi_describes_values_and_dates() {
     assert_eq!(values_of("values"), json!(["raw", "formatted", "formula"]));
     assert_eq!(values_of("dates"), json!(["iso"]));
 }
+
+/// Cells written through the API read back formatted with the formats
+/// sheetd gave them (§2: `yyyy/mm/dd`, `yyyy/mm/dd hh:mm:ss`), numbers as
+/// General, booleans in capitals; the file keeps its typed values.
+#[tokio::test]
+async fn written_cells_read_formatted() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let (status, body) = server
+        .post(
+            &rows_path("People"),
+            json!({"data": [
+                {"name": "Alan", "age": 41.5, "joined": "2024/06/23 10:00", "active": false},
+                {"name": "Grace", "age": 0.1, "joined": "2024/06/24"},
+                {"name": "Edsger", "age": "2024/06/25", "joined": 7}
+            ]}),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = server
+        .get(&format!(
+            "{}?values=formatted&offset=3",
+            rows_path("People")
+        ))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    // The same as a server that reads the written file afresh: the cached
+    // workbook shows the formats the file has.
+    let fresh = Server::start_sharing(server.data_dir()).await;
+    let (_, from_file) = fresh
+        .get(&format!(
+            "{}?values=formatted&offset=3",
+            rows_path("People")
+        ))
+        .await;
+    assert_eq!(body, from_file);
+    assert_eq!(
+        body["data"],
+        json!([
+            {"_row": 5, "name": "Alan", "age": "41.5", "city": null,
+             "joined": "2024/06/23 10:00:00", "active": "FALSE"},
+            {"_row": 6, "name": "Grace", "age": "0.1", "city": null,
+             "joined": "2024/06/24", "active": null},
+            {"_row": 7, "name": "Edsger", "age": "2024/06/25", "city": null,
+             "joined": "7", "active": null}
+        ])
+    );
+    let (_, raw) = server
+        .get(&format!("{}?offset=3&dates=iso", rows_path("People")))
+        .await;
+    assert_eq!(raw["data"][0]["age"], 41.5);
+    assert_eq!(raw["data"][0]["joined"], "2024-06-23T10:00:00");
+    assert_eq!(raw["data"][1]["joined"], "2024-06-24");
+}

@@ -6,8 +6,9 @@
 use serde_json::{Map, Value};
 
 use super::display::NumberFormat;
+use super::format::{DateParts, date_parts};
 use super::header::{Column, ROW_KEY};
-use super::value::Cell;
+use super::value::{Cell, DATE_TIME_CODE, DateKind, date_kind};
 use super::{Sheet, Workbook};
 
 /// What a read's `values` parameter asks for.
@@ -63,7 +64,9 @@ impl Dates {
 pub struct Renderer {
     rendering: Rendering,
     /// By cell format id: its parsed number format, once one cell used it.
-    formats: Vec<Option<NumberFormat>>,
+    formats: Vec<Option<CachedFormat>>,
+    /// The codes cells are written with instead of their format's, parsed.
+    written: Vec<(&'static str, NumberFormat)>,
 }
 
 impl Renderer {
@@ -71,6 +74,7 @@ impl Renderer {
         Renderer {
             rendering,
             formats: Vec::new(),
+            written: Vec::new(),
         }
     }
 
@@ -122,7 +126,7 @@ impl Renderer {
                     .and_then(|ids| ids.get(column))
                     .copied()
                     .unwrap_or(0);
-                self.formatted(workbook, cell.value(), id)
+                self.formatted(workbook, cell, id)
             }
         }
     }
@@ -141,22 +145,36 @@ impl Renderer {
     }
 
     /// The text the number format of cell format `id` shows for `cell`
-    /// (a formula's cached result); `null` when empty.
+    /// (a formula's cached result); `null` when empty. The number format
+    /// is the one the cell is written with (see [`written_code`]).
     fn formatted(&mut self, workbook: &Workbook, cell: &Cell, id: u32) -> Value {
-        let number = match cell {
+        let number = match cell.value() {
             Cell::Empty | Cell::Formula(_) => return Value::Null,
             Cell::Text(text) if text.is_empty() => return Value::Null,
-            Cell::Text(text) => return Value::String(self.format(workbook, id).show_text(text)),
+            Cell::Text(text) => {
+                return Value::String(self.format(workbook, id).format.show_text(text));
+            }
             Cell::Error(text) => return Value::String(text.clone()),
             Cell::Bool(true) => return Value::String("TRUE".into()),
             Cell::Bool(false) => return Value::String("FALSE".into()),
             Cell::Number(n) | Cell::DateTime(n) | Cell::Timestamp(n) | Cell::Duration(n) => *n,
         };
-        Value::String(self.format(workbook, id).show(number))
+        let cached = self.format(workbook, id);
+        let Some(code) = written_code(cell, cached.shows, cached.exact) else {
+            return Value::String(cached.format.show(number));
+        };
+        let index = match self.written.iter().position(|(known, _)| *known == code) {
+            Some(index) => index,
+            None => {
+                self.written.push((code, NumberFormat::parse(Some(code))));
+                self.written.len() - 1
+            }
+        };
+        Value::String(self.written[index].1.show(number))
     }
 
-    /// The parsed number format of cell format `id`, parsed on first use.
-    fn format(&mut self, workbook: &Workbook, id: u32) -> &NumberFormat {
+    /// Cell format `id`'s number format, parsed on first use.
+    fn format(&mut self, workbook: &Workbook, id: u32) -> &CachedFormat {
         // Ids past the workbook's formats are the default format, id 0.
         let index = Some(id as usize)
             .filter(|&index| index < workbook.formats.len())
@@ -170,7 +188,55 @@ impl Renderer {
                 .formats
                 .get(index)
                 .and_then(|format| format.num_format.as_deref());
-            NumberFormat::parse(code)
+            CachedFormat {
+                format: NumberFormat::parse(code),
+                shows: code.map(date_parts).unwrap_or_default(),
+                exact: code == Some(DATE_TIME_CODE),
+            }
         })
     }
+}
+
+/// A cell format's number format, parsed, and what it shows of a date.
+#[derive(Debug)]
+struct CachedFormat {
+    format: NumberFormat,
+    shows: DateParts,
+    /// Whether its code is the contract's date-time code.
+    exact: bool,
+}
+
+/// The number format code a cell is written with instead of its cell
+/// format's, when the value's kind does not fit that format (contract §2
+/// and §9, as `xlsx::write` gives it): a date-like value in a format that
+/// shows no date gets the contract's code for its kind, a number in a date
+/// format `General`, a date-time in a date-only format the date-time code.
+/// The cached workbook holds the cell format the cell had; the file, and
+/// so what a spreadsheet app shows, has this one.
+fn written_code(cell: &Cell, shows: DateParts, exact: bool) -> Option<&'static str> {
+    if shows.date || shows.time {
+        return match cell {
+            Cell::Number(_) => Some("General"),
+            Cell::Timestamp(serial) => {
+                let keeps_time =
+                    shows.date && shows.time && date_kind(*serial) == DateKind::DateTime;
+                (!exact && !keeps_time).then_some(DATE_TIME_CODE)
+            }
+            Cell::DateTime(serial) if exact && date_kind(*serial) == DateKind::Date => {
+                Some("yyyy/mm/dd")
+            }
+            _ => None,
+        };
+    }
+    let serial = match cell.value() {
+        Cell::DateTime(serial) => *serial,
+        Cell::Timestamp(_) => return Some(DATE_TIME_CODE),
+        Cell::Duration(_) => return Some("[h]:mm:ss"),
+        _ => return None,
+    };
+    Some(match date_kind(serial) {
+        DateKind::Date => "yyyy/mm/dd",
+        DateKind::DateTime => DATE_TIME_CODE,
+        DateKind::TimeOfDay => "hh:mm:ss",
+    })
 }
