@@ -16,9 +16,13 @@ use serde_json::{Value, json};
 
 /// The cells where sheetd's text is known to differ from LibreOffice's, as
 /// `sheet!A1`, each for a reason docs/API.md gives. Every other cell agrees.
-/// Both are `# ??/??` of a number of 14 or more whole digits, which
-/// LibreOffice 7.4 shows as `#FMT` and sheetd (as Excel) with its digits.
-const KNOWN_DIFFERENCES: &[&str] = &["Formats!D30", "Formats!G30"];
+/// D30 and G30 are `# ??/??` of a number of 14 or more whole digits, which
+/// LibreOffice 7.4 shows as `#FMT` and sheetd (as Excel) with its digits;
+/// G54 is -1.005 as `0%`, which LibreOffice rounds from 100.49999… (its
+/// binary value times 100) to `-100%`, and sheetd from 100.5 (its 15
+/// significant digits, as it rounds `0.00` of 1.005 to `1.01`, as
+/// LibreOffice does there) to `-101%`.
+const KNOWN_DIFFERENCES: &[&str] = &["Formats!D30", "Formats!G30", "Formats!G54"];
 
 /// RFC 4180 lines: fields split at commas, quotes removed (doubled quotes
 /// are one), line breaks inside quotes kept.

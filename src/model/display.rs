@@ -584,6 +584,19 @@ struct Engineering {
 }
 
 impl Engineering {
+    /// `magnitude / 10^exponent` with the code's decimals, a half rounded
+    /// up (`1.25` is `1.3`, where IronCalc gives `1.2`). A negative power
+    /// multiplies, so that `0.125` is `1.25` exactly.
+    fn mantissa(&self, magnitude: f64, exponent: i32) -> String {
+        let mantissa = if exponent < 0 {
+            magnitude * 10_f64.powi(-exponent)
+        } else {
+            magnitude / 10_f64.powi(exponent)
+        };
+        let factor = 10_f64.powi(self.decimals as i32);
+        format!("{:.*}", self.decimals, (mantissa * factor).round() / factor)
+    }
+
     /// Only a bare code: digits, an optional point and decimals, `E±`, digits.
     fn parse(code: &str) -> Option<Engineering> {
         let (mantissa, exponent) = code.split_once(['E', 'e'])?;
@@ -596,8 +609,13 @@ impl Engineering {
             && decimals.chars().all(placeholder)
             && !exponent.is_empty()
             && exponent.chars().all(placeholder);
-        (bare && whole.len() > 1 && whole.starts_with('#')).then_some(Engineering {
-            group: whole.len() as i32,
+        let group = match whole {
+            "0" => 1,
+            _ if whole.len() > 1 && whole.starts_with('#') => whole.len() as i32,
+            _ => return None,
+        };
+        bare.then_some(Engineering {
+            group,
             decimals: decimals.len(),
             exponent_digits: exponent.len(),
             plus,
@@ -612,10 +630,10 @@ impl Engineering {
         } else {
             (magnitude.log10().floor() as i32).div_euclid(self.group) * self.group
         };
-        let mut mantissa = format!("{:.*}", self.decimals, magnitude / 10_f64.powi(exponent));
+        let mut mantissa = self.mantissa(magnitude, exponent);
         if mantissa.parse::<f64>().unwrap_or(0.0) >= 10_f64.powi(self.group) {
             exponent += self.group;
-            mantissa = format!("{:.*}", self.decimals, magnitude / 10_f64.powi(exponent));
+            mantissa = self.mantissa(magnitude, exponent);
         }
         let exponent_sign = match (exponent < 0, self.plus) {
             (true, _) => "-",
@@ -724,8 +742,7 @@ impl Digits {
             let factor = 10_f64.powi(decimals);
             let shifted = scaled.abs() * factor;
             let rounded = if (shifted.fract() - 0.5).abs() < 1e-6 {
-                let significant: f64 = format!("{scaled:.14e}").parse().unwrap_or(scaled);
-                (significant.abs() * factor).round() / factor
+                round_decimal(scaled.abs(), decimals)
             } else {
                 shifted.round() / factor
             };
@@ -760,6 +777,29 @@ impl Digits {
             shown
         }
     }
+}
+
+/// `magnitude` rounded to `decimals` decimals, a half up, as its 15
+/// significant digits read: `1.005` (1.00499999999999989…) to 2 is `1.01`.
+fn round_decimal(magnitude: f64, decimals: i32) -> f64 {
+    let scientific = format!("{magnitude:.14e}");
+    let (digits, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let digits: Vec<u8> = digits.bytes().filter(u8::is_ascii_digit).collect();
+    // How many of the digits stay.
+    let keep = exponent + 1 + decimals;
+    if keep < 0 || keep as usize >= digits.len() {
+        let factor = 10_f64.powi(decimals);
+        return (magnitude * factor).round() / factor;
+    }
+    let keep = keep as usize;
+    let mut kept: u64 = digits[..keep]
+        .iter()
+        .fold(0, |n, d| n * 10 + u64::from(d - b'0'));
+    if digits[keep] >= b'5' {
+        kept += 1;
+    }
+    format!("{kept}e{}", -decimals).parse().unwrap_or(magnitude)
 }
 
 // ---------------------------------------------------------------------------
@@ -1015,8 +1055,9 @@ const DAYS: [&str; 7] = [
     "Saturday",
 ];
 
-/// `serial` (days since 1899-12-30) as the date pieces show it. The value is
-/// rounded to the smallest unit shown (a second, or its fraction), then cut.
+/// `serial` (days since 1899-12-30) as the date pieces show it: rounded to
+/// the fraction of a second shown, or to the millisecond and then cut to
+/// the second.
 fn show_date(serial: f64, pieces: &[DatePiece]) -> String {
     let fraction_digits = pieces
         .iter()
@@ -1027,7 +1068,14 @@ fn show_date(serial: f64, pieces: &[DatePiece]) -> String {
         .unwrap_or(0);
     let ticks_per_second = 10_i64.pow(fraction_digits as u32);
     let ticks_per_day = 86_400 * ticks_per_second;
-    let ticks = (serial * ticks_per_day as f64).round();
+    // Fractions of a second shown are rounded; whole seconds are cut, after
+    // rounding to the millisecond (LibreOffice shows 431.991 s as 0:07:11,
+    // and 299.99999998 s as 0:05:00).
+    let ticks = if fraction_digits > 0 {
+        (serial * ticks_per_day as f64).round()
+    } else {
+        (serial * 86_400_000.0).round().div_euclid(1000.0)
+    };
     if ticks.abs() > 1e17 {
         return "#NUM!".to_owned();
     }
@@ -1421,7 +1469,7 @@ mod tests {
     }
 
     #[test]
-    fn dates_round_to_the_second_then_cut() {
+    fn times_are_cut_to_the_unit_shown() {
         assert_eq!(show("h:mm", 36526.99999), "23:59");
         assert_eq!(show("yyyy-mm-dd hh:mm:ss", 45466.5), "2024-06-23 12:00:00");
         assert_eq!(show("[h]:mm:ss", 1.5), "36:00:00");
