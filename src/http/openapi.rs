@@ -90,6 +90,37 @@ pub struct ReadParams {
     /// data nor touched. 400 when that row is empty, or names a table.
     #[param(minimum = 1, maximum = 1_048_576)]
     header_row: Option<u32>,
+    /// How cells are shown (v1.2): `raw` (the default) as typed JSON
+    /// values; `formatted` every non-empty cell as the text its number
+    /// format displays in a spreadsheet app (`62.96%`, `$1,234.50`,
+    /// `23-Jun-24`, `(1,200)`, `TRUE`), as LibreOffice shows it;
+    /// `formula` a formula cell as its formula with `=` (`=B2*C2`), other
+    /// cells as `raw`.
+    #[param(inline)]
+    values: Option<ReadValues>,
+    /// `iso` (v1.2): dates as `2024-06-23` and date-times as
+    /// `2024-06-23T10:00:00` instead of `YYYY/MM/DD` (with `values=raw`,
+    /// and the cells `values=formula` shows as raw).
+    #[param(inline)]
+    dates: Option<ReadDates>,
+}
+
+/// How a read shows its cells.
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)] // describes the query
+pub enum ReadValues {
+    Raw,
+    Formatted,
+    Formula,
+}
+
+/// How a read shows dates.
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)] // describes the query
+pub enum ReadDates {
+    Iso,
 }
 
 /// The query of `PATCH` and `DELETE` rows.

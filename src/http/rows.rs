@@ -212,6 +212,7 @@ async fn rows_read(
         offset: query.offset,
         limit: query.limit,
     };
+    let rendering = query.rendering;
     let sheet = path.sheet;
     let (version, read) = state
         .store
@@ -229,7 +230,7 @@ async fn rows_read(
     let Some((workbook, index, page)) = read else {
         return Ok(not_modified(&version));
     };
-    let answer = stream::answer(workbook, index, page, format, &next);
+    let answer = stream::answer(workbook, index, page, (format, rendering), &next);
     Ok(stamped(answer, Some(&(&version).into())))
 }
 

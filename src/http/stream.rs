@@ -15,6 +15,7 @@ use axum::response::{IntoResponse, Response};
 use http_body::{Frame, SizeHint};
 
 use crate::model::Workbook;
+use crate::model::render::{Renderer, Rendering};
 use crate::model::request::Format;
 use crate::model::sheet::RowsPage;
 
@@ -28,6 +29,8 @@ struct Rows {
     sheet: usize,
     page: RowsPage,
     format: Format,
+    /// Shows each cell as the read asks (§11.3).
+    renderer: Renderer,
     /// The next row of the page to write.
     next: usize,
     started: bool,
@@ -47,12 +50,12 @@ pub struct NextPage {
 
 /// The answer to a read: `page` of the workbook's sheet at `sheet`,
 /// streamed in `format`, with `X-Total-Count` and, when rows remain past
-/// this page, `Link: <…>; rel="next"`.
+/// this page, `Link: <…>; rel="next"`; cells shown as `rendering` says.
 pub fn answer(
     workbook: Arc<Workbook>,
     sheet: usize,
     page: RowsPage,
-    format: Format,
+    (format, rendering): (Format, Rendering),
     paging: &NextPage,
 ) -> Response {
     let content_type = match format {
@@ -60,7 +63,7 @@ pub fn answer(
         Format::Csv => "text/csv; charset=utf-8",
     };
     let total = page.total;
-    let mut response = rows(workbook, sheet, page, format).into_response();
+    let mut response = rows(workbook, sheet, page, format, rendering).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     // The format may follow `Accept`: caches keep the two apart.
@@ -140,12 +143,19 @@ impl NextPage {
 }
 
 /// The body of a rows answer for `page` of the workbook's sheet at `sheet`.
-fn rows(workbook: Arc<Workbook>, sheet: usize, page: RowsPage, format: Format) -> Body {
+fn rows(
+    workbook: Arc<Workbook>,
+    sheet: usize,
+    page: RowsPage,
+    format: Format,
+    rendering: Rendering,
+) -> Body {
     Body::new(Rows {
         workbook,
         sheet,
         page,
         format,
+        renderer: Renderer::new(rendering),
         next: 0,
         started: false,
         done: false,
@@ -178,7 +188,9 @@ impl Rows {
                     if self.next > 0 {
                         out.push(b',');
                     }
-                    let row = sheet.row_json(index, &self.page.columns);
+                    let row =
+                        self.renderer
+                            .row_json(&self.workbook, sheet, index, &self.page.columns);
                     // Writing a JSON value into a Vec cannot fail.
                     let _ = serde_json::to_writer(&mut out, &row);
                 }
@@ -188,7 +200,14 @@ impl Rows {
                         .page
                         .columns
                         .iter()
-                        .map(|c| csv_value(&sheet.cell_value(index, c.index).to_json()))
+                        .map(|c| {
+                            csv_value(&self.renderer.cell_json(
+                                &self.workbook,
+                                sheet,
+                                index,
+                                c.index,
+                            ))
+                        })
                         .collect();
                     csv_line(&mut out, values.iter().map(String::as_str));
                 }
@@ -311,7 +330,7 @@ mod tests {
         let page = workbook.sheets[0]
             .read(&crate::model::header::Region::default(), &query)
             .unwrap();
-        let mut body = rows(workbook, 0, page, Format::Json);
+        let mut body = rows(workbook, 0, page, Format::Json, Rendering::default());
         let mut bytes = Vec::new();
         let mut chunks = 0;
         while let Some(frame) = body.frame().await {

@@ -5,6 +5,8 @@
 pub mod batch;
 /// What a file holds beyond the model, carried through writes.
 pub mod carried;
+/// A number as its number format displays it (§11.3).
+pub mod display;
 /// The `column:operator:value` filter language.
 pub mod filter;
 /// How a cell looks: number format, font, fill, borders, alignment.
@@ -19,6 +21,8 @@ pub mod id;
 pub mod layout;
 /// Validation problems with field paths.
 pub mod problems;
+/// How a read shows its cells: raw, formatted, formulas, ISO dates (§11.3).
+pub mod render;
 /// Request bodies and queries, checked and typed.
 pub mod request;
 /// Workbooks, sheets and the row operations on them.

@@ -25,6 +25,7 @@ use utoipa::openapi::schema::{
 use super::filter::{FilterExpr, check_filter_count, parse_filter, parse_filter_object};
 use super::header::ROW_KEY;
 use super::problems::Problems;
+use super::render::{Dates, Rendering, Values};
 use super::value::{Cell, MAX_TEXT_CHARS, fits_in_a_cell};
 use super::workbook::MAX_SHEETS;
 
@@ -617,6 +618,8 @@ pub struct ReadQuery {
     pub format: Option<Format>,
     /// The header row, when the query names it (§11.1 `header_row`).
     pub header_row: Option<std::num::NonZeroU32>,
+    /// How cells are shown (§11.3 `values`, `dates`).
+    pub rendering: Rendering,
 }
 
 /// One sort key of a read: `column.asc` or `column.desc`.
@@ -878,6 +881,7 @@ impl ReadQuery {
             columns: None,
             format: None,
             header_row: None,
+            rendering: Rendering::default(),
         };
         // Over the budget, no expression is parsed: one problem says so.
         let filters = pairs.iter().filter(|(name, _)| name == "filter").count();
@@ -895,6 +899,8 @@ impl ReadQuery {
             "columns",
             "format",
             "header_row",
+            "values",
+            "dates",
         ];
         for_each_parameter(
             pairs,
@@ -929,6 +935,14 @@ impl ReadQuery {
                         query.header_row = row_number("header_row", value, problems)
                             .and_then(|row| std::num::NonZeroU32::new(row as u32));
                     }
+                    "values" => match Values::parse(value) {
+                        Some(values) => query.rendering.values = values,
+                        None => problems.push("values", Values::RULE),
+                    },
+                    "dates" => match Dates::parse(value) {
+                        Some(dates) => query.rendering.dates = dates,
+                        None => problems.push("dates", Dates::RULE),
+                    },
                     _ => paging(name, value, &mut query.limit, &mut query.offset, problems),
                 }
             },
