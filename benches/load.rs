@@ -7,7 +7,8 @@
 //!
 //! `cargo bench --bench load` (about 6 minutes on 2 cores). Options after
 //! `--`: `--sizes 1000,10000`, `--clients 1,8`, `--seconds 3` (per cell),
-//! `--ops read,update,insert1,insert100`, `--out FILE` (the Markdown table).
+//! `--ops read,update,insert1,insert100`, `--out FILE` (the Markdown table),
+//! `--keep-versions N` (the server's flag; its default, 10, when not given).
 
 use std::path::Path;
 use std::process::Child;
@@ -30,6 +31,7 @@ struct Options {
     seconds: f64,
     ops: Vec<Op>,
     out: Option<String>,
+    keep_versions: Option<String>,
 }
 
 fn options() -> Options {
@@ -39,6 +41,7 @@ fn options() -> Options {
         seconds: 3.0,
         ops: Op::ALL.to_vec(),
         out: None,
+        keep_versions: None,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let list = |v: &str| v.split(',').map(|n| n.parse().expect("a number")).collect();
@@ -61,6 +64,7 @@ fn options() -> Options {
                     .collect()
             }
             "--out" => o.out = Some(value),
+            "--keep-versions" => o.keep_versions = Some(value),
             _ => {
                 i += 1; // cargo passes --bench; ignore what we do not know
                 continue;
@@ -90,8 +94,12 @@ struct Server {
 }
 
 impl Server {
-    fn start(dir: &Path) -> Server {
-        let (child, base) = spawn_sheetd(dir, &["--queue-limit", "1000"]);
+    fn start(dir: &Path, keep_versions: Option<&str>) -> Server {
+        let mut args = vec!["--queue-limit", "1000"];
+        if let Some(keep) = keep_versions {
+            args.extend(["--keep-versions", keep]);
+        }
+        let (child, base) = spawn_sheetd(dir, &args);
         Server { child, base }
     }
 
@@ -237,7 +245,7 @@ async fn main() {
                 // A fresh copy for each cell, so inserts do not pile up across cells.
                 std::fs::write(dir.path().join(format!("{ID}.xlsx")), write_workbook(size))
                     .unwrap();
-                let server = Server::start(dir.path());
+                let server = Server::start(dir.path(), o.keep_versions.as_deref());
                 // Warm the cache: the first request parses the workbook.
                 reqwest::get(format!("{}/v1/data/{ID}/Data?limit=0", server.base))
                     .await

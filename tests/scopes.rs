@@ -338,3 +338,59 @@ async fn a_changed_tokens_file_is_read_again_without_a_restart() {
         .await;
     assert_eq!(status, 401);
 }
+
+#[tokio::test]
+async fn percent_encoding_reaches_nothing_more() {
+    let scoped = scoped_server(&tokens_file()).await;
+    // `%30` is `0`, `%2D` is `-`: the router decodes them, and so does the
+    // scope check.
+    let encoded = format!("%30{}", &OTHER[1..]).replacen('-', "%2D", 1);
+    for path in [
+        format!("/v1/data/{encoded}/People"),
+        format!("/v1/spreadsheets/{encoded}"),
+    ] {
+        let (status, body) = scoped.call("reader-secret", Method::GET, &path, None).await;
+        assert_eq!(status, 404, "{path}: {body}");
+    }
+    let before = std::fs::read(scoped.server.file(ID)).unwrap();
+    let (status, body) = scoped
+        .call(
+            "form-secret",
+            Method::POST,
+            &format!("{}?on%5Fconflict=name", rows_path("People")),
+            Some(json!({"data": [{"name": "Alice", "age": 99}]})),
+        )
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(std::fs::read(scoped.server.file(ID)).unwrap(), before);
+}
+
+#[tokio::test]
+async fn a_token_for_some_sheets_writes_no_formulas() {
+    let scoped = scoped_server(&tokens_file()).await;
+    let before = std::fs::read(scoped.server.file(ID)).unwrap();
+    // A formula may read any sheet: `=Other!B2` would read past the scope.
+    let (status, body) = scoped
+        .call(
+            "form-secret",
+            Method::POST,
+            &rows_path("People"),
+            Some(json!({"data": [{"name": {"formula": "=Other!B2"}}]})),
+        )
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(detail(&body).contains("cannot write formulas"), "{body}");
+    let batch = json!({"operations": [
+        {"op": "insert", "sheet": "People", "data": [{"name": {"formula": "=Other!B2"}}]},
+    ]});
+    let (status, body) = scoped
+        .call(
+            "form-secret",
+            Method::POST,
+            &format!("/v1/batch/{ID}"),
+            Some(batch),
+        )
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(std::fs::read(scoped.server.file(ID)).unwrap(), before);
+}

@@ -118,7 +118,12 @@ pub async fn record(State(state): State<AppState>, req: Request, next: Next) -> 
     if matches!(method, Method::GET | Method::HEAD | Method::OPTIONS) || !path.starts_with("/v1/") {
         return next.run(req).await;
     }
-    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let decoded: Vec<String> = path
+        .trim_start_matches('/')
+        .split('/')
+        .map(percent_decoded)
+        .collect();
+    let segments: Vec<&str> = decoded.iter().map(String::as_str).collect();
     // The version the write finds (a file sheetd has not read is hashed
     // once for it, as a read would hash it).
     let workbook = segments.get(2).and_then(|id| SpreadsheetId::parse(id).ok());
@@ -145,7 +150,7 @@ pub async fn record(State(state): State<AppState>, req: Request, next: Next) -> 
         request_id: request_id.as_deref(),
         method: method.as_str(),
         spreadsheet: segments.get(2).copied().filter(|s| !s.is_empty()),
-        sheet: segments.get(3).map(|s| percent_decoded(s)),
+        sheet: segments.get(3).map(|s| (*s).to_owned()),
         operation: operation(&method, &segments, &query),
         rows: counts(parts.status, &bytes),
         status: parts.status.as_u16(),
@@ -157,7 +162,7 @@ pub async fn record(State(state): State<AppState>, req: Request, next: Next) -> 
 
 /// What a write request does, by its route.
 fn operation(method: &Method, segments: &[&str], query: &str) -> &'static str {
-    let upsert = query.split('&').any(|p| p.starts_with("on_conflict="));
+    let upsert = super::auth::names_upsert(Some(query).filter(|q| !q.is_empty()));
     match (method, segments) {
         (&Method::POST, ["v1", "data", _, _]) if upsert => "upsert",
         (&Method::POST, ["v1", "data", _, _]) => "insert",

@@ -71,7 +71,14 @@ pub struct Need {
 /// What a request needs, by its route. Paths no route has need only a
 /// valid token (they answer 404).
 fn needs(method: &Method, uri: &axum::http::Uri) -> Need {
-    let segments: Vec<&str> = uri.path().trim_start_matches('/').split('/').collect();
+    // Decoded as the router decodes them: `%35…` names the workbook `5…`.
+    let decoded: Vec<String> = uri
+        .path()
+        .trim_start_matches('/')
+        .split('/')
+        .map(percent_decoded)
+        .collect();
+    let segments: Vec<&str> = decoded.iter().map(String::as_str).collect();
     let id = |segment: &str| SpreadsheetId::parse(segment).ok();
     let read = *method == Method::GET || *method == Method::HEAD;
     match segments.as_slice() {
@@ -82,15 +89,12 @@ fn needs(method: &Method, uri: &axum::http::Uri) -> Need {
                 Method::DELETE => Permission::Delete,
                 _ => Permission::Read,
             }];
-            let upsert = uri
-                .query()
-                .is_some_and(|q| q.split('&').any(|p| p.starts_with("on_conflict=")));
-            if *method == Method::POST && upsert {
+            if *method == Method::POST && names_upsert(uri.query()) {
                 permissions.push(Permission::Update);
             }
             Need {
                 spreadsheet: id(workbook),
-                sheet: Some(percent_decoded(sheet)),
+                sheet: Some((*sheet).to_owned()),
                 permissions,
                 whole_workbook: false,
             }
@@ -164,12 +168,39 @@ pub fn lacks(grant: &Grant, permission: Permission) -> ApiError {
     )))
 }
 
+/// A token that reaches only some sheets may not write formulas: a
+/// formula reads any sheet of its workbook (`=Secret!B2`, `INDIRECT`), so
+/// it would read what the token does not reach.
+pub fn may_write_formulas(grant: Option<&Grant>, writes_formulas: bool) -> Result<(), ApiError> {
+    match grant {
+        Some(grant) if writes_formulas && !grant.reaches_whole_workbooks() => {
+            Err(ApiError::Forbidden(Some(format!(
+                "the token {:?} reaches only some sheets, and a formula may read any sheet: \
+                 it cannot write formulas",
+                grant.name
+            ))))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The 403 of a token that does not reach a sheet or table.
 pub fn not_reached(grant: &Grant, sheet: &str) -> ApiError {
     ApiError::Forbidden(Some(format!(
         "the token {:?} does not reach the sheet or table {sheet:?}",
         grant.name
     )))
+}
+
+/// Whether a query asks for an upsert (`on_conflict`, its name decoded as
+/// the handler decodes it: `on%5Fconflict` counts). A query that does not
+/// decode counts too: it is refused later, and never as a mere insert.
+pub(super) fn names_upsert(query: Option<&str>) -> bool {
+    let Some(query) = query else { return false };
+    match serde_urlencoded::from_str::<Vec<(String, String)>>(query) {
+        Ok(pairs) => pairs.iter().any(|(name, _)| name == "on_conflict"),
+        Err(_) => true,
+    }
 }
 
 /// `%XX` sequences decoded, as the router decodes a path segment; a segment

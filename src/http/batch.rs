@@ -176,6 +176,7 @@ fn allowed(grant: &Grant, batch: &Batch) -> Result<()> {
         if let Some(lacking) = needs.iter().find(|p| !grant.may(**p)) {
             return Err(named(auth::lacks(grant, *lacking)));
         }
+        auth::may_write_formulas(Some(grant), !operation.formulas().is_empty()).map_err(named)?;
     }
     Ok(())
 }

@@ -3,17 +3,18 @@
 //! Each handler checks the request, asks the store for a (locked) edit or a
 //! read, runs one model function inside it and maps the answer.
 
-use axum::Json;
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
+use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::AppState;
 use super::conditional::{
     Conditions, ReadConditionParams, WriteConditionParams, not_modified, stamped,
 };
@@ -22,6 +23,8 @@ use super::extract::{JsonBody, QueryPairs, SheetPath};
 use super::idempotency::{IdempotencyKey, edit_once};
 use super::openapi::{Errors, InsertParams, KeyParams, ReadParams, RowsParams, SheetParams};
 use super::stream;
+use super::{AppState, auth};
+use crate::access::Grant;
 use crate::model::header::Region;
 use crate::model::request::{
     DeleteBody, DeleteRows, InsertBody, InsertRows, ReadQuery, Rejected, UpdateBody, UpdateRows,
@@ -93,6 +96,7 @@ async fn rows_insert(
     QueryPairs(pairs): QueryPairs,
     key: IdempotencyKey,
     conditions: Conditions,
+    grant: Option<Extension<Arc<Grant>>>,
     JsonBody(body): JsonBody,
 ) -> Result<Response> {
     let request = InsertRows::from_json(&body, state.config.max_rows_per_request);
@@ -100,6 +104,8 @@ async fn rows_insert(
     let header_row = query.header_row;
     let (id, request) =
         valid_request(&state, &path, header_row, request, Sheet::insert_problems).await?;
+    let grant = grant.map(|Extension(grant)| grant);
+    auth::may_write_formulas(grant.as_deref(), !request.formulas().is_empty())?;
     let sheet = path.sheet;
     let key = key.with_body(&body);
     let precondition = conditions.precondition();
@@ -150,12 +156,15 @@ async fn rows_update(
     QueryPairs(pairs): QueryPairs,
     key: IdempotencyKey,
     conditions: Conditions,
+    grant: Option<Extension<Arc<Grant>>>,
     JsonBody(body): JsonBody,
 ) -> Result<Response> {
     let request = UpdateRows::from_json(&body);
     let (header_row, request) = with_query(header_row_from_pairs(&pairs), request);
     let (id, request) =
         valid_request(&state, &path, header_row, request, Sheet::update_problems).await?;
+    let grant = grant.map(|Extension(grant)| grant);
+    auth::may_write_formulas(grant.as_deref(), !request.formulas().is_empty())?;
     let sheet = path.sheet;
     let key = key.with_body(&body);
     let precondition = conditions.precondition();
