@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import hashlib
 import http.client
 import io
 import json
@@ -144,13 +145,13 @@ class Server:
         self.close()
         return False
 
-    def start(self, ready_timeout: float = 30.0) -> "Server":
+    def start(self, ready_timeout: float = 30.0, extra_args: list[str] = ()) -> "Server":
         binary = Path(self.opts.binary)
         if not binary.is_file():
             raise HarnessError(f"no server binary at {binary}: run cargo build --release")
         self.port = free_port()
         cmd = [str(binary), "--data-dir", str(self.data),
-               "--listen", f"127.0.0.1:{self.port}", *self.opts.server_arg]
+               "--listen", f"127.0.0.1:{self.port}", *extra_args, *self.opts.server_arg]
         env = dict(os.environ, TMPDIR=str(self.tmp))
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log,
@@ -1073,6 +1074,538 @@ def sc_sigterm(o) -> Result:
 
 
 # --------------------------------------------------------------------------
+# 9. scopes: scoped tokens (contract §11.7) trying to reach beyond their scope
+
+SECRET_MARKERS = ("TOPSECRET", "vault_code", "BOOKB")
+
+
+def book_xlsx(sheets: list[tuple[str, list[list], str | None]]) -> bytes:
+    """A workbook of several sheets, each `(name, rows, table)`: rows[0] is
+    the header; `table`, when given, names an Excel table over all rows."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        overrides = [("/xl/workbook.xml", f"{CT_MAIN}.sheet.main+xml"),
+                     ("/xl/styles.xml", f"{CT_MAIN}.styles+xml")]
+        rels = []
+        sheet_tags = []
+        tables = 0
+        for n, (name, rows, table) in enumerate(sheets, start=1):
+            overrides.append((f"/xl/worksheets/sheet{n}.xml", f"{CT_MAIN}.worksheet+xml"))
+            rels.append((f"rId{n}", "worksheet", f"worksheets/sheet{n}.xml"))
+            sheet_tags.append(f'<sheet name="{xml_escape(name)}" sheetId="{n}" r:id="rId{n}"/>')
+            ncols = max(len(r) for r in rows)
+            ref = f"A1:{col_name(ncols - 1)}{len(rows)}"
+            body = "".join(
+                f'<row r="{r}">' + "".join(cell_xml(f"{col_name(c)}{r}", v)
+                                           for c, v in enumerate(vals)) + "</row>"
+                for r, vals in enumerate(rows, start=1))
+            parts = ""
+            if table:
+                tables += 1
+                parts = '<tableParts count="1"><tablePart r:id="rId1"/></tableParts>'
+                z.writestr(f"xl/worksheets/_rels/sheet{n}.xml.rels", (
+                    f'{XML_DECL}<Relationships xmlns="{NS_PR}"><Relationship Id="rId1" '
+                    f'Type="{NS_R}/table" Target="../tables/table{tables}.xml"/></Relationships>'))
+                columns = "".join(f'<tableColumn id="{i + 1}" name="{xml_escape(str(h))}"/>'
+                                  for i, h in enumerate(rows[0]))
+                z.writestr(f"xl/tables/table{tables}.xml", (
+                    f'{XML_DECL}<table xmlns="{NS}" id="{tables}" name="{table}" '
+                    f'displayName="{table}" ref="{ref}" totalsRowShown="0">'
+                    f'<autoFilter ref="{ref}"/><tableColumns count="{len(rows[0])}">{columns}'
+                    '</tableColumns><tableStyleInfo name="TableStyleMedium2" showFirstColumn="0" '
+                    'showLastColumn="0" showRowStripes="1" showColumnStripes="0"/></table>'))
+                overrides.append((f"/xl/tables/table{tables}.xml", f"{CT_MAIN}.table+xml"))
+            z.writestr(f"xl/worksheets/sheet{n}.xml", (
+                f'{XML_DECL}<worksheet xmlns="{NS}" xmlns:r="{NS_R}"><dimension ref="{ref}"/>'
+                f'<sheetData>{body}</sheetData>{parts}</worksheet>'))
+        rels.append((f"rId{len(sheets) + 1}", "styles", "styles.xml"))
+        z.writestr("[Content_Types].xml", (
+            f'{XML_DECL}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+            '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+            '<Default Extension="xml" ContentType="application/xml"/>'
+            + "".join(f'<Override PartName="{p}" ContentType="{c}"/>' for p, c in overrides)
+            + "</Types>"))
+        z.writestr("_rels/.rels", (
+            f'{XML_DECL}<Relationships xmlns="{NS_PR}"><Relationship Id="rId1" '
+            'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" '
+            'Target="xl/workbook.xml"/></Relationships>'))
+        z.writestr("xl/workbook.xml", (
+            f'{XML_DECL}<workbook xmlns="{NS}" xmlns:r="{NS_R}"><sheets>{"".join(sheet_tags)}'
+            '</sheets></workbook>'))
+        z.writestr("xl/_rels/workbook.xml.rels", (
+            f'{XML_DECL}<Relationships xmlns="{NS_PR}">'
+            + "".join(f'<Relationship Id="{i}" Type="{NS_R}/{t}" Target="{p}"/>' for i, t, p in rels)
+            + "</Relationships>"))
+        z.writestr("xl/styles.xml", STYLES)
+    return out.getvalue()
+
+
+def call(srv: Server, method: str, path: str, auth: list[str] | str | None = None,
+         body=None, content_type: str | None = None,
+         timeout: float = 30.0) -> tuple[int | None, dict, bytes]:
+    """One request with raw control of the path and the Authorization
+    header(s) (a list sends that header several times, values as given).
+    Returns (status or None on a socket error, lower-cased headers, body)."""
+    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=timeout)
+    try:
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body).encode()
+            content_type = content_type or "application/json"
+        conn.putrequest(method, path, skip_accept_encoding=True)
+        conn.putheader("Connection", "close")
+        for value in ([auth] if isinstance(auth, str) else auth or []):
+            conn.putheader("Authorization", value)
+        if content_type:
+            conn.putheader("Content-Type", content_type)
+        if body is not None:
+            conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders(body)
+        resp = conn.getresponse()
+        data = resp.read()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data
+    except (OSError, http.client.HTTPException) as e:
+        return None, {}, repr(e).encode()
+    finally:
+        conn.close()
+
+
+def bearer(secret: str) -> str:
+    return f"Bearer {secret}"
+
+
+def pct_first(text: str) -> str:
+    """`text` with its first character percent-encoded (`0b1e…` as `%30b1e…`)."""
+    return f"%{ord(text[0]):02X}{text[1:]}"
+
+
+def sc_scopes(o) -> Result:
+    target = ("every probe refused with its allowed status (404 out-of-scope workbook, as for an "
+              "absent one; 403/404 sheet or permission; 401 expired or unknown), no answer "
+              "carries Secret's or B's data, admin's view of A and B unchanged")
+    sid_a, sid_b = str(uuid.uuid4()), str(uuid.uuid4())
+    absent = str(uuid.uuid4())
+    secret = {k: uuid.uuid4().hex + uuid.uuid4().hex
+              for k in ("admin", "append", "ro", "expired", "orw", "mgr")}
+    admin, append, ro, orw, mgr = (bearer(secret[k]) for k in
+                                   ("admin", "append", "ro", "orw", "mgr"))
+
+    def entry(name, key, books, can, sheets=None, expires=None):
+        lines = [f'name = "{name}"',
+                 f'sha256 = "{hashlib.sha256(secret[key].encode()).hexdigest()}"',
+                 "spreadsheets = [" + ", ".join(f'"{b}"' for b in books) + "]",
+                 "can = [" + ", ".join(f'"{c}"' for c in can) + "]"]
+        if sheets is not None:
+            lines.append("sheets = [" + ", ".join(f'"{s}"' for s in sheets) + "]")
+        if expires:
+            lines.append(f'expires = "{expires}"')
+        return "[[tokens]]\n" + "\n".join(lines) + "\n"
+
+    tokens_toml = "".join([
+        entry("orders-append", "append", [sid_a], ["insert"], sheets=["Orders"]),
+        entry("a-reader", "ro", [sid_a], ["read"]),
+        entry("old-key", "expired", ["*"], ["read", "insert", "update", "delete", "manage"],
+              expires="2021-01-01T00:00:00Z"),
+        entry("orders-form", "orw", [sid_a], ["read", "insert"], sheets=["Orders"]),
+        entry("a-owner", "mgr", [sid_a], ["read", "insert", "update", "delete", "manage"]),
+    ])
+    book_a = book_xlsx([
+        ("Orders", [["id", "item", "qty"], [1, "apple", 3], [2, "pear", 5]], None),
+        # A table on the Secret sheet named like the Orders sheet, in capitals.
+        ("Secret", [["key", "vault_code"], ["k1", "TOPSECRET-1"], ["k2", "TOPSECRET-2"]],
+         "ORDERS"),
+    ])
+    book_b = book_xlsx([
+        ("Orders", [["id", "item", "qty"], [1, "BOOKB-apple", 3]], None),
+        ("Ledger", [["entry", "amount"], ["BOOKB-salary", 1000]], None),
+    ])
+    sheets_of = {sid_a: ["Orders", "Secret", "ORDERS"], sid_b: ["Orders", "Ledger"]}
+    probes: list[dict] = []
+    formula_findings: list[str] = []
+
+    with Server(o, "scopes") as srv:
+        tokens_path = srv.root / "tokens.toml"
+        tokens_path.write_text(tokens_toml)
+        srv.start(extra_args=["--tokens-file", str(tokens_path), "--keep-versions", "10",
+                              f"--token={secret['admin']}"])
+
+        def admin_ok(method, path, body=None, ctype=None, want=(200, 201, 204)):
+            st, h, data = call(srv, method, path, admin, body, ctype)
+            if st not in want:
+                raise HarnessError(f"setup {method} {path} answered {st}: {data[:300]!r}")
+            return h, data
+
+        # Setup through the admin token: both workbooks under known ids, then
+        # writes so that versions exist.
+        admin_ok("PUT", f"/v1/spreadsheets/{sid_a}", book_a, "application/octet-stream")
+        admin_ok("PUT", f"/v1/spreadsheets/{sid_b}", book_b, "application/octet-stream")
+        admin_ok("POST", f"/v1/data/{sid_a}/Orders", {"data": [{"id": 3, "item": "plum", "qty": 1}]})
+        admin_ok("POST", f"/v1/data/{sid_a}/Secret",
+                 {"data": [{"key": "k3", "vault_code": "TOPSECRET-3"}]})
+        admin_ok("PATCH", f"/v1/data/{sid_a}/Orders",
+                 {"type": "row", "row": 2, "data": {"qty": 4}})
+        admin_ok("POST", f"/v1/data/{sid_b}/Orders", {"data": [{"id": 2, "item": "BOOKB-fig"}]})
+        admin_ok("POST", f"/v1/data/{sid_b}/Ledger", {"data": [{"entry": "BOOKB-rent", "amount": -500}]})
+        versions = {}
+        for sid in (sid_a, sid_b):
+            _, data = admin_ok("GET", f"/v1/spreadsheets/{sid}/versions")
+            listed = json.loads(data)["versions"]
+            if not listed:
+                raise HarnessError(f"no versions kept of {sid} after writes")
+            # The newest: the last one pruned if writes get through.
+            versions[sid] = listed[0]["etag"].strip('"')
+        log(f"workbooks A={sid_a} B={sid_b}; newest versions {list(versions.values())}")
+
+        def snapshot() -> dict:
+            """The admin's view of A and B; an answer that is not 200 is kept
+            as its status (a workbook removed shows as a change, not an error)."""
+            def seen(path, parse):
+                st, _, data = call(srv, "GET", path, admin)
+                return parse(data) if st == 200 else f"answered {st}"
+            snap = {}
+            for sid in (sid_a, sid_b):
+                book_name = "A" if sid == sid_a else "B"
+                snap[f"{book_name} download sha256"] = seen(f"/v1/spreadsheets/{sid}",
+                                                      lambda d: hashlib.sha256(d).hexdigest())
+                book = srv.data / f"{sid}.xlsx"
+                snap[f"{book_name} file sha256"] = (hashlib.sha256(book.read_bytes()).hexdigest()
+                                              if book.exists() else "absent")
+                snap[f"{book_name} sheets"] = seen(f"/v1/data/{sid}", json.loads)
+                for sheet in sheets_of[sid]:
+                    snap[f"{book_name}/{sheet} rows"] = seen(f"/v1/data/{sid}/{sheet}?limit=1000",
+                                                       lambda d: json.loads(d)["data"])
+                snap[f"{book_name} versions"] = seen(f"/v1/spreadsheets/{sid}/versions", json.loads)
+            snap["workbooks"] = seen("/v1/spreadsheets", lambda d: sorted(
+                w["spreadsheet_id"] for w in json.loads(d)["spreadsheets"]))
+            snap["data dir"] = sorted(str(p.relative_to(srv.data)) for p in srv.data.rglob("*")
+                                      if ".sheetd-locks" not in p.parts)
+            return snap
+
+        before = snapshot()
+
+        def leaks(data: bytes, extra=()) -> list[str]:
+            text = data.decode("utf-8", "replace")
+            return [m for m in (*SECRET_MARKERS, *extra) if m in text]
+
+        def probe(group, label, auth, method, path, body=None, ctype=None,
+                  allowed=(403, 404), forbid=(), check=None):
+            st, h, data = call(srv, method, path, auth, body, ctype)
+            problems = []
+            if st not in allowed:
+                problems.append(f"status {st} not in {list(allowed)}")
+            found = leaks(data, forbid)
+            if found:
+                problems.append(f"answer carries {found}")
+            if check:
+                problems.extend(check(st, h, data))
+            probes.append({"group": group, "label": label, "status": st,
+                           "problems": problems, "method": method, "path": path,
+                           "answer": data[:300]})
+            return st, h, data
+
+        # 1. Out-of-scope workbook B, by every route, through each scoped
+        # token, with the id spelled four ways: each answer must be the one
+        # an absent id gets, with no ETag or Last-Modified of B.
+        upload_bytes = small_xlsx(["a"], [["x"]])
+        ins = {"data": [{"id": 99, "item": "INJECTED"}]}
+        routes = [
+            ("GET", "/v1/data/{ID}/Orders", None, None),
+            ("HEAD", "/v1/data/{ID}/Orders", None, None),
+            ("GET", "/v1/data/{ID}/Ledger", None, None),
+            ("POST", "/v1/data/{ID}/Orders", ins, None),
+            ("POST", "/v1/data/{ID}/Orders?on_conflict=id", ins, None),
+            ("PATCH", "/v1/data/{ID}/Orders", {"type": "row", "row": 2, "data": {"item": "X"}}, None),
+            ("DELETE", "/v1/data/{ID}/Orders", {"type": "row", "row": 2}, None),
+            ("GET", "/v1/data/{ID}", None, None),
+            ("POST", "/v1/data/{ID}", {"name": "Evil", "columns": ["a"]}, None),
+            ("GET", "/v1/spreadsheets/{ID}", None, None),
+            ("PUT", "/v1/spreadsheets/{ID}", upload_bytes, "application/octet-stream"),
+            ("GET", "/v1/spreadsheets/{ID}/versions", None, None),
+            ("GET", "/v1/spreadsheets/{ID}/versions/{V}", None, None),
+            ("POST", "/v1/spreadsheets/{ID}/versions/{V}/restore", None, None),
+            ("POST", "/v1/batch/{ID}", {"operations": [{"op": "insert", "sheet": "Orders",
+                                                        "data": ins["data"]}]}, None),
+            ("DELETE", "/v1/spreadsheets/{ID}", None, None),  # last: it would remove B
+        ]
+        spellings = [("lower", str.lower), ("upper", str.upper), ("%-first", pct_first),
+                     ("%2D", lambda s: s.replace("-", "%2D"))]
+        for tname, tok in (("orders-append", append), ("a-reader", ro), ("orders-form", orw),
+                           ("a-owner", mgr)):
+            for method, tmpl, body, ctype in routes:
+                # B's newest version as it stands (writes that got through
+                # may have pruned the one seen at setup).
+                st, _, data = call(srv, "GET", f"/v1/spreadsheets/{sid_b}/versions", admin)
+                if st == 200 and json.loads(data)["versions"]:
+                    versions[sid_b] = json.loads(data)["versions"][0]["etag"].strip('"')
+                for sname, spell in spellings:
+                    def mk(sid, tmpl=tmpl, spell=spell):
+                        return tmpl.replace("{ID}", spell(sid)).replace("{V}", versions[sid_b])
+                    twin = call(srv, method, mk(absent), tok, body, ctype)
+
+                    def as_absent(st, h, data, twin=twin):
+                        out = []
+                        if (st, data) != (twin[0], twin[2]):
+                            out.append(f"differs from an absent id's answer ({twin[0]} "
+                                       f"{twin[2][:120]!r})")
+                        if "etag" in h or "last-modified" in h:
+                            out.append("carries B's ETag/Last-Modified")
+                        return out
+                    # 403 passes only when an absent id gets the same answer
+                    # (a permission the token lacks whatever the workbook).
+                    probe("workbook B", f"{tname} {method} {tmpl} ({sname})", tok, method,
+                          mk(sid_b), body, ctype, allowed=(403, 404), check=as_absent)
+
+        # B never in the scoped tokens' listings.
+        def no_b(st, h, data):
+            text = data.decode("utf-8", "replace").lower()
+            out = ["lists B"] if sid_b in text else []
+            if st == 200:
+                listed = json.loads(data)
+                if listed.get("total") != 1 or len(listed.get("spreadsheets", [])) > 1:
+                    out.append(f"total {listed.get('total')}, "
+                               f"{len(listed.get('spreadsheets', []))} listed (only A reached)")
+            return out
+        for tname, tok in (("orders-append", append), ("a-reader", ro), ("orders-form", orw),
+                           ("a-owner", mgr)):
+            for q in ("", "?limit=1000", "?offset=1"):
+                probe("listing", f"{tname} GET /v1/spreadsheets{q}", tok, "GET",
+                      f"/v1/spreadsheets{q}", allowed=(200, 403), check=no_b)
+        # The sheet-scoped reader sees only Orders in listings.
+        probe("listing", "orders-form GET /v1/data/A (sheets)", orw, "GET", f"/v1/data/{sid_a}",
+              allowed=(200, 403), forbid=("Secret", "ORDERS"))
+        probe("listing", "orders-form GET /v1/spreadsheets (sheets)", orw, "GET",
+              "/v1/spreadsheets", allowed=(200, 403), forbid=("Secret", "ORDERS"))
+
+        # 2. Sheet-name tricks on the sheet-scoped tokens against A: never
+        # Secret (nor its table ORDERS), whatever the spelling.
+        other_names = ["Secret", "secret", "SECRET", "ORDERS", "orders", "Orders%20",
+                       "%20Orders", "Orders.", "Orders%2E", "Orders%09", "Orders%00",
+                       "S%65cret", "%53ecret", "ORD%45RS", "Ord%2565rs", "Orders%2F..%2FSecret",
+                       "Orders%2F%2E%2E%2FSecret", "Orders%E2%80%8B", "%EF%BC%AFrders",
+                       "Secret%23", "Orders%3BSecret"]
+        odd_paths = [f"/v1/data/{sid_a}/Orders/../Secret", f"/v1/data/{sid_a}/./Secret",
+                     f"/v1/data/{sid_a}/Secret/", f"/v1/data/{sid_a}//Secret",
+                     f"/v1//data/{sid_a}/Secret", f"//v1/data/{sid_a}/Secret",
+                     f"/v1/data/{sid_a}/Orders/%2E%2E/Secret", f"/v1/data/{sid_a}/Orders/"]
+        secret_ins = {"data": [{"key": "INJECTED", "_B": "INJECTED"}]}
+        tricky = {"GET": None, "POST": secret_ins,
+                  "PATCH": {"type": "row", "row": 2, "data": {"_B": "INJECTED"}},
+                  "DELETE": {"type": "row", "row": 2}}
+        for tname, tok in (("orders-append", append), ("orders-form", orw)):
+            for name in other_names:
+                for method, body in tricky.items():
+                    probe("sheet names", f"{tname} {method} {name}", tok, method,
+                          f"/v1/data/{sid_a}/{name}", body, allowed=(400, 403, 404))
+            for path in odd_paths:
+                for method, body in tricky.items():
+                    probe("sheet names", f"{tname} {method} {path.replace(sid_a, 'A')}", tok,
+                          method, path, body, allowed=(400, 403, 404))
+        # Spellings of Orders itself: the append-only token still may not read,
+        # update or delete there.
+        for name in ["Orders", "Ord%65rs", "%4Frders", "%4F%72%64%65%72%73"]:
+            for method, body in tricky.items():
+                if method == "POST":
+                    continue
+                probe("sheet names", f"orders-append {method} {name}", append, method,
+                      f"/v1/data/{sid_a}/{name}", body, allowed=(403,))
+        # Letter-form columns and _row keys.
+        probe("columns", "orders-append GET Orders?columns=_A,_B", append, "GET",
+              f"/v1/data/{sid_a}/Orders?columns=_A,_B")
+        probe("columns", "orders-append PATCH Orders _B", append, "PATCH",
+              f"/v1/data/{sid_a}/Orders", {"type": "filter", "filter": "_A:gte:0", "data": {"_B": "X"}})
+        probe("columns", "orders-append POST Orders with _row 2", append, "POST",
+              f"/v1/data/{sid_a}/Orders", {"data": [{"_row": 2, "item": "INJECTED"}]},
+              allowed=(400, 403))
+        probe("columns", "orders-form GET Orders?columns=_D,_E", orw, "GET",
+              f"/v1/data/{sid_a}/Orders?columns=_D,_E", allowed=(200, 400, 403))
+        probe("columns", "orders-form GET Orders?header_row=1&columns=_A", orw, "GET",
+              f"/v1/data/{sid_a}/Orders?header_row=1&columns=_A", allowed=(200, 400, 403))
+
+        # 3. Permission escapes of the append-only token on Orders.
+        up = {"data": [{"id": 1, "item": "UPSERTED"}]}
+        for q in ("on_conflict=id", "on%5Fconflict=id", "%6Fn_conflict=id",
+                  "on_conflict%3Did", "header_row=1&on_conflict=id", "on_conflict=id&on_conflict=id",
+                  "ON_CONFLICT=id", "on_conflict=%69d"):
+            probe("permissions", f"orders-append POST Orders?{q}", append, "POST",
+                  f"/v1/data/{sid_a}/Orders?{q}", up, allowed=(400, 403))
+        for tname, tok in (("orders-append", append), ("orders-form", orw)):
+            probe("permissions", f"{tname} PATCH Orders row", tok, "PATCH",
+                  f"/v1/data/{sid_a}/Orders", {"type": "row", "row": 2, "data": {"item": "X"}})
+            probe("permissions", f"{tname} PATCH Orders rows", tok, "PATCH",
+                  f"/v1/data/{sid_a}/Orders", {"type": "rows", "data": [{"_row": 2, "item": "X"}]})
+            probe("permissions", f"{tname} DELETE Orders row", tok, "DELETE",
+                  f"/v1/data/{sid_a}/Orders", {"type": "row", "row": 2})
+            probe("permissions", f"{tname} DELETE Orders filter", tok, "DELETE",
+                  f"/v1/data/{sid_a}/Orders", {"type": "filter", "filter": "id:gte:0"})
+            good = {"op": "insert", "sheet": "Orders", "data": [{"id": 50, "item": "INJECTED"}]}
+            batches = {
+                "delete op": [good, {"op": "delete", "sheet": "Orders", "type": "row", "row": 2}],
+                "update op": [good, {"op": "update", "sheet": "Orders", "type": "row", "row": 2,
+                                     "data": {"item": "X"}}],
+                "upsert op": [{**good, "on_conflict": "id", "data": [{"id": 1, "item": "X"}]}],
+                "insert Secret": [good, {"op": "insert", "sheet": "Secret",
+                                         "data": [{"key": "INJECTED"}]}],
+                "insert secret": [{"op": "insert", "sheet": "secret", "data": [{"key": "X"}]}],
+                "insert ORDERS table": [{"op": "insert", "sheet": "ORDERS",
+                                         "data": [{"key": "X"}]}],
+                "insert orders": [{"op": "insert", "sheet": "orders", "data": [{"id": 51}]}],
+                "insert Ord%65rs": [{"op": "insert", "sheet": "Ord%65rs", "data": [{"id": 52}]}],
+                "insert 'Orders '": [{"op": "insert", "sheet": "Orders ", "data": [{"id": 53}]}],
+                "delete Secret": [{"op": "delete", "sheet": "Secret", "type": "row", "row": 2}],
+                "unknown op": [good, {"op": "replace", "sheet": "Orders"}],
+            }
+            for label, ops in batches.items():
+                probe("permissions", f"{tname} batch {label}", tok, "POST", f"/v1/batch/{sid_a}",
+                      {"operations": ops}, allowed=(400, 403, 404))
+        for tname, tok in (("orders-append", append), ("orders-form", orw), ("a-reader", ro)):
+            manage = [
+                ("add sheet", "POST", f"/v1/data/{sid_a}", {"name": "Evil", "columns": ["a"]}, None),
+                ("add sheet Orders2", "POST", f"/v1/data/{sid_a}",
+                 {"name": "Orders2", "columns": ["a"]}, None),
+                ("upload", "POST", "/v1/spreadsheets", upload_bytes, "application/octet-stream"),
+                ("create JSON", "POST", "/v1/spreadsheets",
+                 {"sheets": [{"name": "Orders", "columns": ["a"]}]}, None),
+                ("PUT A", "PUT", f"/v1/spreadsheets/{sid_a}", upload_bytes, "application/octet-stream"),
+                ("PUT A JSON", "PUT", f"/v1/spreadsheets/{sid_a}",
+                 {"sheets": [{"name": "Orders", "columns": ["a"]}]}, None),
+                ("PUT new id", "PUT", f"/v1/spreadsheets/{absent}", upload_bytes,
+                 "application/octet-stream"),
+                ("DELETE A", "DELETE", f"/v1/spreadsheets/{sid_a}", None, None),
+                ("restore", "POST", f"/v1/spreadsheets/{sid_a}/versions/{versions[sid_a]}/restore",
+                 None, None),
+            ]
+            for label, method, path, body, ctype in manage:
+                probe("permissions", f"{tname} {label}", tok, method, path, body, ctype)
+        for tname, tok in (("orders-append", append), ("orders-form", orw)):
+            for label, path in (("download A", f"/v1/spreadsheets/{sid_a}"),
+                                ("versions A", f"/v1/spreadsheets/{sid_a}/versions"),
+                                ("version A", f"/v1/spreadsheets/{sid_a}/versions/{versions[sid_a]}")):
+                probe("permissions", f"{tname} {label}", tok, "GET", path)
+        probe("permissions", "orders-append GET A sheets", append, "GET", f"/v1/data/{sid_a}")
+        probe("permissions", "orders-append GET Orders", append, "GET", f"/v1/data/{sid_a}/Orders")
+        probe("permissions", "orders-append HEAD Orders", append, "HEAD", f"/v1/data/{sid_a}/Orders")
+        # The read-only token writing.
+        for sheet in ("Orders", "Secret", "ORDERS"):
+            for method, body in (("POST", {"data": [{"_A": "INJECTED"}]}),
+                                 ("PATCH", {"type": "row", "row": 2, "data": {"_A": "X"}}),
+                                 ("DELETE", {"type": "row", "row": 2})):
+                probe("read-only", f"a-reader {method} {sheet}", ro, method,
+                      f"/v1/data/{sid_a}/{sheet}", body, allowed=(403,))
+        probe("read-only", "a-reader upsert Orders", ro, "POST",
+              f"/v1/data/{sid_a}/Orders?on_conflict=id", up, allowed=(403,))
+        probe("read-only", "a-reader upsert Orders (on%5Fconflict)", ro, "POST",
+              f"/v1/data/{sid_a}/Orders?on%5Fconflict=id", up, allowed=(403,))
+        probe("read-only", "a-reader batch insert", ro, "POST", f"/v1/batch/{sid_a}",
+              {"operations": [{"op": "insert", "sheet": "Orders", "data": [{"id": 7}]}]},
+              allowed=(403,))
+
+        # 4. Expired, unknown and oddly written tokens.
+        s_app, s_ro, s_exp = secret["append"], secret["ro"], secret["expired"]
+        reqs = [("GET", f"/v1/data/{sid_a}/Secret", None),
+                ("POST", f"/v1/data/{sid_a}/Orders", {"data": [{"id": 60, "item": "INJECTED"}]}),
+                ("GET", "/v1/spreadsheets", None),
+                ("DELETE", f"/v1/spreadsheets/{sid_b}", None)]
+        for label, header in [
+                ("expired", bearer(s_exp)), ("expired lower-case scheme", f"bearer {s_exp}"),
+                ("expired trailing space", f"Bearer {s_exp} "), ("expired tab", f"Bearer\t{s_exp}"),
+                ("expired upper-case", bearer(s_exp.upper())),
+                ("hash of the admin secret", bearer(hashlib.sha256(secret["admin"].encode()).hexdigest())),
+                ("admin secret cut by one", bearer(secret["admin"][:-1])),
+                ("admin secret inner space", bearer(secret["admin"][:10] + " " + secret["admin"][10:])),
+                ("no scheme", secret["admin"]), ("Basic", f"Basic {secret['admin']}"),
+                ("empty", "Bearer "), ("append + admin in one", f"Bearer {s_app} {secret['admin']}"),
+                ("append, admin comma", f"Bearer {s_app}, Bearer {secret['admin']}")]:
+            for method, path, body in reqs:
+                probe("tokens", f"{label}: {method} {path.replace(sid_a, 'A').replace(sid_b, 'B')}",
+                      header, method, path, body, allowed=(401,))
+        # Whitespace around a scoped secret is the same token: still its scope.
+        for label, header in [("append double space", f"Bearer  {s_app}"),
+                              ("append trailing tab", f"Bearer {s_app}\t"),
+                              ("append BEARER", f"BEARER {s_app}"),
+                              ("append leading space", f" Bearer {s_app}"),
+                              ("ro trailing space", f"Bearer {s_ro} "),
+                              ("ro tab", f"Bearer\t{s_ro}")]:
+            tok_ro = label.startswith("ro")
+            probe("tokens", f"{label}: POST Secret", header, "POST", f"/v1/data/{sid_a}/Secret",
+                  secret_ins, allowed=(401, 403))
+            probe("tokens", f"{label}: PATCH Orders", header, "PATCH", f"/v1/data/{sid_a}/Orders",
+                  {"type": "row", "row": 2, "data": {"item": "X"}}, allowed=(401, 403))
+            probe("tokens", f"{label}: GET B", header, "GET", f"/v1/data/{sid_b}/Orders",
+                  allowed=(401, 404))
+            if not tok_ro:
+                probe("tokens", f"{label}: GET Orders", header, "GET",
+                      f"/v1/data/{sid_a}/Orders", allowed=(401, 403))
+        # Two Authorization headers: a scoped or expired one first.
+        for label, headers in [("append then expired", [bearer(s_app), bearer(s_exp)]),
+                               ("expired then append", [bearer(s_exp), bearer(s_app)]),
+                               ("ro then append", [bearer(s_ro), bearer(s_app)])]:
+            probe("tokens", f"{label}: POST Secret", headers, "POST", f"/v1/data/{sid_a}/Secret",
+                  secret_ins, allowed=(400, 401, 403))
+            probe("tokens", f"{label}: DELETE Orders row", headers, "DELETE",
+                  f"/v1/data/{sid_a}/Orders", {"type": "row", "row": 2}, allowed=(400, 401, 403))
+
+        # Control: the trick names the admin token reads Secret through (so the
+        # refusals above are the scope's, not names that lead nowhere).
+        reach_secret = [n for n in other_names
+                        if leaks(call(srv, "GET", f"/v1/data/{sid_a}/{n}", admin)[2])]
+        log(f"trick names that reach Secret for the admin: {reach_secret}")
+        by_status: dict = {}
+        for p in probes:
+            key = (p["group"], p["status"])
+            by_status[key] = by_status.get(key, 0) + 1
+        log(f"statuses by group: {by_status}")
+
+        time.sleep(0.3)
+        after = snapshot()
+        changed = [k for k in before if before[k] != after.get(k)]
+        alive = srv.alive()
+
+        # 5. Formulas in a reachable sheet that read an unreachable one: the
+        # Orders-only token (read, insert) writes a formula pointing at
+        # Secret and reads its own row back. Run last: a 201 here writes.
+        for formula in ("=Secret!B2", "=INDIRECT(\"Secret!B3\")", "=ORDERS[vault_code]",
+                        "=INDEX(ORDERS[vault_code],1)", "=CONCAT(Secret!B2:B4)"):
+            st, _, data = call(srv, "POST", f"/v1/data/{sid_a}/Orders", orw,
+                               {"data": [{"id": 900, "item": {"formula": formula}}]})
+            detail = f"insert {st}"
+            if st == 201:
+                rst, _, rdata = call(srv, "GET", f"/v1/data/{sid_a}/Orders?filter=id:eq:900", orw)
+                found = leaks(rdata)
+                detail += f", read back {rst}"
+                if found:
+                    formula_findings.append(f"{formula}: read back {rdata[:200]!r}")
+                call(srv, "DELETE", f"/v1/data/{sid_a}/Orders", admin,
+                     {"type": "filter", "filter": "id:eq:900"})
+            elif leaks(data):
+                formula_findings.append(f"{formula}: error answer {data[:200]!r}")
+            log(f"formula {formula}: {detail}")
+
+    bad = [p for p in probes if p["problems"]]
+    for p in bad:
+        log(f"ESCAPE? [{p['group']}] {p['label']}: {p['method']} {p['path']} -> "
+            f"{p['status']} {'; '.join(p['problems'])}; answer {p['answer'][:160]!r}")
+    for c in changed:
+        log(f"CHANGED: {c}: {before[c]!r} -> {after.get(c)!r}")
+    for f in formula_findings:
+        log(f"FORMULA LEAK: {f}")
+    by_group: dict = {}
+    for p in probes:
+        g = by_group.setdefault(p["group"], [0, 0])
+        g[0] += 1
+        g[1] += bool(p["problems"])
+    statuses: dict = {}
+    for p in probes:
+        statuses[p["status"]] = statuses.get(p["status"], 0) + 1
+    passed = not bad and not changed and not formula_findings and alive
+    figures = (f"{len(probes) - len(bad)}/{len(probes)} probes refused as allowed ("
+               + ", ".join(f"{g} {n - b}/{n}" for g, (n, b) in by_group.items())
+               + f"); statuses {dict(sorted(statuses.items(), key=lambda kv: str(kv[0])))}; "
+               f"A and B {'unchanged' if not changed else 'CHANGED: ' + ', '.join(changed)}; "
+               f"formula reads of Secret {len(formula_findings)}/5; "
+               f"{len(reach_secret)}/{len(other_names)} trick names reach Secret for the admin")
+    return Result("scopes", passed, figures, target)
+
+
+# --------------------------------------------------------------------------
 # Command line
 
 SUMMARY = {
@@ -1084,6 +1617,7 @@ SUMMARY = {
     "outsidesave": "an app's save (temp + rename) during a long sheetd write, 5 races",
     "unknownids": "DELETE/PATCH/POST for ids that do not exist, and removed workbooks: files left behind",
     "sigterm": "SIGTERM with a stalled head, a half-sent body and an idle keep-alive open",
+    "scopes": "scoped tokens reaching for another workbook, sheet or permission: refused, nothing changed",
 }
 
 SCENARIOS = {
@@ -1095,6 +1629,7 @@ SCENARIOS = {
     "outsidesave": (sc_outsidesave, lambda o: 120 + 60 * o.races),
     "unknownids": (sc_unknownids, lambda o: 120 + o.unknown_requests / 50),
     "sigterm": (sc_sigterm, lambda o: 60 + o.term_timeout),
+    "scopes": (sc_scopes, lambda o: 180),
 }
 
 
