@@ -245,7 +245,7 @@ async fn main() {
                 // A fresh copy for each cell, so inserts do not pile up across cells.
                 std::fs::write(dir.path().join(format!("{ID}.xlsx")), write_workbook(size))
                     .unwrap();
-                let server = Server::start(dir.path(), o.keep_versions.as_deref());
+                let server = Server::start(dir.path(), options.keep_versions.as_deref());
                 // Warm the cache: the first request parses the workbook.
                 reqwest::get(format!("{}/v1/data/{ID}/Data?limit=0", server.base))
                     .await
