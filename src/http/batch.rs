@@ -45,6 +45,7 @@ struct BatchBody {
 struct BatchOperation {
     op: BatchOp,
     /// A sheet or table name, as in `/v1/data/{spreadsheet_id}/{sheet_name}`.
+    #[schema(min_length = 1)]
     sheet: String,
     /// The header row, as the `header_row` query parameter names it.
     #[schema(minimum = 1, maximum = 1048576)]
@@ -53,6 +54,7 @@ struct BatchOperation {
     #[schema(minimum = 1, maximum = 1048576)]
     before: Option<u64>,
     /// insert: update the rows whose value in this column exists already.
+    #[schema(min_length = 1)]
     on_conflict: Option<String>,
     /// update, delete: `filter`, `row` or `rows`, as in their routes.
     r#type: Option<String>,

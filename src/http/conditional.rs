@@ -221,11 +221,11 @@ pub fn not_modified(version: &Version) -> Response {
 pub struct ReadConditionParams {
     /// `ETag`s of copies the client has (or `*`): when the workbook is one
     /// of them (weak comparison) the answer is 304 with no body.
-    #[param(rename = "If-None-Match")]
+    #[param(rename = "If-None-Match", value_type = String, required = false, pattern = "^\\s*(\\*|(,\\s*)*(W/)?\"[!#-~]*\"(\\s*,(\\s*(W/)?\"[!#-~]*\")?)*)\\s*$")]
     if_none_match: Option<String>,
     /// An HTTP date; without If-None-Match, 304 when the workbook's file
     /// has not changed since (to the second).
-    #[param(rename = "If-Modified-Since")]
+    #[param(rename = "If-Modified-Since", value_type = String, required = false)]
     if_modified_since: Option<String>,
 }
 
@@ -238,11 +238,11 @@ pub struct WriteConditionParams {
     /// workbook is still one of these versions when the write takes its
     /// turn, after every write queued before it; otherwise 412 and nothing
     /// is written. Not a list of quoted tags or `*`: 400.
-    #[param(rename = "If-Match")]
+    #[param(rename = "If-Match", value_type = String, required = false, pattern = "^\\s*(\\*|(,\\s*)*(W/)?\"[!#-~]*\"(\\s*,(\\s*(W/)?\"[!#-~]*\")?)*)\\s*$")]
     if_match: Option<String>,
     /// An HTTP date; without If-Match, 412 when the workbook's file
     /// changed after it (to the second).
-    #[param(rename = "If-Unmodified-Since")]
+    #[param(rename = "If-Unmodified-Since", value_type = String, required = false)]
     if_unmodified_since: Option<String>,
 }
 

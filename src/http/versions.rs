@@ -54,6 +54,7 @@ struct VersionParams {
     /// The spreadsheet's id: a UUID, hyphenated, any letter case.
     spreadsheet_id: uuid::Uuid,
     /// The version's ETag: its 64 hex digits, with or without the quotes.
+    #[param(pattern = "^\"?[0-9a-fA-F]{64}\"?$")]
     etag: String,
 }
 
