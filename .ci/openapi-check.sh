@@ -70,26 +70,10 @@ fi
 
 # --- Server -----------------------------------------------------------------
 work=$(mktemp -d "${TMPDIR:-/tmp}/sheetd-openapi.XXXXXX")
-server_pid=
-cleanup() {
-    local status=$?
-    if [[ -n "$server_pid" ]]; then
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
-    if [[ $status -ne 0 && -s "$work/server.log" ]]; then
-        echo "--- last lines of the server log ---" >&2
-        tail -n 20 "$work/server.log" >&2 || true
-    fi
-    if [[ "${OPENAPI_CHECK_KEEP:-}" == 1 ]]; then
-        echo "work directory kept: $work" >&2
-    else
-        rm -rf "$work"
-    fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+keep=${OPENAPI_CHECK_KEEP:-}
+# shellcheck source=.ci/server.sh
+source .ci/server.sh
+on_exit_clean_up
 
 live_id=11111111-1111-4111-8111-111111111111
 flat_id=22222222-2222-4222-8222-222222222222
@@ -99,23 +83,10 @@ cp fixtures/libreoffice/people.xlsx "$work/data/$live_id.xlsx"
 cp fixtures/openpyxl/many_sheets.xlsx "$work/data/$flat_id.xlsx"
 cp fixtures/libreoffice/people.xlsx "$work/data/$doomed_id.xlsx"
 
-: >"$work/server.log"
 token="ci-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 log "starting $bin"
-SHEETD_TOKENS="$token" RUST_LOG="${RUST_LOG:-sheetd=info,tower_http=warn}" NO_COLOR=1 \
-    "$bin" --data-dir "$work/data" --listen 127.0.0.1:0 >"$work/server.log" 2>&1 &
-server_pid=$!
-
-# The server logs the address it bound ("listening on http://127.0.0.1:PORT");
-# wait for that line and then for /healthz, each with a deadline.
-base=
-for _ in $(seq 1 200); do
-    base=$(grep -o 'listening on http://127\.0\.0\.1:[0-9]*' "$work/server.log" | head -n 1 | sed 's/^listening on //' || true)
-    [[ -n "$base" ]] && break
-    kill -0 "$server_pid" 2>/dev/null || { echo "sheetd exited at start" >&2; exit 1; }
-    sleep 0.05
-done
-[[ -n "$base" ]] || { echo "sheetd did not log 'listening on http://…' within 10 s" >&2; exit 1; }
+# The address the server logs, then /healthz, each with a deadline.
+SHEETD_TOKENS="$token" start_server "$bin" --data-dir "$work/data"
 
 "$py" - "$base" <<'EOF'
 import sys, time, urllib.request

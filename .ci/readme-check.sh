@@ -27,41 +27,14 @@ else
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/sheetd-readme.XXXXXX")
-server_pid=
-cleanup() {
-    local status=$?
-    if [[ -n "$server_pid" ]]; then
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
-    if [[ $status -ne 0 && -s "$work/server.log" ]]; then
-        echo "--- last lines of the server log ---" >&2
-        tail -n 20 "$work/server.log" >&2 || true
-    fi
-    if [[ "${README_CHECK_KEEP:-}" == 1 ]]; then
-        echo "work directory kept: $work" >&2
-    else
-        rm -rf "$work"
-    fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+keep=${README_CHECK_KEEP:-}
+# shellcheck source=.ci/server.sh
+source .ci/server.sh
+on_exit_clean_up
 
 # A fresh start: the data directory does not exist, so sheetd makes it with
 # the sample workbook the examples use.
-: >"$work/server.log"
-RUST_LOG=sheetd=info NO_COLOR=1 "$bin" --data-dir "$work/data" --listen 127.0.0.1:0 \
-    >"$work/server.log" 2>&1 &
-server_pid=$!
-base=
-for _ in $(seq 1 200); do
-    base=$(grep -o 'listening on http://127\.0\.0\.1:[0-9]*' "$work/server.log" | head -n 1 | sed 's/^listening on //' || true)
-    [[ -n "$base" ]] && break
-    kill -0 "$server_pid" 2>/dev/null || { echo "sheetd exited at start" >&2; exit 1; }
-    sleep 0.05
-done
-[[ -n "$base" ]] || { echo "sheetd did not log 'listening on http://…' within 10 s" >&2; exit 1; }
+start_server "$bin" --data-dir "$work/data"
 log "server up at $base"
 
 # The examples, as a script.
