@@ -5,10 +5,17 @@
 //! the floor: the time rust_xlsxwriter alone takes to write the same
 //! workbook in the same run, and the ratio of the p50 to it.
 //!
+//! Beside the p50 it reports the server's CPU time per request (user and
+//! system time from /proc/<pid>/stat over the cell, divided by requests).
+//!
 //! `cargo bench --bench load` (about 6 minutes on 2 cores). Options after
 //! `--`: `--sizes 1000,10000`, `--clients 1,8`, `--seconds 3` (per cell),
-//! `--ops read,update,insert1,insert100`, `--out FILE` (the Markdown table),
-//! `--keep-versions N` (the server's flag; its default, 10, when not given).
+//! `--ops read,update,insert1,insert100,delete`, `--out FILE` (the Markdown
+//! table), `--keep-versions N` (the server's flag; its default, 10, when not
+//! given), `--producer rust_xlsxwriter|openpyxl|libreoffice|all` (which
+//! program saved the workbook, default rust_xlsxwriter: the others are made
+//! by `benches/producers/make.py` into `target/bench-producers/`, which needs
+//! python3 with openpyxl, and LibreOffice's `soffice` for `libreoffice`).
 
 use std::path::Path;
 use std::process::Child;
@@ -32,6 +39,67 @@ struct Options {
     ops: Vec<Op>,
     out: Option<String>,
     keep_versions: Option<String>,
+    producers: Vec<Producer>,
+}
+
+/// The program that saved the workbook the server is given.
+#[derive(Clone, Copy, PartialEq)]
+enum Producer {
+    RustXlsxwriter,
+    Openpyxl,
+    LibreOffice,
+}
+
+impl Producer {
+    const ALL: [Producer; 3] = [
+        Producer::RustXlsxwriter,
+        Producer::Openpyxl,
+        Producer::LibreOffice,
+    ];
+
+    fn key(self) -> &'static str {
+        match self {
+            Producer::RustXlsxwriter => "rust_xlsxwriter",
+            Producer::Openpyxl => "openpyxl",
+            Producer::LibreOffice => "libreoffice",
+        }
+    }
+
+    /// The benchmark's workbook of `rows` rows as this program saves it.
+    /// openpyxl's and LibreOffice's are made once by
+    /// `benches/producers/make.py` and kept in `target/bench-producers/`.
+    fn workbook(self, rows: usize) -> Vec<u8> {
+        if self == Producer::RustXlsxwriter {
+            return write_workbook(rows);
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| root.join("target"));
+        let out = root.join(target).join("bench-producers");
+        let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+        let made = std::process::Command::new(&python)
+            .arg(root.join("benches/producers/make.py"))
+            .args(["--producer", self.key(), "--rows", &rows.to_string()])
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "--producer {} runs benches/producers/make.py with {python} (set PYTHON to \
+                     another): {e}",
+                    self.key()
+                )
+            });
+        assert!(
+            made.status.success(),
+            "--producer {}: benches/producers/make.py failed: {}",
+            self.key(),
+            String::from_utf8_lossy(&made.stderr).trim()
+        );
+        let path = String::from_utf8_lossy(&made.stdout).trim().to_string();
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
 }
 
 fn options() -> Options {
@@ -42,6 +110,7 @@ fn options() -> Options {
         ops: Op::ALL.to_vec(),
         out: None,
         keep_versions: None,
+        producers: vec![Producer::RustXlsxwriter],
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let list = |v: &str| v.split(',').map(|n| n.parse().expect("a number")).collect();
@@ -58,13 +127,23 @@ fn options() -> Options {
                     .map(|key| {
                         let found = Op::ALL.into_iter().find(|op| op.key() == key);
                         found.unwrap_or_else(|| {
-                            panic!("--ops takes read, update, insert1, insert100")
+                            panic!("--ops takes read, update, insert1, insert100, delete")
                         })
                     })
                     .collect()
             }
             "--out" => o.out = Some(value),
             "--keep-versions" => o.keep_versions = Some(value),
+            "--producer" => {
+                o.producers = if value == "all" {
+                    Producer::ALL.to_vec()
+                } else {
+                    let found = Producer::ALL.into_iter().find(|p| p.key() == value);
+                    vec![found.unwrap_or_else(|| {
+                        panic!("--producer takes rust_xlsxwriter, openpyxl, libreoffice or all")
+                    })]
+                }
+            }
             _ => {
                 i += 1; // cargo passes --bench; ignore what we do not know
                 continue;
@@ -114,6 +193,30 @@ impl Server {
             .unwrap_or(0.0);
         kib / 1024.0
     }
+
+    /// CPU time the server has used so far (user and system), in seconds.
+    fn cpu_seconds(&self) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
+        // After the command name in parentheses: state is field 3, utime
+        // field 14 and stime field 15, in clock ticks.
+        let rest = &stat[stat.rfind(')').unwrap() + 1..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+        ticks / clock_ticks()
+    }
+}
+
+/// Clock ticks per second of /proc/<pid>/stat (`getconf CLK_TCK`; 100).
+fn clock_ticks() -> f64 {
+    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        std::process::Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+            .unwrap_or(100.0)
+    })
 }
 
 impl Drop for Server {
@@ -129,10 +232,17 @@ enum Op {
     Insert100,
     UpdateOne,
     ReadOne,
+    DeleteOne,
 }
 
 impl Op {
-    const ALL: [Op; 4] = [Op::ReadOne, Op::UpdateOne, Op::Insert1, Op::Insert100];
+    const ALL: [Op; 5] = [
+        Op::ReadOne,
+        Op::UpdateOne,
+        Op::Insert1,
+        Op::Insert100,
+        Op::DeleteOne,
+    ];
 
     /// The operation's name on the command line (`--ops`).
     fn key(self) -> &'static str {
@@ -141,6 +251,7 @@ impl Op {
             Op::Insert100 => "insert100",
             Op::UpdateOne => "update",
             Op::ReadOne => "read",
+            Op::DeleteOne => "delete",
         }
     }
 
@@ -150,6 +261,7 @@ impl Op {
             Op::Insert100 => "insert 100 rows",
             Op::UpdateOne => "update by filter (1 match)",
             Op::ReadOne => "filtered read (1 match)",
+            Op::DeleteOne => "delete by filter (1 match)",
         }
     }
     fn rows(self) -> u64 {
@@ -197,6 +309,11 @@ async fn run(
                             "type": "filter", "filter": format!("id:eq:{target}"), "data": {"score": n}
                         })),
                         Op::ReadOne => client.get(format!("{url}?filter=id:eq:{target}")),
+                        // 7919 is prime and divides no size, so the first
+                        // `rows` requests each find a row not yet deleted.
+                        Op::DeleteOne => client.delete(&url).json(&json!({
+                            "type": "filter", "filter": format!("id:eq:{target}")
+                        })),
                     };
                     let sent = Instant::now();
                     let response = request.send().await.expect("request sent");
@@ -229,45 +346,50 @@ fn ms(d: Duration) -> String {
 async fn main() {
     let options = options();
     let mut table = String::from(
-        "| rows | operation | clients | requests/s | rows/s | p50 ms | p95 ms | p99 ms | floor ms | p50 / floor | server peak RSS MiB |\n\
-         |---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| rows | producer | operation | clients | requests/s | rows/s | p50 ms | server CPU ms / request | p95 ms | p99 ms | floor ms | p50 / floor | server peak RSS MiB |\n\
+         |---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for &size in &options.sizes {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(format!("{ID}.xlsx")), write_workbook(size)).unwrap();
         let floor = floor(size);
         eprintln!(
             "{size} rows: rust_xlsxwriter alone writes the workbook in {} ms",
             ms(floor)
         );
-        for &op in &options.ops {
-            for &clients in &options.clients {
-                // A fresh copy for each cell, so inserts do not pile up across cells.
-                std::fs::write(dir.path().join(format!("{ID}.xlsx")), write_workbook(size))
-                    .unwrap();
-                let server = Server::start(dir.path(), options.keep_versions.as_deref());
-                // Warm the cache: the first request parses the workbook.
-                reqwest::get(format!("{}/v1/data/{ID}/Data?limit=0", server.base))
-                    .await
-                    .unwrap();
-                let (mut latencies, elapsed) =
-                    run(&server.base, op, clients, options.seconds, size).await;
-                latencies.sort();
-                let rps = latencies.len() as f64 / elapsed.as_secs_f64();
-                let p50 = percentile(&latencies, 0.5);
-                let line = format!(
-                    "| {size} | {} | {clients} | {rps:.1} | {:.1} | {} | {} | {} | {} | {:.2} | {:.0} |\n",
-                    op.name(),
-                    rps * op.rows() as f64,
-                    ms(p50),
-                    ms(percentile(&latencies, 0.95)),
-                    ms(percentile(&latencies, 0.99)),
-                    ms(floor),
-                    p50.as_secs_f64() / floor.as_secs_f64(),
-                    server.peak_rss_mib(),
-                );
-                eprint!("{line}");
-                table.push_str(&line);
+        for &producer in &options.producers {
+            let workbook = producer.workbook(size);
+            for &op in &options.ops {
+                for &clients in &options.clients {
+                    // A fresh copy for each cell, so inserts do not pile up across cells.
+                    std::fs::write(dir.path().join(format!("{ID}.xlsx")), &workbook).unwrap();
+                    let server = Server::start(dir.path(), options.keep_versions.as_deref());
+                    // Warm the cache: the first request parses the workbook.
+                    reqwest::get(format!("{}/v1/data/{ID}/Data?limit=0", server.base))
+                        .await
+                        .unwrap();
+                    let cpu_before = server.cpu_seconds();
+                    let (mut latencies, elapsed) =
+                        run(&server.base, op, clients, options.seconds, size).await;
+                    let cpu = server.cpu_seconds() - cpu_before;
+                    latencies.sort();
+                    let rps = latencies.len() as f64 / elapsed.as_secs_f64();
+                    let p50 = percentile(&latencies, 0.5);
+                    let line = format!(
+                        "| {size} | {} | {} | {clients} | {rps:.1} | {:.1} | {} | {:.1} | {} | {} | {} | {:.2} | {:.0} |\n",
+                        producer.key(),
+                        op.name(),
+                        rps * op.rows() as f64,
+                        ms(p50),
+                        cpu * 1000.0 / latencies.len() as f64,
+                        ms(percentile(&latencies, 0.95)),
+                        ms(percentile(&latencies, 0.99)),
+                        ms(floor),
+                        p50.as_secs_f64() / floor.as_secs_f64(),
+                        server.peak_rss_mib(),
+                    );
+                    eprint!("{line}");
+                    table.push_str(&line);
+                }
             }
         }
     }
