@@ -30,6 +30,8 @@
 use ironcalc_base::formatter::format::format_number;
 use ironcalc_base::locale::{Locale, get_locale};
 
+use super::value::civil_from_days;
+
 /// A parsed number format code.
 #[derive(Debug, Clone)]
 pub struct NumberFormat {
@@ -1148,21 +1150,6 @@ fn show_date(serial: f64, pieces: &[DatePiece]) -> String {
         };
     }
     out
-}
-
-/// The proleptic Gregorian date `days` after 1970-01-01.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z - era * 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let mp = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 // ---------------------------------------------------------------------------
