@@ -206,23 +206,9 @@ pub(super) fn names_upsert(query: Option<&str>) -> bool {
 /// `%XX` sequences decoded, as the router decodes a path segment; a segment
 /// that does not decode to UTF-8 is kept as sent (it names no sheet).
 pub(super) fn percent_decoded(segment: &str) -> String {
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| char::from(b).to_digit(16);
-        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
-            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
-                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
-                i += 3;
-            }
-            (byte, _, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).unwrap_or_else(|_| segment.to_owned())
+    percent_encoding::percent_decode_str(segment)
+        .decode_utf8()
+        .map_or_else(|_| segment.to_owned(), std::borrow::Cow::into_owned)
 }
 
 /// The token of a `Bearer` credential; the scheme name is case-insensitive
