@@ -13,10 +13,10 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 
 use crate::model::SpreadsheetId;
 use crate::model::value::days_from_civil;
+use crate::store::Tag;
 
 /// What a token may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -57,7 +57,8 @@ impl Permission {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {
     pub name: String,
-    secret_sha256: [u8; 32],
+    /// The SHA-256 of its secret.
+    secret: Tag,
     /// `None`: every workbook.
     spreadsheets: Option<Vec<SpreadsheetId>>,
     /// `None`: every sheet and table of the workbooks it reaches.
@@ -71,7 +72,7 @@ impl Grant {
     pub fn everywhere(name: &str, secret: &str, can: &[Permission]) -> Grant {
         Grant {
             name: name.to_owned(),
-            secret_sha256: sha256(secret.as_bytes()),
+            secret: Tag::of(secret.as_bytes()),
             spreadsheets: None,
             sheets: None,
             can: can.iter().fold(0, |bits, p| bits | p.bit()),
@@ -157,13 +158,13 @@ impl Keyring {
     /// The grant of a presented secret, compared by its hash in time that
     /// does not depend on where the hashes differ.
     pub fn find(&self, secret: &str) -> Presented {
-        let hash = sha256(secret.as_bytes());
+        let hash = Tag::of(secret.as_bytes());
         let from_file = self.from_file.read().unwrap_or_else(|e| e.into_inner());
         let found = self
             .fixed
             .iter()
             .chain(from_file.iter())
-            .find(|grant| same_bytes(&grant.secret_sha256, &hash));
+            .find(|grant| grant.secret.same_in_constant_time(&hash));
         match found {
             None => Presented::Unknown,
             Some(grant) if grant.expired(SystemTime::now()) => Presented::Expired,
@@ -280,10 +281,7 @@ pub fn parse_tokens(text: &str) -> Result<Vec<Grant>, String> {
         if let Some(other) = grants.iter().find(|g| g.name == grant.name) {
             return Err(named(format!("the name {:?} is taken", other.name)));
         }
-        if grants
-            .iter()
-            .any(|g| g.secret_sha256 == grant.secret_sha256)
-        {
+        if grants.iter().any(|g| g.secret == grant.secret) {
             return Err(named("its sha256 is another token's".into()));
         }
         grants.push(grant);
@@ -295,8 +293,8 @@ fn grant_of(entry: &TokenEntry) -> Result<Grant, String> {
     if entry.name.trim().is_empty() {
         return Err("name must not be empty".into());
     }
-    let secret_sha256 = hex_sha256(&entry.sha256)
-        .ok_or("sha256 must be 64 lower-case hex digits (the SHA-256 of the secret)")?;
+    let secret = Tag::from_hex(&entry.sha256)
+        .ok_or("sha256 must be 64 hex digits (the SHA-256 of the secret)")?;
     let spreadsheets = if entry.spreadsheets.iter().any(|s| s == "*") {
         None
     } else {
@@ -329,7 +327,7 @@ fn grant_of(entry: &TokenEntry) -> Result<Grant, String> {
     .map_err(|e| format!("expires: {e}"))?;
     Ok(Grant {
         name: entry.name.clone(),
-        secret_sha256,
+        secret,
         spreadsheets,
         sheets: entry.sheets.clone(),
         can,
@@ -358,35 +356,10 @@ fn system_time(datetime: &toml::value::Datetime) -> Result<SystemTime, String> {
         .map_err(|_| "must be after 1970".into())
 }
 
-fn sha256(bytes: &[u8]) -> [u8; 32] {
-    Sha256::digest(bytes).into()
-}
-
 /// The lower-case hex form of a secret's SHA-256, as the tokens file
 /// holds it.
 pub fn sha256_hex(secret: &str) -> String {
-    sha256_hex_of(secret.as_bytes())
-}
-
-/// The lower-case hex form of the SHA-256 of `bytes`.
-pub fn sha256_hex_of(bytes: &[u8]) -> String {
-    sha256(bytes).iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn hex_sha256(text: &str) -> Option<[u8; 32]> {
-    if text.len() != 64 || !text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
-        return None;
-    }
-    let mut hash = [0; 32];
-    for (i, byte) in hash.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
-    }
-    Some(hash)
-}
-
-/// Compares two hashes in time that does not depend on their contents.
-fn same_bytes(a: &[u8; 32], b: &[u8; 32]) -> bool {
-    a.iter().zip(b).fold(0, |diff, (x, y)| diff | (x ^ y)) == 0
+    Tag::of(secret.as_bytes()).hex()
 }
 
 /// A new random secret (244 random bits, as 64 hex digits) and the
@@ -483,7 +456,7 @@ mod tests {
     fn a_new_token_is_found_by_its_entry() {
         let (secret, entry) = new_token("cli");
         let grant = &parse_tokens(&entry).unwrap()[0];
-        assert_eq!(grant.secret_sha256, sha256(secret.as_bytes()));
+        assert_eq!(grant.secret, Tag::of(secret.as_bytes()));
         assert_eq!(secret.len(), 64);
     }
 

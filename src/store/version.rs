@@ -49,6 +49,16 @@ impl Tag {
         self.0.iter().map(|byte| format!("{byte:02x}")).collect()
     }
 
+    /// Whether `other` is the same hash, compared in time that does not
+    /// depend on where they differ (for secrets' hashes).
+    pub fn same_in_constant_time(&self, other: &Tag) -> bool {
+        self.0
+            .iter()
+            .zip(&other.0)
+            .fold(0, |diff, (a, b)| diff | (a ^ b))
+            == 0
+    }
+
     /// The tag whose [`Tag::hex`] is `text` (either letter case).
     pub fn from_hex(text: &str) -> Option<Tag> {
         if text.len() != 64 || !text.is_ascii() {
