@@ -229,10 +229,13 @@ impl Keyring {
                         None => std::future::pending().await,
                     }
                 };
-                tokio::select! {
-                    _ = ticks.tick() => keyring.reload_if_changed(),
-                    _ = hangup => keyring.reload_logged("SIGHUP"),
-                }
+                // Reading the file is blocking I/O: off the runtime's threads.
+                let keyring = keyring.clone();
+                let reload = tokio::select! {
+                    _ = ticks.tick() => tokio::task::spawn_blocking(move || keyring.reload_if_changed()),
+                    _ = hangup => tokio::task::spawn_blocking(move || keyring.reload_logged("SIGHUP")),
+                };
+                let _ = reload.await;
             }
         });
     }

@@ -86,13 +86,12 @@ impl AuditLog {
         });
     }
 
-    fn write(&self, line: &Line<'_>) {
-        let Ok(mut text) = serde_json::to_vec(line) else {
-            return;
-        };
-        text.push(b'\n');
+    /// Appends `line` and a newline, in one write under the lock. Blocks:
+    /// call it off the async runtime.
+    fn append_line(&self, mut line: Vec<u8>) {
+        line.push(b'\n');
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        if let Err(e) = file.write_all(&text) {
+        if let Err(e) = file.write_all(&line) {
             tracing::error!(error = %e, "an audit line could not be written");
         }
     }
@@ -144,7 +143,7 @@ pub async fn record(State(state): State<AppState>, req: Request, next: Next) -> 
         .unwrap_or_default();
     let token = parts.extensions.get::<TokenName>().map(|t| t.0.as_str());
     let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
-    log.write(&Line {
+    let line = serde_json::to_vec(&Line {
         time: super::spreadsheets::rfc3339_millis(SystemTime::now()),
         token,
         request_id: request_id.as_deref(),
@@ -157,6 +156,10 @@ pub async fn record(State(state): State<AppState>, req: Request, next: Next) -> 
         etag_before: before.as_deref(),
         etag_after: header("etag").filter(|_| parts.status.is_success()),
     });
+    if let Ok(line) = line {
+        // The file write, like every file write, off the runtime's threads.
+        let _ = tokio::task::spawn_blocking(move || log.append_line(line)).await;
+    }
     Response::from_parts(parts, Body::from(bytes))
 }
 
