@@ -48,7 +48,7 @@ pub fn keep(
     }
     let dir = dir(data_dir, id);
     fs::create_dir_all(&dir)?;
-    let mut kept = list(data_dir, id)?;
+    let kept = list(data_dir, id)?;
     if kept.first().is_some_and(|newest| newest.tag == tag) {
         return Ok(());
     }
@@ -57,8 +57,8 @@ pub fn keep(
         .unwrap_or_default();
     let name = format!("{:020}-{}.xlsx", since.as_nanos(), tag.hex());
     fs::hard_link(file, dir.join(&name))?;
-    kept = list(data_dir, id)?;
-    for old in kept.iter().skip(limit) {
+    // The new one is the newest: of those there were, `limit - 1` stay.
+    for old in kept.iter().skip(limit - 1) {
         fs::remove_file(&old.path)?;
     }
     Ok(())
