@@ -163,6 +163,32 @@ async fn every_write_leaves_one_line_refused_ones_too_and_reads_none() {
 }
 
 #[tokio::test]
+async fn a_write_refused_by_its_precondition_is_logged_with_412() {
+    let audited = audited_server().await;
+    let server = &audited.server;
+    let before = std::fs::read(server.file(ID)).unwrap();
+    let refused = server
+        .client
+        .post(format!("{}{}", server.base, rows_path("People")))
+        .bearer_auth("writer")
+        .header("If-Match", format!("\"{}\"", "0".repeat(64)))
+        .json(&json!({"data": [{"name": "Dee"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 412);
+    let lines = lines(&audited.log);
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert_eq!(lines[0]["status"], 412);
+    assert_eq!(lines[0]["rows"], json!({}));
+    assert_eq!(lines[0]["etag_after"], Value::Null);
+    assert_eq!(
+        lines[0]["etag_before"],
+        format!("\"{}\"", hex_sha256(&before))
+    );
+}
+
+#[tokio::test]
 async fn concurrent_writes_leave_whole_lines() {
     let audited = audited_server().await;
     let base = audited.server.base.clone();

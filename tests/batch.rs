@@ -277,3 +277,49 @@ async fn formulas_in_a_batch_are_computed_and_a_bad_one_changes_nothing() {
     let (_, rows) = server.get(&rows_path("Stock")).await;
     assert_eq!(rows["data"][0]["left"], 5);
 }
+
+#[tokio::test]
+async fn a_batch_honours_if_match_and_answers_the_new_etag() {
+    let server = Server::start().await;
+    shop_workbook(&server);
+    let url = format!("{}{}", server.base, batch_path());
+    let body = json!({"operations": [
+        {"op": "update", "sheet": "Stock", "type": "row", "row": 2, "data": {"left": 1}},
+    ]});
+    let before = std::fs::read(server.file(ID)).unwrap();
+
+    let stale = server
+        .client
+        .post(&url)
+        .header(
+            "If-Match",
+            "\"0000000000000000000000000000000000000000000000000000000000000000\"",
+        )
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stale.status(), 412);
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
+
+    let current = server
+        .client
+        .get(format!("{}/v1/data/{ID}", server.base))
+        .send()
+        .await
+        .unwrap();
+    let etag = current.headers()["etag"].to_str().unwrap().to_owned();
+    let made = server
+        .client
+        .post(&url)
+        .header("If-Match", &etag)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(made.status(), 200);
+    let new_etag = made.headers()["etag"].to_str().unwrap().to_owned();
+    assert_ne!(new_etag, etag);
+    let (_, listing) = server.get("/v1/spreadsheets").await;
+    assert_eq!(listing["spreadsheets"][0]["etag"], new_etag.as_str());
+}
