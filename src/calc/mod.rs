@@ -642,13 +642,13 @@ fn cell_at(workbook: &Workbook, (sheet, row, column): At) -> Option<&Cell> {
         .get(column as usize)
 }
 
+/// The cell at `at`, to change: logged as changed in its sheet's
+/// [`Edited`](crate::model::Edited), for the commit to tell an append.
 fn cell_mut(workbook: &mut Workbook, (sheet, row, column): At) -> Option<&mut Cell> {
-    workbook
-        .sheets
-        .get_mut(sheet)?
-        .rows
-        .get_mut(row as usize)?
-        .get_mut(column as usize)
+    let sheet = workbook.sheets.get_mut(sheet)?;
+    let cell = sheet.rows.get_mut(row as usize)?.get_mut(column as usize)?;
+    sheet.edited.cells.push((row, column));
+    Some(cell)
 }
 
 #[cfg(test)]

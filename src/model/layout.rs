@@ -312,6 +312,45 @@ impl Layout {
         *self == Layout::default()
     }
 
+    /// A copy without the cells' formats.
+    pub fn without_formats(&self) -> Layout {
+        // Every field named, so that a new one is not forgotten here.
+        let Layout {
+            formats: _,
+            rows,
+            columns,
+            merges,
+            array_formulas,
+            links,
+            tables,
+            autofilter,
+            freeze,
+            tab_color,
+            print,
+            rich_text,
+            iso_dates,
+            spelled,
+            formulas,
+        } = self;
+        Layout {
+            formats: Vec::new(),
+            rows: rows.clone(),
+            columns: columns.clone(),
+            merges: merges.clone(),
+            array_formulas: array_formulas.clone(),
+            links: links.clone(),
+            tables: tables.clone(),
+            autofilter: *autofilter,
+            freeze: *freeze,
+            tab_color: *tab_color,
+            print: print.clone(),
+            rich_text: rich_text.clone(),
+            iso_dates: iso_dates.clone(),
+            spelled: spelled.clone(),
+            formulas: formulas.clone(),
+        }
+    }
+
     /// Whether this layout is `base`'s but for the cell formats of rows and
     /// the autofilter's last row, which grow when rows are appended.
     pub fn same_apart_from_rows(&self, base: &Layout) -> bool {

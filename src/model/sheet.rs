@@ -7,6 +7,7 @@
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -81,10 +82,54 @@ impl Workbook {
     /// [extent](Sheet::extent), and no other change but autofilters grown
     /// down to take them in: what a batch of inserts does. The writer that saved
     /// `base` can then save this workbook by writing only the new rows.
+    /// [`Workbook::appended`] tells the same from an [`Outline`] and the
+    /// log of changes, without a copy of every cell.
     pub fn appends_to(&self, base: &Workbook) -> bool {
+        self.sheets.len() == base.sheets.len()
+            && self
+                .sheets
+                .iter()
+                .zip(&base.sheets)
+                .all(|(s, b)| s.appends_to(b))
+            && self.same_apart_from_sheets(base)
+    }
+
+    /// This workbook without its cells and their formats.
+    pub fn outline(&self) -> Outline {
+        Outline {
+            bare: Workbook {
+                sheets: self.sheets.iter().map(Sheet::bare).collect(),
+                ..self.without_sheets()
+            },
+            extents: self.sheets.iter().map(Sheet::extent).collect(),
+        }
+    }
+
+    /// What [`Workbook::appends_to`] tells, for the workbook `base`
+    /// outlines, given `logs`: every log of what changed since the outline
+    /// was taken (the edits', then the recalculation's), each with one
+    /// entry per sheet. A cell changed above a sheet's old extent, or rows
+    /// moved, is more than an append.
+    pub fn appended(&self, base: &Outline, logs: &[&[Edited]]) -> bool {
+        let bare = &base.bare;
+        self.sheets.len() == bare.sheets.len()
+            && self.sheets.iter().enumerate().all(|(index, sheet)| {
+                let extent = base.extents[index];
+                sheet.extent() >= extent
+                    && sheet.same_apart_from_cells(&bare.sheets[index])
+                    && logs
+                        .iter()
+                        .filter_map(|log| log.get(index))
+                        .all(|edited| edited.only_below(extent))
+            })
+            && self.same_apart_from_sheets(bare)
+    }
+
+    /// Whether everything but the sheets is as in `base`.
+    fn same_apart_from_sheets(&self, base: &Workbook) -> bool {
         // Every field named, so that a new one is not forgotten here.
         let Workbook {
-            sheets,
+            sheets: _,
             unkept,
             formats,
             default_font,
@@ -93,18 +138,37 @@ impl Workbook {
             properties,
             carried,
         } = self;
-        sheets.len() == base.sheets.len()
-            && sheets
-                .iter()
-                .zip(&base.sheets)
-                .all(|(s, b)| s.appends_to(b))
-            && *unkept == base.unkept
+        *unkept == base.unkept
             && *formats == base.formats
             && *default_font == base.default_font
             && *names == base.names
             && *active_sheet == base.active_sheet
             && *properties == base.properties
             && same(carried, &base.carried)
+    }
+
+    /// A copy of everything but the sheets.
+    fn without_sheets(&self) -> Workbook {
+        let Workbook {
+            sheets: _,
+            unkept,
+            formats,
+            default_font,
+            names,
+            active_sheet,
+            properties,
+            carried,
+        } = self;
+        Workbook {
+            sheets: Vec::new(),
+            unkept: unkept.clone(),
+            formats: formats.clone(),
+            default_font: default_font.clone(),
+            names: names.clone(),
+            active_sheet: *active_sheet,
+            properties: properties.clone(),
+            carried: Arc::clone(carried),
+        }
     }
 
     /// How many sheets the workbook has, chart sheets included.
@@ -505,8 +569,20 @@ impl Adjusted {
 
 /// Whether two shared values are equal, without comparing the contents of
 /// one shared twice (carried parts may be megabytes).
-fn same<T: PartialEq>(a: &std::sync::Arc<T>, b: &std::sync::Arc<T>) -> bool {
-    std::sync::Arc::ptr_eq(a, b) || a == b
+fn same<T: PartialEq>(a: &Arc<T>, b: &Arc<T>) -> bool {
+    Arc::ptr_eq(a, b) || a == b
+}
+
+/// A workbook without its cells and their formats (see
+/// [`Workbook::outline`]): with the log of what changed since, it tells
+/// whether a batch only appended rows at the cost of the layout, not of
+/// every cell.
+#[derive(Debug, Clone)]
+pub struct Outline {
+    /// The workbook, each sheet's rows and cell formats left out.
+    bare: Workbook,
+    /// Each sheet's [extent](Sheet::extent).
+    extents: Vec<usize>,
 }
 
 impl Sheet {
@@ -534,6 +610,17 @@ impl Sheet {
 
     /// See [`Workbook::appends_to`].
     fn appends_to(&self, base: &Sheet) -> bool {
+        self.same_apart_from_cells(base)
+            && (0..base.extent()).all(|row| {
+                self.row(row) == base.row(row)
+                    && self.layout.formats.get(row) == base.layout.formats.get(row)
+            })
+    }
+
+    /// Whether all but the cells and their formats is as in `base`, apart
+    /// from an autofilter grown down.
+    fn same_apart_from_cells(&self, base: &Sheet) -> bool {
+        // Every field named, so that a new one is not forgotten here.
         let Sheet {
             name,
             visibility,
@@ -546,10 +633,18 @@ impl Sheet {
             && *visibility == base.visibility
             && same(carried, &base.carried)
             && layout.same_apart_from_rows(&base.layout)
-            && (0..base.extent()).all(|row| {
-                self.row(row) == base.row(row)
-                    && layout.formats.get(row) == base.layout.formats.get(row)
-            })
+    }
+
+    /// This sheet without its cells and their formats.
+    fn bare(&self) -> Sheet {
+        Sheet {
+            name: self.name.clone(),
+            visibility: self.visibility,
+            rows: Vec::new(),
+            layout: self.layout.without_formats(),
+            carried: Arc::clone(&self.carried),
+            edited: Edited::default(),
+        }
     }
 
     fn row_is_blank(row: &[Cell]) -> bool {
@@ -1473,6 +1568,8 @@ mod tests {
             last_column: 1,
         });
         assert!(base.appends_to(&base));
+        let outline = base.outline();
+        assert!(base.appended(&outline, &[]));
 
         let mut inserted = base.clone();
         insert(
@@ -1488,7 +1585,15 @@ mod tests {
         );
         assert_eq!(inserted.sheets[0].layout.autofilter.unwrap().last_row, 3);
         assert!(inserted.appends_to(&base));
+        assert!(inserted.appended(&outline, &[&inserted.clone().take_edits()]));
         assert!(!base.appends_to(&inserted), "rows removed at the end");
+        assert!(!base.appended(&inserted.outline(), &[]), "rows removed");
+        let mut recalculated = inserted.clone().take_edits();
+        recalculated[1].cells.push((0, 0));
+        assert!(
+            !inserted.appended(&outline, &[&recalculated]),
+            "a cell above the new rows logged as changed"
+        );
 
         type Change = fn(&mut Workbook);
         let edits: [(&str, Change); 7] = [
@@ -1522,6 +1627,12 @@ mod tests {
             let mut edited = base.clone();
             edit(&mut edited);
             assert!(!edited.appends_to(&base), "{what}");
+            // A format is changed by an edit, which logs its cell; set
+            // directly, only the whole comparison sees it.
+            if what != "a format changed" {
+                let logs = edited.take_edits();
+                assert!(!edited.appended(&outline, &[&logs]), "{what}");
+            }
         }
     }
 

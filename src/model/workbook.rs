@@ -89,11 +89,12 @@ pub struct Sheet {
     pub edited: Edited,
 }
 
-/// The cells a batch of edits changed on a sheet.
+/// The cells a batch of edits changed on a sheet; once the edits' log is
+/// taken, the recalculation logs here the cells it changes.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Edited {
     /// Cells set (0-based row and column): values written, formulas filled
-    /// down or adjusted.
+    /// down or adjusted, results recomputed or made stale.
     pub cells: Vec<(u32, u32)>,
     /// Rows were removed, or a table's range changed: cells may be
     /// anywhere else now.
@@ -102,6 +103,16 @@ pub struct Edited {
     /// the model (notes, drawings, conditional formats…) has yet to follow:
     /// the xlsx layer moves it when the workbook is written.
     pub moves: Vec<RowMove>,
+}
+
+impl Edited {
+    /// Whether nothing changed above row `extent` (0-based) and no rows
+    /// moved.
+    pub fn only_below(&self, extent: usize) -> bool {
+        !self.moved
+            && self.moves.is_empty()
+            && self.cells.iter().all(|&(row, _)| row as usize >= extent)
+    }
 }
 
 impl Workbook {

@@ -258,11 +258,15 @@ impl Store {
             calculator,
         } = self.cache().take(id, &shared);
         // A kept rewrite can only save the workbook again if the batch
-        // appends rows, which takes the workbook as it was to compare with:
-        // a copy (a few milliseconds for 10,000 rows, where formatting them
-        // again takes tens). The calculator needs none: the edits record
-        // the cells they set.
-        let before = rewrite.as_ref().map(|_| shared.clone());
+        // appends rows. The edits and the recalculation log the cells they
+        // change, so what the workbook was is needed without its cells:
+        // its outline. (Debug builds check the answer against a whole
+        // copy.)
+        let before = rewrite.as_ref().map(|_| shared.outline());
+        let whole = rewrite
+            .as_ref()
+            .filter(|_| cfg!(debug_assertions))
+            .map(|_| shared.clone());
         let has_formulas = calculator.is_some() || shared.has_formulas();
         let mut workbook = Arc::unwrap_or_clone(shared);
         let mut calculator = match calculator {
@@ -335,7 +339,14 @@ impl Store {
             None if has_formulas => calc::mark_readers_stale(&mut workbook, &edits),
             None => {}
         }
-        let appends = before.as_deref().is_some_and(|b| workbook.appends_to(b));
+        let recalculated = workbook.take_edits();
+        let appends = before
+            .as_ref()
+            .is_some_and(|b| workbook.appended(b, &[&edits, &recalculated]));
+        debug_assert!(
+            !appends || whole.is_some_and(|w| workbook.appends_to(&w)),
+            "the logs missed a change above the rows appended"
+        );
         // After a batch that did more than append, the next commit
         // rewrites in full without the copy, and only the one after
         // that copies again: a spreadsheet that is mostly updated pays
@@ -344,8 +355,6 @@ impl Store {
         let rewrite = rewrite.filter(|_| appends);
         tracing::debug!(spreadsheet = %id, new_rows_only = rewrite.is_some(), "saving");
         let saved = self.persist(id, identity, &workbook, rewrite, records);
-        // Freed after the save: freeing 100,000 rows takes milliseconds.
-        drop(before);
         match saved {
             Ok((identity, written, rewrite)) => {
                 let kept = Kept {
