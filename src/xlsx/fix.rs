@@ -16,6 +16,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
 
 use rust_xlsxwriter::utility::row_col_to_cell;
 
@@ -156,11 +157,20 @@ impl Fixes {
 /// writes an element (with the cell's format) for [`apply`] to replace.
 pub(super) const PLACEHOLDER: &str = "\"\"";
 
-/// `xml`, a sheet part rust_xlsxwriter wrote, with `fixes` applied. The
-/// writer writes rows in order and each row's cells from left to right, so
-/// each row is found forward from the last one fixed, and each cell inside
-/// its row; a cell not found is left as written.
-pub(super) fn apply(xml: &[u8], fixes: &Fixes) -> Vec<u8> {
+/// `xml`, a sheet part rust_xlsxwriter wrote, with `fixes` applied.
+#[cfg(test)]
+fn apply(xml: &[u8], fixes: &Fixes) -> Vec<u8> {
+    let mut out = Vec::with_capacity(xml.len() + fixes.cells.len() * 16);
+    apply_to(xml, fixes, &mut out).expect("a Vec takes every write");
+    out
+}
+
+/// Writes `xml`, a sheet part rust_xlsxwriter wrote or its `<sheetData>`
+/// element, to `out` with `fixes` applied, without a copy of it in memory.
+/// The writer writes rows in order and each row's cells from left to
+/// right, so each row is found forward from the last one fixed, and each
+/// cell inside its row; a cell not found is left as written.
+pub(super) fn apply_to(xml: &[u8], fixes: &Fixes, out: &mut impl Write) -> std::io::Result<()> {
     let opened;
     let xml = match find(xml, b"<sheetData/>") {
         Some(at) if !fixes.rows.is_empty() => {
@@ -169,9 +179,8 @@ pub(super) fn apply(xml: &[u8], fixes: &Fixes) -> Vec<u8> {
         }
         _ => xml,
     };
-    let mut out = Vec::with_capacity(xml.len() + fixes.cells.len() * 16);
     let mut at = find(xml, b"<sheetData").unwrap_or(0);
-    out.extend_from_slice(&xml[..at]);
+    out.write_all(&xml[..at])?;
     let rows: BTreeSet<u32> = fixes
         .rows
         .keys()
@@ -185,22 +194,22 @@ pub(super) fn apply(xml: &[u8], fixes: &Fixes) -> Vec<u8> {
             RowAt::Found(start) => start,
             RowAt::Before(position) => {
                 if !attributes.is_empty() {
-                    out.extend_from_slice(&xml[at..position]);
+                    out.write_all(&xml[at..position])?;
                     at = position;
                     let number = (row + 1).to_string();
                     let tag = format!("<row r=\"{number}\"/>");
-                    out.extend_from_slice(&start_tag(tag.as_bytes(), &[], attributes));
+                    out.write_all(&start_tag(tag.as_bytes(), &[], attributes))?;
                 }
                 continue;
             }
         };
-        out.extend_from_slice(&xml[at..start]);
+        out.write_all(&xml[at..start])?;
         let Some(tag_end) = xml[start..].iter().position(|&b| b == b'>') else {
             at = start;
             break;
         };
         let tag = &xml[start..start + tag_end + 1];
-        out.extend_from_slice(&start_tag(tag, &[], attributes));
+        out.write_all(&start_tag(tag, &[], attributes))?;
         at = start + tag.len();
         let row_end = match tag.ends_with(b"/>") {
             true => at,
@@ -218,7 +227,7 @@ pub(super) fn apply(xml: &[u8], fixes: &Fixes) -> Vec<u8> {
             let Some(end) = element_end(&xml[start..row_end]).map(|i| start + i) else {
                 continue;
             };
-            out.extend_from_slice(&xml[at..start]);
+            out.write_all(&xml[at..start])?;
             let mut element = Cow::Borrowed(&xml[start..end]);
             if let Some(fix) = fixes.cells.get(&(row, column)) {
                 element = Cow::Owned(fixed(&element, fix));
@@ -226,12 +235,11 @@ pub(super) fn apply(xml: &[u8], fixes: &Fixes) -> Vec<u8> {
             if let Some(formula) = fixes.formulas.get(&(row, column)) {
                 element = Cow::Owned(with_formula(&element, formula));
             }
-            out.extend_from_slice(&element);
+            out.write_all(&element)?;
             at = end;
         }
     }
-    out.extend_from_slice(&xml[at..]);
-    out
+    out.write_all(&xml[at..])
 }
 
 /// Where a row is in a sheet's XML.

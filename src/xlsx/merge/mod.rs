@@ -88,7 +88,8 @@ pub fn merge<W: Write + Seek>(
             _ => match sheet_index(name).and_then(|i| Some((i, workbook.sheets.get(i)?))) {
                 Some((index, sheet)) => {
                     let fixes = fixes.get(index).filter(|f| !f.is_empty());
-                    sheet_part(&mut source, &mut zip, name, sheet, fixes, &mut plain[index])?
+                    sheet_part(&mut source, &mut zip, name, sheet, fixes, &mut plain[index])?;
+                    continue;
                 }
                 None if is_sheet_rels_with_carried(name, workbook) => continue,
                 None => None,

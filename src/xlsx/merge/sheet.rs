@@ -11,10 +11,8 @@ use quick_xml::{Reader, Writer};
 use rust_xlsxwriter::utility::cell_range;
 use zip::ZipWriter;
 
-use super::source::{Source, put};
-use super::splice::{
-    cut, interleave, reassemble, rebind, relationship_prefixes, replace_once, with_attributes,
-};
+use super::source::{Source, put, start};
+use super::splice::{cut, interleave, reassemble, rebind, relationship_prefixes, with_attributes};
 use crate::model::Sheet;
 use crate::model::carried::{CarriedXml, Relationship};
 use crate::model::layout::{Link, LinkTarget, Range};
@@ -25,11 +23,12 @@ use crate::xlsx::package::range_ref;
 use crate::xlsx::sheet_children;
 use crate::xlsx::xml::{attr, escape, find, first_attribute, rfind};
 
-/// The writer's worksheet part `name` of `sheet` with what the sheet
-/// carries put in, its merged ranges, its hyperlinks and its `fixes` (its relationships part,
-/// which that needs, is written to `zip` here); `None` when the writer's
-/// part stands as written. `plain` remembers whether what the sheet carries
-/// is what the writer writes anyway (see [`super::merge`]).
+/// Writes to `zip` the writer's worksheet part `name` of `sheet` with what
+/// the sheet carries put in, its merged ranges, its hyperlinks and its
+/// `fixes`, and the relationships part that needs. `plain` remembers
+/// whether what the sheet carries is what the writer writes anyway (see
+/// [`super::merge`]). The cells, nearly all of the part, are written from
+/// the writer's inflated part, never copied in memory.
 pub(super) fn sheet_part<W: Write + Seek>(
     source: &mut Source<'_>,
     zip: &mut ZipWriter<W>,
@@ -37,12 +36,16 @@ pub(super) fn sheet_part<W: Write + Seek>(
     sheet: &Sheet,
     fixes: Option<&Fixes>,
     plain: &mut Option<bool>,
-) -> Result<Option<Vec<u8>>, WriteError> {
+) -> Result<(), WriteError> {
     let links = &sheet.layout.links;
     if sheet.carried.is_empty() && links.is_empty() && sheet.layout.merges.is_empty() {
         return match fixes {
-            Some(fixes) => Ok(Some(fix::apply(&source.read(name)?, fixes))),
-            None => Ok(None),
+            Some(fixes) => {
+                let written = source.read(name)?;
+                start(zip, name)?;
+                Ok(fix::apply_to(&written, fixes, zip)?)
+            }
+            None => source.copy(name, zip),
         };
     }
     let rels_part = rels_name(name);
@@ -64,11 +67,13 @@ pub(super) fn sheet_part<W: Write + Seek>(
         source.copy(&rels_part, zip)?;
     }
     if *plain == Some(true) && fixes.is_none() {
-        return Ok(None);
+        return source.copy(name, zip);
     }
     let written = source.read(name)?;
-    let xml = splice_sheet(
-        &written,
+    let (head, data, tail) = split_sheet_data(&written);
+    let skeleton = [head, SKELETON_DATA, tail].concat();
+    let spliced = splice_sheet(
+        &skeleton,
         &sheet.carried.xml,
         &renamed,
         [
@@ -76,16 +81,30 @@ pub(super) fn sheet_part<W: Write + Seek>(
             hyperlinks(links, &renamed),
         ],
     )?;
-    let xml = with_original_columns(xml, sheet.carried.columns.as_deref());
+    let spliced = with_original_columns(spliced, sheet.carried.columns.as_deref());
     // Most of a sheet is its cells: when what it carries is what the writer
     // wrote anyway, the part is copied as compressed.
-    let same = xml == written;
+    let same = spliced == skeleton;
     *plain = Some(same && relationships.is_empty());
-    Ok(match fixes {
-        Some(fixes) => Some(fix::apply(&xml, fixes)),
-        None => (!same).then_some(xml),
-    })
+    if same && fixes.is_none() {
+        return source.copy(name, zip);
+    }
+    start(zip, name)?;
+    let (before, after) = match find(&spliced, SKELETON_DATA) {
+        Some(at) if !data.is_empty() => (&spliced[..at], &spliced[at + SKELETON_DATA.len()..]),
+        _ => (&spliced[..], &[][..]),
+    };
+    zip.write_all(before)?;
+    match fixes {
+        Some(fixes) => fix::apply_to(data, fixes, zip)?,
+        None => zip.write_all(data)?,
+    }
+    zip.write_all(after)?;
+    Ok(())
 }
+
+/// What stands for the cells while the rest of a sheet's part is spliced.
+const SKELETON_DATA: &[u8] = b"<sheetData/>";
 
 /// The id a sheet's link at `index` has among the relationships the merge
 /// adds, before they are numbered.
@@ -251,17 +270,15 @@ fn with_style(col: &BytesStart<'_>, styles: &[(u32, u32, String)]) -> BytesStart
     rebuilt
 }
 
-/// The writer's sheet XML with the carried elements put in. The cells
-/// (`<sheetData>`, nearly all of the part) are copied as bytes, not parsed.
+/// The writer's sheet XML, its cells left out (`<sheetData/>` in their
+/// place), with the carried elements put in.
 fn splice_sheet(
-    xml: &[u8],
+    skeleton: &[u8],
     carried: &CarriedXml,
     renamed: &HashMap<String, String>,
     [merges, hyperlinks]: [Option<Vec<u8>>; 2],
 ) -> Result<Vec<u8>, WriteError> {
-    let (head, data, tail) = split_sheet_data(xml);
-    let skeleton = [head, b"<sheetData/>".as_slice(), tail].concat();
-    let mut parts = cut(&skeleton)?;
+    let mut parts = cut(skeleton)?;
     let prefixes = relationship_prefixes(carried);
     let written_filter = parts
         .children
@@ -281,14 +298,11 @@ fn splice_sheet(
     }
     elements.extend(merges.map(|merges| ("mergeCells".to_owned(), merges)));
     elements.extend(hyperlinks.map(|links| ("hyperlinks".to_owned(), links)));
-    let mut children = interleave(
+    let children = interleave(
         sheet_children::position,
         std::mem::take(&mut parts.children),
         elements,
     );
-    if !data.is_empty() {
-        children = replace_once(&children, b"<sheetData/>", data);
-    }
     Ok(reassemble(&parts, &carried.root_attributes, &children))
 }
 

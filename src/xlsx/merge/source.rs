@@ -51,11 +51,16 @@ pub(super) fn put<W: Write + Seek>(
     name: &str,
     bytes: &[u8],
 ) -> Result<(), WriteError> {
+    start(zip, name)?;
+    zip.write_all(bytes)?;
+    Ok(())
+}
+
+/// Begins the part `name` in `zip`, for what is written to `zip` next.
+pub(super) fn start<W: Write + Seek>(zip: &mut ZipWriter<W>, name: &str) -> Result<(), WriteError> {
     // The writer's own level: see `Rewrite::begin`.
     let options = SimpleFileOptions::default()
         .compression_method(CompressionMethod::Deflated)
         .compression_level(Some(2));
-    zip.start_file(name, options).map_err(zip_error)?;
-    zip.write_all(bytes)?;
-    Ok(())
+    zip.start_file(name, options).map_err(zip_error)
 }
