@@ -347,18 +347,13 @@ impl Store {
             !appends || whole.is_some_and(|w| workbook.appends_to(&w)),
             "the logs missed a change above the rows appended"
         );
-        // After a batch that did more than append, the next commit
-        // rewrites in full without the copy, and only the one after
-        // that copies again: a spreadsheet that is mostly updated pays
-        // for the copy on every other write.
-        let keep = appends || rewrite.is_none();
         let rewrite = rewrite.filter(|_| appends);
         tracing::debug!(spreadsheet = %id, new_rows_only = rewrite.is_some(), "saving");
         let saved = self.persist(id, identity, &workbook, rewrite, records);
         match saved {
             Ok((identity, written, rewrite)) => {
                 let kept = Kept {
-                    rewrite: keep.then_some(rewrite),
+                    rewrite: Some(rewrite),
                     calculator,
                 };
                 self.remember(id, identity, workbook, kept);
