@@ -165,11 +165,8 @@ fn apply(xml: &[u8], fixes: &Fixes) -> Vec<u8> {
     out
 }
 
-/// Writes `xml`, a sheet part rust_xlsxwriter wrote or its `<sheetData>`
-/// element, to `out` with `fixes` applied, without a copy of it in memory.
-/// The writer writes rows in order and each row's cells from left to
-/// right, so each row is found forward from the last one fixed, and each
-/// cell inside its row; a cell not found is left as written.
+/// Writes `xml`, a sheet part rust_xlsxwriter wrote, to `out` with `fixes`
+/// applied.
 pub(super) fn apply_to(xml: &[u8], fixes: &Fixes, out: &mut impl Write) -> std::io::Result<()> {
     let opened;
     let xml = match find(xml, b"<sheetData/>") {
@@ -179,67 +176,121 @@ pub(super) fn apply_to(xml: &[u8], fixes: &Fixes, out: &mut impl Write) -> std::
         }
         _ => xml,
     };
-    let mut at = find(xml, b"<sheetData").unwrap_or(0);
-    out.write_all(&xml[..at])?;
-    let rows: BTreeSet<u32> = fixes
-        .rows
-        .keys()
-        .copied()
-        .chain(fixes.cells.keys().map(|&(row, _)| row))
-        .chain(fixes.formulas.keys().map(|&(row, _)| row))
-        .collect();
-    for row in rows {
-        let attributes = fixes.rows.get(&row).map_or(&[][..], Vec::as_slice);
-        let start = match find_row(xml, at, row) {
-            RowAt::Found(start) => start,
-            RowAt::Before(position) => {
-                if !attributes.is_empty() {
-                    out.write_all(&xml[at..position])?;
-                    at = position;
-                    let number = (row + 1).to_string();
-                    let tag = format!("<row r=\"{number}\"/>");
-                    out.write_all(&start_tag(tag.as_bytes(), &[], attributes))?;
-                }
-                continue;
-            }
-        };
-        out.write_all(&xml[at..start])?;
-        let Some(tag_end) = xml[start..].iter().position(|&b| b == b'>') else {
-            at = start;
-            break;
-        };
-        let tag = &xml[start..start + tag_end + 1];
-        out.write_all(&start_tag(tag, &[], attributes))?;
-        at = start + tag.len();
-        let row_end = match tag.ends_with(b"/>") {
-            true => at,
-            false => find(&xml[at..], b"</row>").map_or(xml.len(), |i| at + i),
-        };
-        let in_row = (row, 0)..=(row, u16::MAX);
-        let columns: BTreeSet<u16> = (fixes.cells.range(in_row.clone()).map(|(&(_, c), _)| c))
-            .chain(fixes.formulas.range(in_row).map(|(&(_, c), _)| c))
+    Fixer::new(fixes).feed(xml, true, out)
+}
+
+/// [`apply_to`] over a sheet's cells given in pieces, so that they are
+/// never held whole: each piece ends where a row does, and the last one
+/// with `</sheetData>`. The writer writes rows in order and each row's
+/// cells from left to right, so each row is found forward from the last
+/// one fixed, and each cell inside its row; a cell not found is left as
+/// written.
+pub(super) struct Fixer<'a> {
+    fixes: &'a Fixes,
+    /// The rows with fixes, in order, and how many are done.
+    rows: Vec<u32>,
+    done: usize,
+}
+
+impl<'a> Fixer<'a> {
+    pub(super) fn new(fixes: &'a Fixes) -> Fixer<'a> {
+        let rows: BTreeSet<u32> = fixes
+            .rows
+            .keys()
+            .copied()
+            .chain(fixes.cells.keys().map(|&(row, _)| row))
+            .chain(fixes.formulas.keys().map(|&(row, _)| row))
             .collect();
-        for column in columns {
-            let needle = format!("<c r=\"{}\"", row_col_to_cell(row, column));
-            let Some(start) = find(&xml[at..row_end], needle.as_bytes()).map(|i| at + i) else {
-                continue;
-            };
-            let Some(end) = element_end(&xml[start..row_end]).map(|i| start + i) else {
-                continue;
-            };
-            out.write_all(&xml[at..start])?;
-            let mut element = Cow::Borrowed(&xml[start..end]);
-            if let Some(fix) = fixes.cells.get(&(row, column)) {
-                element = Cow::Owned(fixed(&element, fix));
-            }
-            if let Some(formula) = fixes.formulas.get(&(row, column)) {
-                element = Cow::Owned(with_formula(&element, formula));
-            }
-            out.write_all(&element)?;
-            at = end;
+        Fixer {
+            fixes,
+            rows: rows.into_iter().collect(),
+            done: 0,
         }
     }
-    out.write_all(&xml[at..])
+
+    /// Writes `piece`, the next piece of the sheet (`last` when nothing
+    /// follows it), to `out` with the fixes of the rows it holds.
+    pub(super) fn feed(
+        &mut self,
+        piece: &[u8],
+        last: bool,
+        out: &mut impl Write,
+    ) -> std::io::Result<()> {
+        let fixes = self.fixes;
+        let mut at = find(piece, b"<sheetData").unwrap_or(0);
+        out.write_all(&piece[..at])?;
+        while let Some(&row) = self.rows.get(self.done) {
+            let attributes = fixes.rows.get(&row).map_or(&[][..], Vec::as_slice);
+            let start = match find_row(piece, at, row) {
+                RowAt::Found(start) => start,
+                // Not in this piece, and no row after it either: a later
+                // piece may hold it.
+                RowAt::Before(position) if position == piece.len() && !last => break,
+                RowAt::Before(position) => {
+                    if !attributes.is_empty() {
+                        out.write_all(&piece[at..position])?;
+                        at = position;
+                        let number = (row + 1).to_string();
+                        let tag = format!("<row r=\"{number}\"/>");
+                        out.write_all(&start_tag(tag.as_bytes(), &[], attributes))?;
+                    }
+                    self.done += 1;
+                    continue;
+                }
+            };
+            out.write_all(&piece[at..start])?;
+            let Some(tag_end) = piece[start..].iter().position(|&b| b == b'>') else {
+                at = start;
+                self.done = self.rows.len();
+                break;
+            };
+            let tag = &piece[start..start + tag_end + 1];
+            out.write_all(&start_tag(tag, &[], attributes))?;
+            at = start + tag.len();
+            let row_end = match tag.ends_with(b"/>") {
+                true => at,
+                false => find(&piece[at..], b"</row>").map_or(piece.len(), |i| at + i),
+            };
+            at = fix_cells(&piece[..row_end], at, row, fixes, out)?;
+            self.done += 1;
+        }
+        out.write_all(&piece[at..])
+    }
+}
+
+/// Writes the cells of row `row` from `at` to the end of `row_xml` with
+/// their fixes, up to the last one fixed; gives where the rest begins.
+fn fix_cells(
+    row_xml: &[u8],
+    mut at: usize,
+    row: u32,
+    fixes: &Fixes,
+    out: &mut impl Write,
+) -> std::io::Result<usize> {
+    let in_row = (row, 0)..=(row, u16::MAX);
+    let columns: BTreeSet<u16> = (fixes.cells.range(in_row.clone()).map(|(&(_, c), _)| c))
+        .chain(fixes.formulas.range(in_row).map(|(&(_, c), _)| c))
+        .collect();
+    for column in columns {
+        let needle = format!("<c r=\"{}\"", row_col_to_cell(row, column));
+        let Some(start) = find(&row_xml[at..], needle.as_bytes()).map(|i| at + i) else {
+            continue;
+        };
+        let Some(end) = element_end(&row_xml[start..]).map(|i| start + i) else {
+            continue;
+        };
+        out.write_all(&row_xml[at..start])?;
+        let mut element = Cow::Borrowed(&row_xml[start..end]);
+        if let Some(fix) = fixes.cells.get(&(row, column)) {
+            element = Cow::Owned(fixed(&element, fix));
+        }
+        if let Some(formula) = fixes.formulas.get(&(row, column)) {
+            element = Cow::Owned(with_formula(&element, formula));
+        }
+        out.write_all(&element)?;
+        at = end;
+    }
+    Ok(at)
 }
 
 /// Where a row is in a sheet's XML.
@@ -643,5 +694,51 @@ mod tests {
             String::from_utf8(apply(b"<worksheet><sheetData/></worksheet>", &fixes)).unwrap(),
             r#"<worksheet><sheetData><row r="1" ht="15" customHeight="1"/></sheetData></worksheet>"#
         );
+    }
+
+    #[test]
+    fn cells_fixed_in_pieces_come_out_as_fixed_whole() {
+        let height = |h: &str| vec![("ht", h.to_owned()), ("customHeight", "1".to_owned())];
+        let fixes = Fixes {
+            cells: fixes(&[
+                ((1, 0), Fix::TextResult("01".into())),
+                ((3, 1), Fix::NoResult),
+                ((6, 0), Fix::NoResult),
+            ])
+            .cells,
+            formulas: BTreeMap::new(),
+            // Row 3 is missing between pieces; rows 8 and 10 after the last.
+            rows: [(2, height("15")), (7, height("9")), (9, height("30"))]
+                .into_iter()
+                .collect(),
+        };
+        let xml = br#"<sheetData><row r="1"><c r="A1"><v>1</v></c></row><row r="2"><c r="A2" t="str"><f>B2</f><v>1</v></c></row><row r="4"><c r="B4" t="str"><f>A2</f><v></v></c></row><row r="5" ht="3" customHeight="1"/><row r="6"><c r="A6"><v>6</v></c></row><row r="7"><c r="A7" t="str"><f>A6</f><v></v></c></row></sheetData>"#;
+        let whole = apply(xml, &fixes);
+        // Every way of cutting the cells where rows end.
+        let ends: Vec<usize> = (0..xml.len())
+            .filter(|&i| xml[..i].ends_with(b"</row>") || xml[..i].ends_with(b"/>"))
+            .collect();
+        for cuts in 0u32..(1 << ends.len()) {
+            let mut pieces = Vec::new();
+            let mut from = 0;
+            for (bit, &end) in ends.iter().enumerate() {
+                if cuts & (1 << bit) != 0 {
+                    pieces.push(&xml[from..end]);
+                    from = end;
+                }
+            }
+            pieces.push(&xml[from..]);
+            let mut fixer = Fixer::new(&fixes);
+            let mut out = Vec::new();
+            for (index, piece) in pieces.iter().enumerate() {
+                let last = index + 1 == pieces.len();
+                fixer.feed(piece, last, &mut out).unwrap();
+            }
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                String::from_utf8(whole.clone()).unwrap(),
+                "cut at {cuts:b}"
+            );
+        }
     }
 }
