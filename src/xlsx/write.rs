@@ -1225,6 +1225,12 @@ mod tests {
 
     /// A one-sheet package whose `<sheetData>` is `cells`.
     fn package_with_cells(cells: &str) -> Vec<u8> {
+        package_with(cells, "")
+    }
+
+    /// A package whose first sheet has `cells` for its rows, followed by
+    /// the elements `after_cells`.
+    fn package_with(cells: &str, after_cells: &str) -> Vec<u8> {
         let mut book = rust_xlsxwriter::Workbook::new();
         book.add_worksheet().write(0, 0, 1).expect("written");
         let bytes = book.save_to_buffer().expect("saved");
@@ -1238,7 +1244,8 @@ mod tests {
             if name == "xl/worksheets/sheet1.xml" {
                 let start = xml.find("<sheetData").expect("sheet data");
                 let end = xml.find("</sheetData>").expect("its end") + 12;
-                xml.replace_range(start..end, &format!("<sheetData>{cells}</sheetData>"));
+                let sheet_data = format!("<sheetData>{cells}</sheetData>{after_cells}");
+                xml.replace_range(start..end, &sheet_data);
             }
             out.start_file(name, zip::write::SimpleFileOptions::default())
                 .expect("started");
@@ -1256,6 +1263,35 @@ mod tests {
             .find("</c>")
             .map_or(xml.len(), |i| start + i + 4);
         &xml[start..end]
+    }
+
+    #[test]
+    fn a_long_sheet_that_carries_elements_is_merged_in_pieces() {
+        let validation = r#"<dataValidations count="1"><dataValidation type="whole" sqref="B1:B5"><formula1>0</formula1></dataValidation></dataValidations>"#;
+        for spaced in [false, true] {
+            let rows: String = (1..=15_000)
+                .map(|n| match spaced {
+                    // A text result with an outer space: a fix on every row.
+                    true => format!(
+                        r#"<row r="{n}"><c r="A{n}" t="str"><f>"x "</f><v>x </v></c><c r="B{n}"><v>{n}</v></c></row>"#
+                    ),
+                    false => format!(r#"<row r="{n}"><c r="B{n}"><v>{n}</v></c></row>"#),
+                })
+                .collect();
+            let package = package_with(&rows, validation);
+            let workbook = read_workbook(&package, usize::MAX).expect("reads");
+            let mut out = Cursor::new(Vec::new());
+            write_workbook(&workbook, &mut out).expect("written");
+            let xml = sheet_xml(out.get_ref());
+            assert!(xml.len() > 2 << 18, "more than two pieces of cells");
+            assert!(xml.contains(validation), "the carried element kept");
+            assert!(xml.ends_with("</worksheet>"));
+            if spaced {
+                let fixed = r#"<v xml:space="preserve">x </v>"#;
+                assert_eq!(xml.matches(fixed).count(), 15_000, "every row fixed");
+            }
+            assert_eq!(read_back(out).sheets[0].rows, workbook.sheets[0].rows);
+        }
     }
 
     #[test]

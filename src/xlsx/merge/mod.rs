@@ -6,6 +6,7 @@
 //! Relationship ids of carried parts are renumbered after the writer's own,
 //! and the carried elements' references follow.
 
+mod cells;
 mod sheet;
 mod source;
 mod splice;

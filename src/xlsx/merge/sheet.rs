@@ -11,24 +11,25 @@ use quick_xml::{Reader, Writer};
 use rust_xlsxwriter::utility::cell_range;
 use zip::ZipWriter;
 
+use super::cells::Pieces;
 use super::source::{Source, put, start};
 use super::splice::{cut, interleave, reassemble, rebind, relationship_prefixes, with_attributes};
 use crate::model::Sheet;
 use crate::model::carried::{CarriedXml, Relationship};
 use crate::model::layout::{Link, LinkTarget, Range};
 use crate::xlsx::WriteError;
-use crate::xlsx::fix::{self, Fixes};
+use crate::xlsx::fix::{self, Fixer, Fixes};
 use crate::xlsx::opc::{EMPTY_RELATIONSHIPS, add_relationships, rels_name};
 use crate::xlsx::package::range_ref;
 use crate::xlsx::sheet_children;
-use crate::xlsx::xml::{attr, escape, find, first_attribute, rfind};
+use crate::xlsx::xml::{attr, escape, find, first_attribute};
 
 /// Writes to `zip` the writer's worksheet part `name` of `sheet` with what
 /// the sheet carries put in, its merged ranges, its hyperlinks and its
 /// `fixes`, and the relationships part that needs. `plain` remembers
 /// whether what the sheet carries is what the writer writes anyway (see
-/// [`super::merge`]). The cells, nearly all of the part, are written from
-/// the writer's inflated part, never copied in memory.
+/// [`super::merge`]). The cells, nearly all of the part, go from the
+/// writer's part to `zip` a piece at a time (see [`Pieces`]).
 pub(super) fn sheet_part<W: Write + Seek>(
     source: &mut Source<'_>,
     zip: &mut ZipWriter<W>,
@@ -40,11 +41,7 @@ pub(super) fn sheet_part<W: Write + Seek>(
     let links = &sheet.layout.links;
     if sheet.carried.is_empty() && links.is_empty() && sheet.layout.merges.is_empty() {
         return match fixes {
-            Some(fixes) => {
-                let written = source.read(name)?;
-                start(zip, name)?;
-                Ok(fix::apply_to(&written, fixes, zip)?)
-            }
+            Some(fixes) => fixed_part(source, zip, name, fixes),
             None => source.copy(name, zip),
         };
     }
@@ -69,42 +66,108 @@ pub(super) fn sheet_part<W: Write + Seek>(
     if *plain == Some(true) && fixes.is_none() {
         return source.copy(name, zip);
     }
-    let written = source.read(name)?;
-    let (head, data, tail) = split_sheet_data(&written);
-    let skeleton = [head, SKELETON_DATA, tail].concat();
-    let spliced = splice_sheet(
-        &skeleton,
-        &sheet.carried.xml,
-        &renamed,
-        [
-            merged_cells(&sheet.layout.merges),
-            hyperlinks(links, &renamed),
-        ],
-    )?;
-    let spliced = with_original_columns(spliced, sheet.carried.columns.as_deref());
-    // Most of a sheet is its cells: when what it carries is what the writer
-    // wrote anyway, the part is copied as compressed.
-    let same = spliced == skeleton;
-    *plain = Some(same && relationships.is_empty());
-    if same && fixes.is_none() {
-        return source.copy(name, zip);
+    let splice = |skeleton: &[u8]| -> Result<Vec<u8>, WriteError> {
+        let spliced = splice_sheet(
+            skeleton,
+            &sheet.carried.xml,
+            &renamed,
+            [
+                merged_cells(&sheet.layout.merges),
+                hyperlinks(links, &renamed),
+            ],
+        )?;
+        Ok(with_original_columns(
+            spliced,
+            sheet.carried.columns.as_deref(),
+        ))
+    };
+    let mut pieces = Pieces::new(source.open(name)?);
+    let Some(head) = pieces.head()? else {
+        // No cells: the part is small.
+        let written = pieces.rest()?;
+        let spliced = splice(&written)?;
+        let same = spliced == written;
+        *plain = Some(same && relationships.is_empty());
+        return match (same, fixes) {
+            (true, None) => source.copy(name, zip),
+            (_, Some(fixes)) => {
+                start(zip, name)?;
+                Ok(fix::apply_to(&spliced, fixes, zip)?)
+            }
+            (false, None) => put(zip, name, &spliced),
+        };
+    };
+    // What precedes the cells does not depend on what follows them.
+    let head_alone = splice(&[&head[..], SKELETON_DATA, ROOT_END].concat())?;
+    let spliced_head = before_cells(&head_alone);
+    let may_be_same = fixes.is_none() && *plain != Some(false) && spliced_head == head;
+    if may_be_same {
+        // Most of a sheet is its cells: when what it carries is what the
+        // writer wrote anyway, the part is copied as compressed. Whether
+        // it is takes what follows the cells.
+        while pieces.next_piece()?.is_some() {}
+        let tail = pieces.tail();
+        let skeleton = [&head[..], SKELETON_DATA, &tail].concat();
+        if splice(&skeleton)? == skeleton {
+            *plain = Some(relationships.is_empty());
+            return source.copy(name, zip);
+        }
+        pieces = Pieces::new(source.open(name)?);
+        pieces.head()?;
     }
     start(zip, name)?;
-    let (before, after) = match find(&spliced, SKELETON_DATA) {
-        Some(at) if !data.is_empty() => (&spliced[..at], &spliced[at + SKELETON_DATA.len()..]),
-        _ => (&spliced[..], &[][..]),
-    };
-    zip.write_all(before)?;
-    match fixes {
-        Some(fixes) => fix::apply_to(data, fixes, zip)?,
-        None => zip.write_all(data)?,
+    zip.write_all(spliced_head)?;
+    let mut fixer = fixes.map(Fixer::new);
+    while let Some((piece, last)) = pieces.next_piece()? {
+        match &mut fixer {
+            Some(fixer) => fixer.feed(&piece, last, zip)?,
+            None => zip.write_all(&piece)?,
+        }
     }
-    zip.write_all(after)?;
+    let tail = pieces.tail();
+    let skeleton = [&head[..], SKELETON_DATA, &tail].concat();
+    let spliced = splice(&skeleton)?;
+    debug_assert_eq!(before_cells(&spliced), spliced_head);
+    let after_cells =
+        find(&spliced, SKELETON_DATA).map_or(&[][..], |at| &spliced[at + SKELETON_DATA.len()..]);
+    zip.write_all(after_cells)?;
+    *plain = Some(spliced == skeleton && relationships.is_empty());
+    Ok(())
+}
+
+/// A sheet part that carries nothing, with its `fixes`.
+fn fixed_part<W: Write + Seek>(
+    source: &mut Source<'_>,
+    zip: &mut ZipWriter<W>,
+    name: &str,
+    fixes: &Fixes,
+) -> Result<(), WriteError> {
+    let mut pieces = Pieces::new(source.open(name)?);
+    let Some(head) = pieces.head()? else {
+        let written = pieces.rest()?;
+        start(zip, name)?;
+        return Ok(fix::apply_to(&written, fixes, zip)?);
+    };
+    start(zip, name)?;
+    zip.write_all(&head)?;
+    let mut fixer = Fixer::new(fixes);
+    while let Some((piece, last)) = pieces.next_piece()? {
+        fixer.feed(&piece, last, zip)?;
+    }
+    zip.write_all(&pieces.tail())?;
     Ok(())
 }
 
 /// What stands for the cells while the rest of a sheet's part is spliced.
 const SKELETON_DATA: &[u8] = b"<sheetData/>";
+
+/// The end of the writer's worksheet part.
+const ROOT_END: &[u8] = b"</worksheet>";
+
+/// What precedes the cells' stand-in in a spliced skeleton.
+fn before_cells(spliced: &[u8]) -> &[u8] {
+    find(spliced, SKELETON_DATA).map_or(spliced, |at| &spliced[..at])
+}
 
 /// The id a sheet's link at `index` has among the relationships the merge
 /// adds, before they are numbered.
@@ -304,32 +367,6 @@ fn splice_sheet(
         elements,
     );
     Ok(reassemble(&parts, &carried.root_attributes, &children))
-}
-
-/// The writer's sheet XML as what precedes `<sheetData>`, the element
-/// itself, and what follows; the middle is empty when there is none.
-fn split_sheet_data(xml: &[u8]) -> (&[u8], &[u8], &[u8]) {
-    let Some(start) = find(xml, b"<sheetData") else {
-        return (xml, &[], &[]);
-    };
-    let after_start = &xml[start..];
-    if let Some(end) = after_start.iter().position(|b| *b == b'>')
-        && after_start[..end].ends_with(b"/")
-    {
-        return (
-            &xml[..start],
-            &xml[start..start + end + 1],
-            &xml[start + end + 1..],
-        );
-    }
-    let closing = b"</sheetData>";
-    match rfind(xml, closing) {
-        Some(end) if end > start => {
-            let end = end + closing.len();
-            (&xml[..start], &xml[start..end], &xml[end..])
-        }
-        _ => (xml, &[], &[]),
-    }
 }
 
 /// A carried table part or autofilter with the range the model gives it

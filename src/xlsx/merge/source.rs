@@ -22,6 +22,11 @@ impl Source<'_> {
         read(&mut self.archive, name)
     }
 
+    /// A part, to inflate as it is read.
+    pub(super) fn open(&mut self, name: &str) -> Result<impl Read + '_, WriteError> {
+        self.archive.by_name(name).map_err(zip_error)
+    }
+
     /// Copies a part to `zip` as compressed.
     pub(super) fn copy<W: Write + Seek>(
         &mut self,

@@ -1,0 +1,179 @@
+//! A worksheet part read in pieces: what precedes its cells, the cells a
+//! piece at a time (each piece ending where a row does), then what follows
+//! them. A sheet's cells are nearly all of its part; the merge passes them
+//! on without holding them whole.
+
+use std::io::Read;
+
+use crate::xlsx::xml::{find, rfind};
+
+/// About how much of the cells a piece holds.
+const PIECE: usize = 1 << 18;
+
+const CELLS_END: &[u8] = b"</sheetData>";
+
+pub(super) struct Pieces<R> {
+    reader: R,
+    /// Read and not yet given out.
+    buffer: Vec<u8>,
+    /// The reader has nothing more.
+    ended: bool,
+    /// What follows the cells, once reached.
+    tail: Option<Vec<u8>>,
+}
+
+impl<R: Read> Pieces<R> {
+    pub(super) fn new(reader: R) -> Pieces<R> {
+        Pieces {
+            reader,
+            buffer: Vec::new(),
+            ended: false,
+            tail: None,
+        }
+    }
+
+    /// Reads a piece more (less only where the reader ends); false once
+    /// the reader has ended.
+    fn fill(&mut self) -> std::io::Result<bool> {
+        if self.ended {
+            return Ok(false);
+        }
+        let had = self.buffer.len();
+        let read = (&mut self.reader)
+            .take(PIECE as u64)
+            .read_to_end(&mut self.buffer)?;
+        debug_assert_eq!(self.buffer.len(), had + read);
+        self.ended = read < PIECE;
+        Ok(read > 0)
+    }
+
+    /// What precedes the cells (`<sheetData>` not included), when the part
+    /// has cells to stream; `None` when it has none (`<sheetData/>`, or no
+    /// such element), and then [`Pieces::rest`] gives the whole part.
+    pub(super) fn head(&mut self) -> std::io::Result<Option<Vec<u8>>> {
+        loop {
+            if let Some(start) = find(&self.buffer, b"<sheetData") {
+                let tag = &self.buffer[start..];
+                if let Some(end) = tag.iter().position(|&b| b == b'>') {
+                    if tag[..end].ends_with(b"/") {
+                        return Ok(None);
+                    }
+                    return Ok(Some(self.buffer.drain(..start).collect()));
+                }
+            }
+            if !self.fill()? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// All that is left of the part.
+    pub(super) fn rest(mut self) -> std::io::Result<Vec<u8>> {
+        self.reader.read_to_end(&mut self.buffer)?;
+        Ok(self.buffer)
+    }
+
+    /// The next piece of the cells and whether it is the last (the one
+    /// ending with `</sheetData>`); `None` after the last.
+    pub(super) fn next_piece(&mut self) -> std::io::Result<Option<(Vec<u8>, bool)>> {
+        if self.tail.is_some() {
+            return Ok(None);
+        }
+        loop {
+            if let Some(at) = find(&self.buffer, CELLS_END) {
+                let piece = self.buffer.drain(..at + CELLS_END.len()).collect();
+                let mut tail = std::mem::take(&mut self.buffer);
+                self.reader.read_to_end(&mut tail)?;
+                self.tail = Some(tail);
+                return Ok(Some((piece, true)));
+            }
+            if self.buffer.len() >= PIECE
+                && let Some(at) = rfind(&self.buffer, b"</row>")
+            {
+                let piece = self.buffer.drain(..at + b"</row>".len()).collect();
+                return Ok(Some((piece, false)));
+            }
+            if !self.fill()? {
+                // No end to the cells: what is left is all there is.
+                self.tail = Some(Vec::new());
+                return Ok(Some((std::mem::take(&mut self.buffer), true)));
+            }
+        }
+    }
+
+    /// What follows the cells, once [`Pieces::next_piece`] has given the
+    /// last piece.
+    pub(super) fn tail(self) -> Vec<u8> {
+        self.tail.unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that gives at most `step` bytes at a time.
+    struct Trickle<'a> {
+        bytes: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.step.min(buf.len()).min(self.bytes.len());
+            buf[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            Ok(n)
+        }
+    }
+
+    fn sheet(rows: usize) -> Vec<u8> {
+        let mut xml = String::from(r#"<worksheet><dimension ref="A1"/><sheetData>"#);
+        for row in 1..=rows {
+            xml.push_str(&format!(
+                r#"<row r="{row}"><c r="A{row}"><v>{row}</v></c></row>"#
+            ));
+        }
+        xml.push_str(r#"</sheetData><pageMargins left="0.7"/></worksheet>"#);
+        xml.into_bytes()
+    }
+
+    #[test]
+    fn the_cells_come_in_pieces_that_end_where_rows_do() {
+        let xml = sheet(40_000);
+        for step in [7, 4096, 1 << 20] {
+            let mut pieces = Pieces::new(Trickle { bytes: &xml, step });
+            let head = pieces.head().unwrap().expect("the sheet has cells");
+            assert_eq!(head, br#"<worksheet><dimension ref="A1"/>"#);
+            let mut cells = Vec::new();
+            let mut count = 0;
+            while let Some((piece, last)) = pieces.next_piece().unwrap() {
+                count += 1;
+                match last {
+                    true => assert!(piece.ends_with(b"</sheetData>")),
+                    false => assert!(piece.ends_with(b"</row>"), "step {step}"),
+                }
+                cells.extend_from_slice(&piece);
+            }
+            assert!(count > 1, "{} bytes of cells in one piece", cells.len());
+            let tail = pieces.tail();
+            assert_eq!(tail, br#"<pageMargins left="0.7"/></worksheet>"#);
+            assert_eq!([head, cells, tail].concat(), xml, "step {step}");
+        }
+    }
+
+    #[test]
+    fn a_part_without_cells_is_read_whole() {
+        for xml in [
+            &br#"<worksheet><sheetData/><pageMargins/></worksheet>"#[..],
+            br#"<worksheet><pageMargins/></worksheet>"#,
+        ] {
+            let mut pieces = Pieces::new(Trickle {
+                bytes: xml,
+                step: 5,
+            });
+            assert_eq!(pieces.head().unwrap(), None);
+            assert_eq!(pieces.rest().unwrap(), xml);
+        }
+    }
+}
