@@ -312,42 +312,25 @@ impl Layout {
         *self == Layout::default()
     }
 
-    /// A copy without the cells' formats.
+    /// A copy without the cells' formats. (The literal names every field,
+    /// so that a new one is not forgotten here.)
     pub fn without_formats(&self) -> Layout {
-        // Every field named, so that a new one is not forgotten here.
-        let Layout {
-            formats: _,
-            rows,
-            columns,
-            merges,
-            array_formulas,
-            links,
-            tables,
-            autofilter,
-            freeze,
-            tab_color,
-            print,
-            rich_text,
-            iso_dates,
-            spelled,
-            formulas,
-        } = self;
         Layout {
             formats: Vec::new(),
-            rows: rows.clone(),
-            columns: columns.clone(),
-            merges: merges.clone(),
-            array_formulas: array_formulas.clone(),
-            links: links.clone(),
-            tables: tables.clone(),
-            autofilter: *autofilter,
-            freeze: *freeze,
-            tab_color: *tab_color,
-            print: print.clone(),
-            rich_text: rich_text.clone(),
-            iso_dates: iso_dates.clone(),
-            spelled: spelled.clone(),
-            formulas: formulas.clone(),
+            rows: self.rows.clone(),
+            columns: self.columns.clone(),
+            merges: self.merges.clone(),
+            array_formulas: self.array_formulas.clone(),
+            links: self.links.clone(),
+            tables: self.tables.clone(),
+            autofilter: self.autofilter,
+            freeze: self.freeze,
+            tab_color: self.tab_color,
+            print: self.print.clone(),
+            rich_text: self.rich_text.clone(),
+            iso_dates: self.iso_dates.clone(),
+            spelled: self.spelled.clone(),
+            formulas: self.formulas.clone(),
         }
     }
 

@@ -147,27 +147,18 @@ impl Workbook {
             && same(carried, &base.carried)
     }
 
-    /// A copy of everything but the sheets.
+    /// A copy of everything but the sheets. (The literal names every
+    /// field, so that a new one is not forgotten here.)
     fn without_sheets(&self) -> Workbook {
-        let Workbook {
-            sheets: _,
-            unkept,
-            formats,
-            default_font,
-            names,
-            active_sheet,
-            properties,
-            carried,
-        } = self;
         Workbook {
             sheets: Vec::new(),
-            unkept: unkept.clone(),
-            formats: formats.clone(),
-            default_font: default_font.clone(),
-            names: names.clone(),
-            active_sheet: *active_sheet,
-            properties: properties.clone(),
-            carried: Arc::clone(carried),
+            unkept: self.unkept.clone(),
+            formats: self.formats.clone(),
+            default_font: self.default_font.clone(),
+            names: self.names.clone(),
+            active_sheet: self.active_sheet,
+            properties: self.properties.clone(),
+            carried: Arc::clone(&self.carried),
         }
     }
 
