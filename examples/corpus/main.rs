@@ -345,18 +345,25 @@ fn write_and_compare(
         lost,
         kept,
         changed_values: changed_values(original, &written, calc),
-        looks: looks.then(|| compare_looks(original, &written)),
+        looks: looks.then(|| compare_looks(original, &written, calc)),
     }
 }
 
 /// What a person sees of `original` that `written` kept, the cells the
 /// write set left out (found by the texts it wrote).
-fn compare_looks(original: &[u8], written: &[u8]) -> Result<looks::Verdict, String> {
+fn compare_looks(original: &[u8], written: &[u8], calc: &Calc) -> Result<looks::Verdict, String> {
     let before = looks::Looks::read(original)?;
     let after = looks::Looks::read(written).map_err(|e| format!("the written file: {e}"))?;
+    let edited: Vec<(String, (u32, u32))> = (calc.edited.iter())
+        .filter_map(|&(sheet, row, column)| {
+            let name = calc.sheets.get(sheet)?.clone();
+            Some((name, (row + 1, column + 1)))
+        })
+        .collect();
     let marks = looks::Marks {
         rows: &[INSERTED, NEW_HEADER],
         cells: &[UPDATED],
+        edited: &edited,
     };
     Ok(looks::compare(&before, &after, &marks))
 }
