@@ -527,9 +527,15 @@ impl Sheet {
     }
 
     /// The rows a rewrite writes: those with cells, and those below them
-    /// with cell formats.
+    /// with cell formats or cells of the default format under a formatted
+    /// row or column.
     pub fn extent(&self) -> usize {
-        self.rows.len().max(self.layout.formats.len())
+        let unformatted =
+            (self.layout.unformatted_cells.last()).map_or(0, |&(row, _)| row as usize + 1);
+        self.rows
+            .len()
+            .max(self.layout.formats.len())
+            .max(unformatted)
     }
 
     /// See [`Workbook::appends_to`].

@@ -468,6 +468,8 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
         inline: None,
         shared: HashMap::new(),
         in_shared: None,
+        row_formatted: false,
+        formatted_columns: Vec::new(),
     };
     let mut reader = Reader::from_reader(xml);
     let mut buf = Vec::new();
@@ -549,6 +551,11 @@ struct SheetScan<'a> {
     /// Shared formulas by their `si`, and the one whose text is being read.
     shared: HashMap<String, SharedFormula>,
     in_shared: Option<String>,
+    /// Whether the current row has a format of its own.
+    row_formatted: bool,
+    /// Whether each column has a format of its own (`<cols>` comes
+    /// before the cells).
+    formatted_columns: Vec<bool>,
 }
 
 /// What the current cell's text is.
@@ -740,6 +747,7 @@ impl SheetScan<'_> {
             outline_level: outline_level(element),
             collapsed: flag(element, "collapsed"),
         };
+        self.row_formatted = props.format.is_some_and(|id| id != 0);
         if props != RowProps::default() {
             self.budget.spend(1)?;
             self.sheet.layout.rows.insert(self.row, props);
@@ -766,8 +774,11 @@ impl SheetScan<'_> {
         };
         self.next_column = column.saturating_add(1);
         let format = style.and_then(|s| s.parse().ok()).unwrap_or(0);
-        if format == 0 || usize::from(column) >= MAX_COLUMNS {
+        if usize::from(column) >= MAX_COLUMNS {
             return Ok(());
+        }
+        if format == 0 {
+            return self.unformatted_cell(column);
         }
         let formats = &mut self.sheet.layout.formats;
         let row = self.row as usize;
@@ -782,6 +793,25 @@ impl SheetScan<'_> {
             cells.resize(column + 1, 0);
         }
         cells[column] = format;
+        Ok(())
+    }
+
+    /// A cell of the default format: kept under a formatted row or column,
+    /// where no cell would show their format.
+    fn unformatted_cell(&mut self, column: u16) -> Result<(), ReadError> {
+        let covered = self.row_formatted
+            || self
+                .formatted_columns
+                .get(usize::from(column))
+                .copied()
+                .unwrap_or(false);
+        if covered {
+            self.budget.spend(1)?;
+            self.sheet
+                .layout
+                .unformatted_cells
+                .insert((self.row, column));
+        }
         Ok(())
     }
 
@@ -804,6 +834,13 @@ impl SheetScan<'_> {
             format: index(element, "style").unwrap_or(0),
             outline_level: outline_level(element),
         };
+        if props.format != 0 {
+            let (first, last) = (usize::from(props.first), usize::from(props.last));
+            if self.formatted_columns.len() <= last {
+                self.formatted_columns.resize(last + 1, false);
+            }
+            self.formatted_columns[first..=last].fill(true);
+        }
         if props.width.is_some() || props.hidden || props.format != 0 || props.outline_level > 0 {
             self.sheet.layout.columns.push(props);
         }
@@ -1257,6 +1294,25 @@ mod tests {
         }
         let names = sheet_names(std::io::Cursor::new(minimal_package("\\"))).unwrap();
         assert_eq!(names, ["Data"]);
+    }
+
+    #[test]
+    fn cells_of_the_default_format_are_kept_under_formatted_rows_and_columns() {
+        // B is a formatted column, row 3 a formatted row: A2 and C2 are
+        // under neither, A3 holds a value, C3 has a format of its own.
+        let xml = br#"<worksheet><cols><col min="2" max="2" style="1"/></cols><sheetData>
+            <row r="2"><c r="A2"/><c r="B2"/><c r="C2" s="0"></c></row>
+            <row r="3" s="1" customFormat="1"><c r="A3"><v>1</v></c><c r="B3" s="0"></c><c r="C3" s="1"/><c r="D3"/></row>
+            </sheetData></worksheet>"#;
+        let mut budget = Budget {
+            cells: 100,
+            ..Budget::default()
+        };
+        let scan = scan_sheet(&xml[..], &mut budget).expect("a sheet");
+        assert_eq!(
+            scan.layout.unformatted_cells,
+            [(1, 1), (2, 0), (2, 1), (2, 3)].into()
+        );
     }
 
     #[test]
