@@ -59,6 +59,10 @@ pub struct Package {
     /// Formulas of shared-formula cells that calamine reads wrong, by sheet
     /// name: row, column, formula (see `SheetScan::shared_formula`).
     pub shared_formulas: HashMap<String, Vec<(u32, u16, String)>>,
+    /// Whether a shared-string cell gives its index with spaces around it
+    /// (`<v>2 </v>`), which calamine reads as index 0 (see
+    /// `super::repair`).
+    pub spaced_string_index: bool,
     pub properties: DocumentProperties,
 }
 
@@ -131,6 +135,7 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
             }
         }
         package.layouts.insert(sheet_name.clone(), layout);
+        package.spaced_string_index |= scan.spaced_string_index;
         if !scan.shared_formulas.is_empty() {
             package
                 .shared_formulas
@@ -441,6 +446,8 @@ struct SheetXml {
     /// not its range's top-left corner, which calamine moves from the
     /// corner instead: row, column, formula.
     shared_formulas: Vec<(u32, u16, String)>,
+    /// Whether a shared-string index has spaces around it.
+    spaced_string_index: bool,
 }
 
 /// The first cell of a shared formula (`<f t="shared" ref="…" si="…">`),
@@ -583,7 +590,9 @@ impl SheetScan<'_> {
             return;
         }
         if self.value == Value::SharedIndex {
-            if let Ok(index) = text.decode().trim().parse() {
+            let text = text.decode();
+            if let Ok(index) = text.trim().parse() {
+                self.sheet.spaced_string_index |= text.trim().len() != text.len();
                 let column = self.next_column.saturating_sub(1);
                 self.sheet.shared_strings.push((self.row, column, index));
             }
