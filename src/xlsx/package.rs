@@ -497,8 +497,10 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
                     scan.sheet.root_attributes = root_attributes(e);
                 }
                 scan.element(e)?;
-                if matches!(event, Event::Start(_)) {
-                    depth += 1;
+                match event {
+                    Event::Start(_) => depth += 1,
+                    // An empty element (`<t/>`) starts and ends.
+                    _ => scan.end(e.local_name().as_ref()),
                 }
             }
             Event::End(e) => {
@@ -1322,6 +1324,26 @@ mod tests {
             scan.layout.unformatted_cells,
             [(1, 1), (2, 0), (2, 1), (2, 3)].into()
         );
+    }
+
+    #[test]
+    fn inline_strings_keep_text_beside_runs_and_nothing_after_an_empty_t() {
+        let xml = br#"<worksheet><sheetData><row r="1">
+            <c r="A1" t="inlineStr"><is><t>Before</t><r><rPr><b/></rPr><t>Hierarchy</t></r></is></c>
+            <c r="B1" t="inlineStr"><is><t/>
+              </is></c></row></sheetData></worksheet>"#;
+        let mut budget = Budget {
+            cells: 100,
+            ..Budget::default()
+        };
+        let scan = scan_sheet(&xml[..], &mut budget).expect("a sheet");
+        let runs: Vec<&str> = scan.layout.rich_text[&(0, 0)]
+            .runs
+            .iter()
+            .map(|run| run.text.as_str())
+            .collect();
+        assert_eq!(runs, ["Before", "Hierarchy"]);
+        assert!(scan.layout.spelled.is_empty(), "B1 is empty text");
     }
 
     #[test]

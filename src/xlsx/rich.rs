@@ -19,7 +19,11 @@ pub struct RunReader {
     xml: Writer<Vec<u8>>,
     /// How deep inside the string's content [`RunReader::record`] is.
     depth: usize,
+    /// The runs (`<r>`), and the texts beside them (a `<t>` of the string's
+    /// own, which shows in the cell's font) as runs without a font.
     runs: Vec<TextRun>,
+    /// Whether the string has a run (`<r>`): without one it is plain.
+    has_runs: bool,
     in_run: bool,
     in_properties: bool,
     in_text: bool,
@@ -37,6 +41,7 @@ impl Default for RunReader {
             xml: Writer::new(Vec::new()),
             depth: 0,
             runs: Vec::new(),
+            has_runs: false,
             in_run: false,
             in_properties: false,
             in_text: false,
@@ -78,6 +83,7 @@ impl RunReader {
         match element.local_name().as_ref() {
             "r" => {
                 self.runs.push(TextRun::default());
+                self.has_runs = true;
                 self.in_run = true;
             }
             "rPr" if self.in_run => {
@@ -90,6 +96,7 @@ impl RunReader {
                 self.in_text = true;
                 if !self.in_run && !self.in_phonetic {
                     self.preserve = attr(element, "space").is_some_and(|v| v == "preserve");
+                    self.runs.push(TextRun::default());
                 }
             }
             "rPh" => self.in_phonetic = true,
@@ -112,10 +119,12 @@ impl RunReader {
         if !self.in_text || self.in_phonetic {
             return;
         }
+        let text = text.decode();
         if !self.in_run {
-            self.plain.push_str(&text.decode());
-        } else if let Some(run) = self.runs.last_mut() {
-            run.text.push_str(&text.decode());
+            self.plain.push_str(&text);
+        }
+        if let Some(run) = self.runs.last_mut() {
+            run.text.push_str(&text);
         }
     }
 
@@ -131,7 +140,7 @@ impl RunReader {
 
     /// The runs and the string's XML, when the string had runs.
     pub fn finish(self) -> Option<RichText> {
-        (!self.runs.is_empty()).then(|| RichText {
+        self.has_runs.then(|| RichText {
             runs: self.runs,
             xml: String::from_utf8_lossy(&self.xml.into_inner()).into_owned(),
         })
@@ -141,7 +150,7 @@ impl RunReader {
     /// writer would not write (see [`may_be_respelled`]); its `text` is
     /// left for the reader of the values to fill in.
     pub fn spelling(&self) -> Option<Spelling> {
-        (self.runs.is_empty() && may_be_respelled(&self.plain, self.preserve)).then(|| Spelling {
+        (!self.has_runs && may_be_respelled(&self.plain, self.preserve)).then(|| Spelling {
             text: String::new(),
             xml: self.plain.clone(),
             preserve: self.preserve,
@@ -191,9 +200,16 @@ pub fn rich_shared_strings(xml: impl BufRead) -> Result<SharedStrings, ReadError
                 string = Some(RunReader::default());
             }
             Event::Empty(e) if e.local_name().as_ref() == "si" => index += 1,
-            Event::Start(e) | Event::Empty(e) => {
+            Event::Start(e) => {
                 if let Some(string) = &mut string {
                     string.start(&e);
+                }
+            }
+            // An empty element (`<t/>`) starts and ends: no text follows.
+            Event::Empty(e) => {
+                if let Some(string) = &mut string {
+                    string.start(&e);
+                    string.end(e.local_name().as_ref());
                 }
             }
             Event::End(e) if e.local_name().as_ref() == "si" => {
@@ -238,7 +254,8 @@ mod tests {
         let xml = concat!(
             r#"<sst><si><t>plain</t></si><si><t>City </t></si>"#,
             r#"<si><t xml:space="preserve">World </t></si><si><t>a_x000d_b</t></si>"#,
-            r#"<si><t>line&#13;x</t></si><si><r><t>run_x000d_</t></r></si></sst>"#,
+            r#"<si><t>line&#13;x</t></si><si><r><t>run_x000d_</t></r></si>"#,
+            "<si>\n  <t/>\n</si><si><t>last </t></si></sst>",
         );
         let strings = rich_shared_strings(xml.as_bytes()).expect("read");
         let spelled: Vec<(u32, &str, bool)> = strings
@@ -251,9 +268,24 @@ mod tests {
             [
                 (1, "City ", false),
                 (3, "a_x000d_b", false),
-                (4, "line\rx", false)
+                (4, "line\rx", false),
+                (7, "last ", false)
             ]
         );
         assert_eq!(strings.rich.len(), 1, "runs are kept as runs");
+    }
+
+    #[test]
+    fn text_beside_runs_is_a_run_in_the_cells_font() {
+        let xml = r#"<sst><si><t>Before</t><r><rPr><b/></rPr><t>Hierarchy</t></r><t>!</t><rPh><t>x</t></rPh></si></sst>"#;
+        let strings = rich_shared_strings(xml.as_bytes()).expect("read");
+        let runs: Vec<(&str, bool)> = strings.rich[0]
+            .1
+            .runs
+            .iter()
+            .map(|run| (run.text.as_str(), run.font.as_ref().is_some_and(|f| f.bold)))
+            .collect();
+        assert_eq!(runs, [("Before", false), ("Hierarchy", true), ("!", false)]);
+        assert!(strings.spelled.is_empty());
     }
 }
