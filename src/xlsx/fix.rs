@@ -389,7 +389,9 @@ fn attributes(tag: &[u8]) -> Vec<(&[u8], &[u8])> {
 }
 
 /// A `<v>` element holding `text`, escaped as XML text; control
-/// characters the format cannot hold as such are written `_xHHHH_`. Outer
+/// characters the format cannot hold as such are written `_xHHHH_`, and
+/// so is a carriage return, which an XML reader would read as a line feed
+/// (as Excel writes `CHAR(13)`'s result). Outer
 /// spaces are marked kept (`xml:space="preserve"`, as Excel and
 /// LibreOffice write them), or apps trim them.
 fn value(text: &str) -> Vec<u8> {
@@ -403,7 +405,7 @@ fn value(text: &str) -> Vec<u8> {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '\t' | '\n' | '\r' => out.push(c),
+            '\t' | '\n' => out.push(c),
             c if u32::from(c) < 0x20 => out.push_str(&format!("_x{:04X}_", u32::from(c))),
             c => out.push(c),
         }
@@ -490,6 +492,17 @@ mod tests {
         assert_eq!(
             String::from_utf8(out).unwrap(),
             r#"<worksheet><sheetData><row r="1"><c r="A1" s="2" t="str"><f>"0"&amp;B1</f><v>01</v></c><c r="B1"><v>1</v></c></row></sheetData></worksheet>"#
+        );
+    }
+
+    #[test]
+    fn a_carriage_return_in_a_text_result_stays_one() {
+        let xml =
+            br#"<sheetData><row r="1"><c r="A1"><f>CHAR(13)</f><v>0</v></c></row></sheetData>"#;
+        let out = apply(xml, &fixes(&[((0, 0), Fix::TextResult("\r".into()))]));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"<sheetData><row r="1"><c r="A1" t="str"><f>CHAR(13)</f><v xml:space="preserve">_x000D_</v></c></row></sheetData>"#
         );
     }
 
