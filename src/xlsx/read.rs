@@ -417,6 +417,27 @@ mod tests {
     }
 
     #[test]
+    fn cells_numbered_without_a_column_stay_in_their_row() {
+        // As ExcelDataReader's fillreport.xlsx numbers them: r="0", r="1"…
+        let mut book = rust_xlsxwriter::Workbook::new();
+        let sheet = book.add_worksheet();
+        sheet.write(0, 0, 0).unwrap();
+        sheet.write(1, 0, 1).unwrap();
+        sheet.write(1, 1, 2).unwrap();
+        let bytes = with_sheet_edited(&mut book, |xml| {
+            xml.replace(r#"r="A1""#, r#"r="0""#)
+                .replace(r#"r="A2""#, r#"r="0""#)
+                .replace(r#"r="B2""#, r#"r="1""#)
+        });
+        let workbook = read_workbook(&bytes, 100).unwrap();
+        assert_eq!(workbook.sheets[0].rows[0], [Cell::Number(0.0)]);
+        assert_eq!(
+            workbook.sheets[0].rows[1],
+            [Cell::Number(1.0), Cell::Number(2.0)]
+        );
+    }
+
+    #[test]
     fn reads_a_cell_where_it_is() {
         let workbook = read_workbook(&workbook_with_a_cell_at("C3"), 100).unwrap();
         assert_eq!(

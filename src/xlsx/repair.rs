@@ -176,7 +176,10 @@ fn repaired_sheet(xml: &[u8], strings: usize) -> Result<Vec<u8>, ReadError> {
 
 /// A cell's start tag with a whole reference, and its 0-based column: a
 /// reference without a row takes the current row, one without a column
-/// the column after the cell before; a whole one is kept.
+/// the column after the cell before, in the current row (its digits are
+/// no row: the cell is inside its `<row>`, as the package scan and
+/// ExcelDataReader, whose `fillreport.xlsx` numbers its cells `r="0"`,
+/// `r="1"`…, read it); a whole one is kept.
 fn placed(cell: &BytesStart<'_>, row: u32, next_column: u32) -> (BytesStart<'static>, u32) {
     let reference = attr(cell, "r");
     let (letters, digits) = reference.as_deref().map_or(("", ""), |r| {
@@ -191,11 +194,14 @@ fn placed(cell: &BytesStart<'_>, row: u32, next_column: u32) -> (BytesStart<'sta
     if reference.is_none() || whole {
         return (cell.to_owned(), column);
     }
-    let row = digits
-        .parse::<u32>()
-        .ok()
-        .filter(|r| *r > 0)
-        .unwrap_or(row.max(1));
+    let row = match letters.is_empty() {
+        true => row.max(1),
+        false => digits
+            .parse::<u32>()
+            .ok()
+            .filter(|r| *r > 0)
+            .unwrap_or(row.max(1)),
+    };
     let reference = format!("{}{row}", column_letters(column));
     (with_attribute(cell, "r", &reference), column)
 }
@@ -304,7 +310,7 @@ mod tests {
         let xml = r#"<worksheet><dimension ref="1:4"/><sheetData><row r="3"><c r="A"><v>1</v></c><c r="7"><v>2</v></c><c><v>3</v></c><c r="E3"><v>4</v></c><c r="0"><v>5</v></c></row></sheetData></worksheet>"#;
         assert_eq!(
             repair(xml, 0),
-            r#"<worksheet><sheetData><row r="3"><c r="A3"><v>1</v></c><c r="B7"><v>2</v></c><c><v>3</v></c><c r="E3"><v>4</v></c><c r="F3"><v>5</v></c></row></sheetData></worksheet>"#
+            r#"<worksheet><sheetData><row r="3"><c r="A3"><v>1</v></c><c r="B3"><v>2</v></c><c><v>3</v></c><c r="E3"><v>4</v></c><c r="F3"><v>5</v></c></row></sheetData></worksheet>"#
         );
     }
 
