@@ -27,6 +27,11 @@ pub struct RunReader {
     in_run: bool,
     in_properties: bool,
     in_text: bool,
+    /// The current `<t>`'s text, and whether it has `xml:space="preserve"`:
+    /// a run's text is what readers make of it, its outer white space
+    /// trimmed unless preserved.
+    text: String,
+    text_preserved: bool,
     /// Inside a phonetic run (`<rPh>`), whose text is no part of the string.
     in_phonetic: bool,
     /// The text of a string without runs, as it stands in its `<t>`.
@@ -45,6 +50,8 @@ impl Default for RunReader {
             in_run: false,
             in_properties: false,
             in_text: false,
+            text: String::new(),
+            text_preserved: false,
             in_phonetic: false,
             plain: String::new(),
             preserve: false,
@@ -94,6 +101,8 @@ impl RunReader {
             }
             "t" => {
                 self.in_text = true;
+                self.text_preserved = attr(element, "space").is_some_and(|v| v == "preserve");
+                self.text.clear();
                 if !self.in_run && !self.in_phonetic {
                     self.preserve = attr(element, "space").is_some_and(|v| v == "preserve");
                     self.runs.push(TextRun::default());
@@ -123,14 +132,24 @@ impl RunReader {
         if !self.in_run {
             self.plain.push_str(&text);
         }
-        if let Some(run) = self.runs.last_mut() {
-            run.text.push_str(&text);
-        }
+        self.text.push_str(&text);
     }
 
     pub fn end(&mut self, name: &str) {
         match name {
-            "t" => self.in_text = false,
+            "t" => {
+                self.in_text = false;
+                if self.in_phonetic {
+                    return;
+                }
+                let text = match self.text_preserved {
+                    true => &self.text[..],
+                    false => self.text.trim_matches([' ', '\t', '\r', '\n']),
+                };
+                if let Some(run) = self.runs.last_mut() {
+                    run.text.push_str(text);
+                }
+            }
             "rPr" => self.in_properties = false,
             "r" => self.in_run = false,
             "rPh" => self.in_phonetic = false,
@@ -287,5 +306,19 @@ mod tests {
             .collect();
         assert_eq!(runs, [("Before", false), ("Hierarchy", true), ("!", false)]);
         assert!(strings.spelled.is_empty());
+    }
+
+    #[test]
+    fn a_runs_text_is_what_readers_read_its_outer_spaces_trimmed_unless_preserved() {
+        let xml = r#"<x:sst xmlns:x="main"><x:si><x:r><x:rPr><x:b/></x:rPr><x:t> red </x:t></x:r><x:r><x:t xml:space="preserve"> kept </x:t></x:r></x:si></x:sst>"#;
+        let strings = rich_shared_strings(xml.as_bytes()).expect("read");
+        let rich = &strings.rich[0].1;
+        let texts: Vec<&str> = rich.runs.iter().map(|run| run.text.as_str()).collect();
+        assert_eq!(texts, ["red", " kept "]);
+        assert!(
+            rich.xml.contains("<t> red </t>"),
+            "written as the file has it: {}",
+            rich.xml
+        );
     }
 }
