@@ -218,6 +218,11 @@ pub struct Spelling {
     pub xml: String,
     /// Whether the `<t>` has `xml:space="preserve"`.
     pub preserve: bool,
+    /// Whether the file holds the text in the `<v>` of a `t="str"` cell
+    /// without a formula, not in a `<t>`: written back so, as readers
+    /// read a `<v>` otherwise than a `<t>` (calamine keeps its outer
+    /// spaces, LibreOffice trims them).
+    pub in_value: bool,
 }
 
 /// Text formatted in parts: its runs, and its XML as the file has it (the

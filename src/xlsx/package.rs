@@ -20,7 +20,7 @@ use super::carry::{
     self, SheetCapture, WorkbookCapture, carries_sheet_element, carries_workbook_element,
 };
 use super::opc::{ContentTypes, MainParts, part_name, relationships};
-use super::rich::{RunReader, SharedStrings, rich_shared_strings};
+use super::rich::{RunReader, SharedStrings, rich_shared_strings, value_spelling};
 use super::styles::{Palette, Styles, parse_styles, read_color};
 use super::xml::{
     Capture, ChildCopier, Node, Text, all_attributes, attr, attrs, escape, flag, for_each_element,
@@ -568,13 +568,19 @@ struct SheetScan<'a> {
 }
 
 /// What the current cell's text is.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, PartialEq)]
 enum Value {
     Other,
     /// A shared string, before its `<v>` (the index) is read.
     Shared,
     /// Inside the `<v>` of a shared string.
     SharedIndex,
+    /// A `t="str"` cell: a formula's text result, or a text constant
+    /// when no `<f>` comes before its `<v>`.
+    Str,
+    /// Inside the `<v>` of a text constant of a `t="str"` cell: its text,
+    /// and whether the `<v>` has `xml:space="preserve"`.
+    StrText(String, bool),
 }
 
 impl SheetScan<'_> {
@@ -589,6 +595,10 @@ impl SheetScan<'_> {
             .and_then(|si| self.shared.get_mut(si))
         {
             first.text.push_str(&text.decode());
+            return;
+        }
+        if let Value::StrText(value, _) = &mut self.value {
+            value.push_str(&text.decode());
             return;
         }
         if self.value == Value::SharedIndex {
@@ -613,6 +623,20 @@ impl SheetScan<'_> {
     fn end(&mut self, name: &str) {
         match name {
             "f" => self.in_shared = None,
+            "v" => {
+                let Value::StrText(xml, preserve) =
+                    std::mem::replace(&mut self.value, Value::Other)
+                else {
+                    return;
+                };
+                let column = self.next_column.saturating_sub(1);
+                if let Some(spelling) = value_spelling(xml, preserve) {
+                    self.sheet
+                        .layout
+                        .spelled
+                        .insert((self.row, column), spelling);
+                }
+            }
             "is" => {
                 let Some(inline) = self.inline.take() else {
                     return;
@@ -675,10 +699,28 @@ impl SheetScan<'_> {
                 self.sheet.layout.print.gridlines = flag(element, "gridLines");
             }
             "v" if self.value == Value::Shared => self.value = Value::SharedIndex,
+            "v" if self.value == Value::Str => {
+                let preserve = attr(element, "space").is_some_and(|v| v == "preserve");
+                self.value = Value::StrText(String::new(), preserve);
+            }
+            "f" => self.formula(element)?,
             "is" => self.inline = Some(RunReader::default()),
             "oddHeader" => self.heading = Some(Heading::Header),
             "oddFooter" => self.heading = Some(Heading::Footer),
-            "f" if attr(element, "t").is_some_and(|t| t == "array") => {
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// An `<f>`: the cell holds a formula (its `t="str"` value is the
+    /// formula's result); an array formula's range, a data table, a
+    /// shared formula.
+    fn formula(&mut self, element: &BytesStart<'_>) -> Result<(), ReadError> {
+        if self.value == Value::Str {
+            self.value = Value::Other;
+        }
+        match attr(element, "t").as_deref() {
+            Some("array") => {
                 if let Some(range) = attr(element, "ref").and_then(|r| range_ref(&r)) {
                     self.sheet.layout.array_formulas.push(ArrayFormula {
                         range,
@@ -686,12 +728,8 @@ impl SheetScan<'_> {
                     });
                 }
             }
-            "f" if attr(element, "t").is_some_and(|t| t == "dataTable") => {
-                self.data_table(element)?
-            }
-            "f" if attr(element, "t").is_some_and(|t| t == "shared") => {
-                self.shared_formula(element)?
-            }
+            Some("dataTable") => self.data_table(element)?,
+            Some("shared") => self.shared_formula(element)?,
             _ => {}
         }
         Ok(())
@@ -774,6 +812,7 @@ impl SheetScan<'_> {
         self.cell_metadata = metadata.is_some();
         self.value = match kind.as_deref() {
             Some("s") => Value::Shared,
+            Some("str") => Value::Str,
             _ => Value::Other,
         };
         let column = match reference.and_then(|r| cell_ref(&r)) {

@@ -438,6 +438,37 @@ mod tests {
     }
 
     #[test]
+    fn a_text_constant_held_in_a_value_is_written_back_so() {
+        // `t="str"` without a formula: calamine keeps the trailing space,
+        // LibreOffice trims it; written back as it was, both read the same.
+        let mut book = rust_xlsxwriter::Workbook::new();
+        let sheet = book.add_worksheet();
+        sheet.write(0, 0, "name").unwrap();
+        sheet.write(1, 0, 1).unwrap();
+        let bytes = with_sheet_edited(&mut book, |xml| {
+            xml.replace(
+                r#"<c r="A2"><v>1</v></c>"#,
+                r#"<c r="A2" t="str"><v>City </v></c>"#,
+            )
+        });
+        let workbook = read_workbook(&bytes, 100).unwrap();
+        assert_eq!(workbook.sheets[0].rows[1][0], Cell::Text("City ".into()));
+        let mut written = Cursor::new(Vec::new());
+        crate::xlsx::write_workbook(&workbook, &mut written).unwrap();
+        let mut archive = zip::ZipArchive::new(Cursor::new(written.into_inner())).unwrap();
+        let mut xml = String::new();
+        archive
+            .by_name("xl/worksheets/sheet1.xml")
+            .unwrap()
+            .read_to_string(&mut xml)
+            .unwrap();
+        assert!(
+            xml.contains(r#"<c r="A2" t="str"><v>City </v></c>"#),
+            "{xml}"
+        );
+    }
+
+    #[test]
     fn reads_a_cell_where_it_is() {
         let workbook = read_workbook(&workbook_with_a_cell_at("C3"), 100).unwrap();
         assert_eq!(

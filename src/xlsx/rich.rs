@@ -173,8 +173,21 @@ impl RunReader {
             text: String::new(),
             xml: self.plain.clone(),
             preserve: self.preserve,
+            in_value: false,
         })
     }
+}
+
+/// The spelling of a text constant the file holds in a `<v>` (a `t="str"`
+/// cell without a formula), when it may be one the writer would not
+/// write; its `text` is left for the reader of the values to fill in.
+pub fn value_spelling(xml: String, preserve: bool) -> Option<Spelling> {
+    may_be_respelled(&xml, preserve).then_some(Spelling {
+        text: String::new(),
+        xml,
+        preserve,
+        in_value: true,
+    })
 }
 
 /// Whether the writer may spell a string otherwise than `xml` (a `<t>`'s
