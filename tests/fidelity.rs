@@ -1822,6 +1822,45 @@ fn formulas_xml(package: &[u8]) -> std::collections::BTreeMap<String, FormulaXml
     formulas
 }
 
+/// A value typed over an array formula's first cell replaces the formula,
+/// and the results the array filled go with it, as in a spreadsheet app
+/// (Excel empties a spilling formula's range): none stays behind as a
+/// value nobody typed. D2:D5 is a dynamic array in the openpyxl file
+/// (without results: the engine computes them), a legacy one with its
+/// results in LibreOffice's. Read back with calamine.
+#[tokio::test]
+async fn a_value_over_an_array_formulas_first_cell_takes_its_results_away() {
+    use calamine::{Data, Reader, Xlsx};
+    for producer in PRODUCERS {
+        let server = Server::start().await;
+        server.add_fixture(&format!("fidelity/{producer}/array_anchor.xlsx"), ID);
+        let before = std::fs::read(server.file(ID)).unwrap();
+        let (_, attributes, _) = &formulas_xml(&before)["D2"];
+        assert!(
+            attributes.contains(&("ref".into(), "D2:D5".into())),
+            "{producer}: {attributes:?}"
+        );
+        let update = json!({"type": "row", "row": 2, "data": {"note": "typed"}});
+        let (status, body) = server.patch(&rows_path("Data"), update).await;
+        assert_eq!(status, StatusCode::OK, "{producer}: {body}");
+        let after = server.download(ID).await.bytes().await.unwrap().to_vec();
+        assert!(!formulas_xml(&after).contains_key("D2"), "{producer}");
+        let mut book: Xlsx<_> = Xlsx::new(std::io::Cursor::new(after)).unwrap();
+        let range = book.worksheet_range("Data").unwrap();
+        let at = |row: u32, column: u32| {
+            range
+                .get_value((row, column))
+                .cloned()
+                .unwrap_or(Data::Empty)
+        };
+        assert_eq!(at(1, 3), Data::String("typed".into()), "{producer}: D2");
+        for row in 2..5 {
+            assert_eq!(at(row, 3), Data::Empty, "{producer}: D{}", row + 1);
+            assert_ne!(at(row, 1), Data::Empty, "{producer}: B{}", row + 1);
+        }
+    }
+}
+
 /// Formulas come back as the kind of formula the file has (issue 26): a
 /// plain formula calling a function Excel added after 2007 stays plain
 /// (the writer makes it a dynamic array) and keeps its text with or

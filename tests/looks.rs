@@ -114,3 +114,68 @@ async fn an_insert_into_a_row_formatted_beforehand_keeps_its_formats() {
         }
     }
 }
+
+/// Fixtures with empty cells of the default format in formatted rows
+/// (`<c r="C4" s="0"/>` under `<row s="1" customFormat="1">`): producer,
+/// fixture, sheet, such a cell, a cell of the default format elsewhere, and
+/// the header of the column an insert fills.
+const UNFORMATTED: [(&str, &str, &str, &str, &str, &str); 2] = [
+    (
+        "LibreOffice",
+        "looks/unformatted_lo.xlsx",
+        "Data",
+        "Data!C4",
+        "Data!A1",
+        "name",
+    ),
+    (
+        "Excel",
+        "looks/excel/even_odd.xlsx",
+        "EVEN_ODD",
+        "EVEN_ODD!D4",
+        "EVEN_ODD!A2",
+        "NOTES",
+    ),
+];
+
+/// A cell of the default format in a formatted row shows no fill, no
+/// number format of the row's: after a write it still does, where without
+/// its element it would show the row's format.
+#[tokio::test]
+async fn empty_cells_of_the_default_format_keep_it_in_a_formatted_row() {
+    for (producer, fixture, sheet, place, plain, column) in UNFORMATTED {
+        let server = Server::start().await;
+        server.add_fixture(fixture, ID);
+        let before = looks(&std::fs::read(server.file(ID)).expect("fixture copied"));
+        assert_eq!(
+            look(&before, place),
+            look(&before, plain),
+            "{producer}: {place} has the default format"
+        );
+        let (status, body) = server
+            .post(&rows_path(sheet), json!({"data": [{column: "new"}]}))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{producer}: {body}");
+        let written = server.download(ID).await.bytes().await.expect("body");
+        let after = looks(&written);
+        assert_eq!(
+            look(&after, place),
+            look(&before, place),
+            "{producer}: {place} keeps the default format"
+        );
+        let unformatted = before
+            .iter()
+            .filter(|(_, look)| look.as_str() == before[plain].as_str())
+            .count();
+        let kept = before
+            .iter()
+            .filter(|(place, look)| {
+                look.as_str() == before[plain].as_str() && after.get(*place) == Some(look)
+            })
+            .count();
+        assert_eq!(
+            kept, unformatted,
+            "{producer}: every cell of the default format"
+        );
+    }
+}

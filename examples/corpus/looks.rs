@@ -824,7 +824,9 @@ fn string_item(item: &Element, context: &Context) -> Constant {
 
 /// Whether a text starts or ends with white space.
 fn has_edge_spaces(text: &str) -> bool {
-    text.starts_with(char::is_whitespace) || text.ends_with(char::is_whitespace)
+    // XML's white space: a reader trims these, not a no-break space.
+    let space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r');
+    text.starts_with(space) || text.ends_with(space)
 }
 
 /// Whether an element says `xml:space="preserve"`.
@@ -919,7 +921,7 @@ impl SheetReading<'_> {
         let value = cell.child("v");
         let constant = match (kind, value) {
             ("inlineStr", _) => cell.child("is").map(|is| string_item(is, self.context)),
-            ("s", Some(v)) => Some(self.shared_string(&v.text())),
+            ("s", Some(v)) => self.shared_string(&v.text()),
             (_, Some(v)) => Some(plain_constant(kind, v)),
             (_, None) => None,
         };
@@ -929,19 +931,13 @@ impl SheetReading<'_> {
         }
     }
 
-    /// Shared string `index`, or a text saying it is missing.
-    fn shared_string(&self, index: &str) -> Constant {
-        let found = index
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .and_then(|i| self.strings.get(i));
-        found.cloned().unwrap_or_else(|| Constant {
-            kind: Kind::Text,
-            text: format!("(no shared string {index})"),
-            bare_spaces: false,
-            runs: None,
-        })
+    /// Shared string `index`; none (an empty cell) when the index is
+    /// empty, not a number or past the table, or the table is not one a
+    /// reader finds: LibreOffice 7.4 shows such cells empty (checked on
+    /// `<v/>` and on an Excel 2007 beta table of `<sstItem>`s).
+    fn shared_string(&self, index: &str) -> Option<Constant> {
+        let index = index.trim().parse::<usize>().ok()?;
+        self.strings.get(index).cloned()
     }
 
     /// A `<f>`: its text (a shared formula's moved here), its kind, its
@@ -999,12 +995,19 @@ impl SheetReading<'_> {
     }
 
     /// Turns the constants an array formula or data table fills (its
-    /// cached results, outside its own cell) into results.
+    /// cached results, outside its own cell) into results. So are the
+    /// empty formulas (`<f ca="1"/>`) there: Excel writes a volatile
+    /// array's results so, and they hold no formula of their own.
     fn mark_filled_ranges(&mut self) {
         for &(first, last) in &self.filled {
             for (at, cell) in self.looks.cells.range_mut(first..=last) {
                 let inside = (first.1..=last.1).contains(&at.1) && at != &first;
-                if inside && matches!(cell.content, Content::Constant(_)) {
+                let filled = match &cell.content {
+                    Content::Constant(_) => true,
+                    Content::Formula(f) => f.text.is_empty() && f.kind.is_empty(),
+                    _ => false,
+                };
+                if inside && filled {
                     cell.content = Content::Result;
                 }
             }
@@ -1104,6 +1107,11 @@ fn shift_formula(formula: &str, rows: i64, columns: i64) -> String {
                 let end = (i..chars.len())
                     .find(|&j| !is_name_char(chars[j]))
                     .unwrap_or(chars.len());
+                if let Some((line, line_end)) = whole_line_range(&chars, i, end) {
+                    out.push_str(&shift_line_range(&line, rows, columns));
+                    i = line_end;
+                    continue;
+                }
                 let token: String = chars[i..end].iter().collect();
                 let next = chars.get(end).copied();
                 let moved = (!matches!(next, Some('(' | '!')))
@@ -1119,6 +1127,55 @@ fn shift_formula(formula: &str, rows: i64, columns: i64) -> String {
         i = end;
     }
     out
+}
+
+/// A whole-column (`F:G`, `$B:B`) or whole-row (`2:2`) range whose first
+/// part is the token `chars[start..end]`: the range's two parts and where
+/// it ends. `None` for anything else (`A1:B2` moves part by part).
+fn whole_line_range(chars: &[char], start: usize, end: usize) -> Option<((String, String), usize)> {
+    if chars.get(end) != Some(&':') {
+        return None;
+    }
+    let second_end = (end + 1..chars.len())
+        .find(|&j| !is_name_char(chars[j]))
+        .unwrap_or(chars.len());
+    let first: String = chars[start..end].iter().collect();
+    let second: String = chars[end + 1..second_end].iter().collect();
+    let columns =
+        line_part(&first, u8::is_ascii_alphabetic).zip(line_part(&second, u8::is_ascii_alphabetic));
+    let rows = line_part(&first, u8::is_ascii_digit).zip(line_part(&second, u8::is_ascii_digit));
+    (columns.is_some() || rows.is_some()).then_some(((first, second), second_end))
+}
+
+/// A part of a whole-line range, `$` and then only characters of one kind.
+fn line_part(part: &str, kind: fn(&u8) -> bool) -> Option<&str> {
+    let bare = part.strip_prefix('$').unwrap_or(part);
+    (!bare.is_empty() && bare.len() <= 7 && bare.bytes().all(|b| kind(&b))).then_some(bare)
+}
+
+/// A whole-column range moved by `columns`, a whole-row one by `rows`;
+/// parts with `$` stay.
+fn shift_line_range((first, second): &(String, String), rows: i64, columns: i64) -> String {
+    let moved = |part: &str| -> Option<String> {
+        let fixed = part.starts_with('$');
+        let bare = &part[usize::from(fixed)..];
+        if fixed {
+            return Some(part.to_owned());
+        }
+        if bare.bytes().all(|b| b.is_ascii_digit()) {
+            let row = bare.parse::<i64>().ok()? + rows;
+            return (1..=1_048_576).contains(&row).then(|| row.to_string());
+        }
+        let (_, column) = reference(bare)?;
+        let column = i64::from(column) + columns;
+        (1..=i64::from(LAST_COLUMN))
+            .contains(&column)
+            .then(|| column_letters(column as u32))
+    };
+    match (moved(first), moved(second)) {
+        (Some(first), Some(second)) => format!("{first}:{second}"),
+        _ => "#REF!".to_owned(),
+    }
 }
 
 /// Characters of a name, a number or a reference.
@@ -1199,10 +1256,12 @@ fn shift_reference(token: &str, rows: i64, columns: i64) -> Option<String> {
 
 /// The texts the write put in: a row holding one of `rows` is the
 /// inserted row (left out whole), a cell holding one of `cells` the
-/// updated cell.
+/// updated cell; and the other cells the edits set (a header the insert
+/// named, a formula filled down), by sheet name and 1-based (row, column).
 pub struct Marks<'m> {
     pub rows: &'m [&'m str],
     pub cells: &'m [&'m str],
+    pub edited: &'m [(String, (u32, u32))],
 }
 
 /// What a write kept and lost of one workbook.
@@ -1253,7 +1312,7 @@ pub fn compare(before: &Looks, after: &Looks, marks: &Marks) -> Verdict {
             name,
             before: (before, old),
             after: (after, new),
-            touched: Touched::find(new, marks),
+            touched: Touched::find(name, new, marks),
         };
         sheet.compare_cells(&mut verdict);
         sheet.compare_lines(&mut verdict);
@@ -1269,8 +1328,13 @@ struct Touched {
 }
 
 impl Touched {
-    fn find(sheet: &SheetLooks, marks: &Marks) -> Touched {
+    fn find(name: &str, sheet: &SheetLooks, marks: &Marks) -> Touched {
         let mut touched = Touched::default();
+        touched.cells.extend(
+            (marks.edited.iter())
+                .filter(|(sheet, _)| sheet == name)
+                .map(|(_, at)| *at),
+        );
         for (at, cell) in &sheet.cells {
             let Content::Constant(constant) = &cell.content else {
                 continue;
@@ -1984,6 +2048,28 @@ mod tests {
     }
 
     #[test]
+    fn empty_formulas_in_a_volatile_array_are_its_results() {
+        let sheet = sheet(
+            r#"<row r="1"><c r="A1"><f t="array" ref="A1:B1" ca="1">ROW(A1:B1)</f><v>1</v></c><c r="B1"><f ca="1"/><v>1</v></c><c r="C1"><f ca="1"/><v>1</v></c></row>"#,
+        );
+        assert!(matches!(sheet.cells[&(1, 2)].content, Content::Result));
+        assert!(matches!(sheet.cells[&(1, 3)].content, Content::Formula(_)));
+    }
+
+    #[test]
+    fn whole_columns_and_rows_of_shared_formulas_move_too() {
+        assert_eq!(shift_formula("SUM(F:G)+$B:B", 1, 1), "SUM(G:H)+$B:C");
+        assert_eq!(
+            shift_formula("IRR(2:2)+SUM(Data!$3:4)", 1, 1),
+            "IRR(3:3)+SUM(Data!$3:5)"
+        );
+        assert_eq!(
+            shift_formula("A1:B2+TIME(1,2,3)", 1, 0),
+            "A2:B3+TIME(1,2,3)"
+        );
+    }
+
+    #[test]
     fn constants_keep_their_type_spaces_and_escapes() {
         let sheet = sheet(
             r#"<row r="1"><c r="A1" t="e"><v>#NULL!</v></c><c r="B1" t="inlineStr"><is><t>a_x000D_b </t></is></c><c r="C1" t="inlineStr"><is><t xml:space="preserve">a </t></is></c></row>"#,
@@ -2036,6 +2122,7 @@ mod tests {
         let marks = Marks {
             rows: &["ins"],
             cells: &["upd"],
+            edited: &[],
         };
         let verdict = compare(&before, &after, &marks);
         let lost = |class| verdict.classes.get(&class).map_or(0, |t| t.lost);

@@ -58,7 +58,7 @@ use std::time::{Duration, Instant};
 use calamine::{Data, Reader, Xlsx};
 use engine::{Calc, Ending};
 use sheetd::model::Workbook;
-use sheetd::model::header::Region;
+use sheetd::model::header::{Header, Region};
 use sheetd::model::request::{InsertRows, UpdateRows};
 
 const INSERTED: &str = "sheetd-corpus-insert";
@@ -345,18 +345,25 @@ fn write_and_compare(
         lost,
         kept,
         changed_values: changed_values(original, &written, calc),
-        looks: looks.then(|| compare_looks(original, &written)),
+        looks: looks.then(|| compare_looks(original, &written, calc)),
     }
 }
 
 /// What a person sees of `original` that `written` kept, the cells the
 /// write set left out (found by the texts it wrote).
-fn compare_looks(original: &[u8], written: &[u8]) -> Result<looks::Verdict, String> {
+fn compare_looks(original: &[u8], written: &[u8], calc: &Calc) -> Result<looks::Verdict, String> {
     let before = looks::Looks::read(original)?;
     let after = looks::Looks::read(written).map_err(|e| format!("the written file: {e}"))?;
+    let edited: Vec<(String, (u32, u32))> = (calc.edited.iter())
+        .filter_map(|&(sheet, row, column)| {
+            let name = calc.sheets.get(sheet)?.clone();
+            Some((name, (row + 1, column + 1)))
+        })
+        .collect();
     let marks = looks::Marks {
         rows: &[INSERTED, NEW_HEADER],
         cells: &[UPDATED],
+        edited: &edited,
     };
     Ok(looks::compare(&before, &after, &marks))
 }
@@ -365,17 +372,20 @@ fn compare_looks(original: &[u8], written: &[u8]) -> Result<looks::Verdict, Stri
 /// that takes them; whether one was made.
 fn insert_and_update(workbook: &mut Workbook) -> bool {
     for sheet in &mut workbook.sheets {
-        // The first header column, as the API names it; an empty sheet
-        // takes the inserted keys as its header.
-        let header_row = sheet.first_non_blank_row();
-        let column = match header_row {
-            Some(row) => match sheet.row(row).iter().find(|c| !c.is_empty_value()) {
-                Some(cell) => cell.text_form().into_owned(),
+        // The first header column, as the API names it (its header rule
+        // skips title rows); an empty sheet takes the inserted keys as its
+        // header.
+        let region = Region::default();
+        let header = Header::of(sheet, &region);
+        let header_row = header.as_ref().map(|header| header.row);
+        let column = match (&header, sheet.first_non_blank_row()) {
+            (Some(header), _) => match header.readable().next() {
+                Some(column) => column.name.clone(),
                 None => continue,
             },
-            None => NEW_HEADER.to_owned(),
+            (None, Some(_)) => continue,
+            (None, None) => NEW_HEADER.to_owned(),
         };
-        let region = Region::default();
         let has_data = sheet.data_row_count(&region) > 0;
         let insert = serde_json::json!({"data": [{ &column: INSERTED }]}).to_string();
         let Ok(request) = InsertRows::from_json(insert.as_bytes(), 1000) else {

@@ -5,7 +5,7 @@
 //!
 //! Rows and columns are 0-based, as everywhere in the model.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::format::{Color, Font};
 use super::formula::RowMove;
@@ -195,6 +195,11 @@ pub struct Layout {
     /// Formula cells the file has otherwise than the writer would write
     /// them (see [`FileFormula`]), by cell.
     pub formulas: BTreeMap<(u32, u16), FileFormula>,
+    /// Cells of the default format that the file has as elements of their
+    /// own (`<c r="B3"/>`, or with a value) under a formatted row or
+    /// column: such a cell shows the default format, where no cell would
+    /// show the row's or the column's, so it is written even when empty.
+    pub unformatted_cells: BTreeSet<(u32, u16)>,
 }
 
 /// A text cell as its file spells it, where rewriting the text would
@@ -213,6 +218,11 @@ pub struct Spelling {
     pub xml: String,
     /// Whether the `<t>` has `xml:space="preserve"`.
     pub preserve: bool,
+    /// Whether the file holds the text in the `<v>` of a `t="str"` cell
+    /// without a formula, not in a `<t>`: written back so, as readers
+    /// read a `<v>` otherwise than a `<t>` (calamine keeps its outer
+    /// spaces, LibreOffice trims them).
+    pub in_value: bool,
 }
 
 /// Text formatted in parts: its runs, and its XML as the file has it (the
@@ -354,6 +364,7 @@ impl Layout {
             iso_dates,
             spelled,
             formulas,
+            unformatted_cells,
         } = self;
         let autofilter_grown = match (autofilter, &base.autofilter) {
             (Some(now), Some(before)) => {
@@ -379,6 +390,14 @@ impl Layout {
             && *iso_dates == base.iso_dates
             && *spelled == base.spelled
             && *formulas == base.formulas
+            && *unformatted_cells == base.unformatted_cells
+    }
+
+    /// The columns of row `row`'s [`Layout::unformatted_cells`], in order.
+    pub fn unformatted_columns(&self, row: u32) -> impl DoubleEndedIterator<Item = u16> + '_ {
+        self.unformatted_cells
+            .range((row, 0)..=(row, u16::MAX))
+            .map(|&(_, column)| column)
     }
 
     /// The runs of the rich text at a cell, when `text` is still theirs.
@@ -532,6 +551,10 @@ impl Layout {
         cells_moved(&mut self.rich_text, rows);
         cells_moved(&mut self.iso_dates, rows);
         cells_moved(&mut self.spelled, rows);
+        self.unformatted_cells = std::mem::take(&mut self.unformatted_cells)
+            .into_iter()
+            .filter_map(|(row, column)| Some((moved_index(row, rows)?, column)))
+            .collect();
         // A data table goes when its range or an input cell goes.
         self.formulas = std::mem::take(&mut self.formulas)
             .into_iter()
@@ -770,6 +793,7 @@ mod tests {
                 tooltip: None,
                 attributes: Vec::new(),
             }],
+            unformatted_cells: BTreeSet::from([(0, 1), (1, 1), (2, 1)]),
             ..Layout::default()
         };
         layout.rows_moved(&RowMove::Deleted(vec![2]));
@@ -782,5 +806,10 @@ mod tests {
             "A2:D3 is A2:D2, A2:A3 is gone"
         );
         assert_eq!(layout.links[0].range, Range::cell(1, 0));
+        assert_eq!(
+            layout.unformatted_cells,
+            BTreeSet::from([(0, 1), (1, 1)]),
+            "B3 is B2, B2 is gone"
+        );
     }
 }

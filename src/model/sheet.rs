@@ -594,9 +594,15 @@ impl Sheet {
     }
 
     /// The rows a rewrite writes: those with cells, and those below them
-    /// with cell formats.
+    /// with cell formats or cells of the default format under a formatted
+    /// row or column.
     pub fn extent(&self) -> usize {
-        self.rows.len().max(self.layout.formats.len())
+        let unformatted =
+            (self.layout.unformatted_cells.last()).map_or(0, |&(row, _)| row as usize + 1);
+        self.rows
+            .len()
+            .max(self.layout.formats.len())
+            .max(unformatted)
     }
 
     /// See [`Workbook::appends_to`].
@@ -658,6 +664,9 @@ impl Sheet {
     }
 
     fn set(&mut self, row: usize, column: usize, cell: Cell) {
+        if !matches!(cell, Cell::Formula(_)) {
+            self.array_replaced(row, column);
+        }
         self.edited.cells.push((row as u32, column as u32));
         if self.rows.len() <= row {
             self.rows.resize_with(row + 1, Vec::new);
@@ -670,6 +679,33 @@ impl Sheet {
             cells.resize_with(column + 1, Cell::default);
         }
         cells[column] = cell;
+    }
+
+    /// Takes away the array formula whose first cell is at `row`, `column`,
+    /// which a value is replacing, with the results it filled in the rest
+    /// of its range: as in a spreadsheet app, where a value typed over a
+    /// spilling formula empties its spill, no result stays behind as a
+    /// value nobody typed.
+    fn array_replaced(&mut self, row: usize, column: usize) {
+        let first = |range: &Range| (range.first_row as usize, range.first_column as usize);
+        let arrays = &mut self.layout.array_formulas;
+        let Some(index) = arrays.iter().position(|a| first(&a.range) == (row, column)) else {
+            return;
+        };
+        let range = arrays.remove(index).range;
+        let last_column = usize::from(range.last_column);
+        for result_row in row..=range.last_row as usize {
+            let Some(cells) = self.rows.get(result_row) else {
+                break;
+            };
+            let filled: Vec<usize> = (column..=last_column.min(cells.len().saturating_sub(1)))
+                .filter(|&c| (result_row, c) != (row, column))
+                .filter(|&c| cells.get(c).is_some_and(|cell| *cell != Cell::Empty))
+                .collect();
+            for result_column in filled {
+                self.set(result_row, result_column, Cell::Empty);
+            }
+        }
     }
 
     /// Appends rows below the last row that holds anything (contract §4.1).
@@ -1447,6 +1483,41 @@ mod tests {
 
     fn text(s: &str) -> Cell {
         Cell::Text(s.into())
+    }
+
+    #[test]
+    fn a_value_over_an_array_formulas_first_cell_takes_its_results_away() {
+        use crate::model::layout::ArrayFormula;
+        let formula = |text: &str| Cell::Formula(Box::new(Formula::new(text, Cell::Number(2.0))));
+        let text = |s: &str| Cell::Text(s.into());
+        let mut sheet = Sheet::new(
+            "Data",
+            vec![
+                vec![text("a"), text("b"), text("c")],
+                vec![formula("A3:B3*2"), Cell::Number(4.0), text("")],
+                vec![Cell::Number(1.0), Cell::Number(2.0), text("x")],
+            ],
+        );
+        let array = |first_column, last_column| ArrayFormula {
+            range: Range {
+                first_row: 1,
+                first_column,
+                last_row: 1,
+                last_column,
+            },
+            dynamic: true,
+        };
+        sheet.layout.array_formulas = vec![array(0, 2), array(5, 6)];
+        sheet.set(1, 0, text("typed"));
+        assert_eq!(sheet.rows[1], [text("typed"), Cell::Empty, Cell::Empty]);
+        assert_eq!(sheet.rows[2][2], text("x"), "outside the range");
+        assert_eq!(sheet.layout.array_formulas, [array(5, 6)]);
+        // A formula over it is the array's new formula.
+        sheet.layout.array_formulas = vec![array(0, 2)];
+        sheet.rows[1][1] = Cell::Number(4.0);
+        sheet.set(1, 0, formula("A3:B3*3"));
+        assert_eq!(sheet.rows[1][1], Cell::Number(4.0));
+        assert_eq!(sheet.layout.array_formulas.len(), 1);
     }
 
     #[test]

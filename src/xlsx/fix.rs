@@ -377,6 +377,7 @@ fn fixed(element: &[u8], fix: &Fix) -> Vec<u8> {
         Fix::IsoResult(iso) => ("d", [formula, &value(iso)].concat()),
         Fix::NoResult => ("", formula.to_vec()),
         Fix::Error(error) => ("e", value(error)),
+        Fix::Spelled(spelling) if spelling.in_value => ("str", spelled_value(spelling)),
         Fix::Spelled(spelling) => ("inlineStr", inline_string(spelling)),
         Fix::Rich(xml) => ("inlineStr", format!("<is>{xml}</is>").into_bytes()),
     };
@@ -448,7 +449,9 @@ fn attributes(tag: &[u8]) -> Vec<(&[u8], &[u8])> {
 }
 
 /// A `<v>` element holding `text`, escaped as XML text; control
-/// characters the format cannot hold as such are written `_xHHHH_`. Outer
+/// characters the format cannot hold as such are written `_xHHHH_`, and
+/// so is a carriage return, which an XML reader would read as a line feed
+/// (as Excel writes `CHAR(13)`'s result). Outer
 /// spaces are marked kept (`xml:space="preserve"`, as Excel and
 /// LibreOffice write them), or apps trim them.
 fn value(text: &str) -> Vec<u8> {
@@ -462,7 +465,7 @@ fn value(text: &str) -> Vec<u8> {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '\t' | '\n' | '\r' => out.push(c),
+            '\t' | '\n' => out.push(c),
             c if u32::from(c) < 0x20 => out.push_str(&format!("_x{:04X}_", u32::from(c))),
             c => out.push(c),
         }
@@ -478,16 +481,31 @@ pub(super) fn has_outer_space(text: &str) -> bool {
     text.starts_with(space) || text.ends_with(space)
 }
 
+/// A `<v>` spelled as `spelling` has it (a text constant the file holds
+/// so), escaped as [`inline_string`]'s text is.
+fn spelled_value(spelling: &Spelling) -> Vec<u8> {
+    let open = match spelling.preserve {
+        true => "<v xml:space=\"preserve\">",
+        false => "<v>",
+    };
+    format!("{open}{}</v>", as_xml_text(&spelling.xml)).into_bytes()
+}
+
 /// An inline string (`<is>`) spelled as `spelling` has it: its text
-/// escaped as XML only (characters XML cannot hold as they are, such as a
-/// carriage return, as references), its `_xHHHH_` escapes untouched.
+/// escaped as XML only ([`as_xml_text`]), its `_xHHHH_` escapes untouched.
 fn inline_string(spelling: &Spelling) -> Vec<u8> {
-    let mut out = String::with_capacity(spelling.xml.len() + 40);
-    out.push_str(match spelling.preserve {
+    let open = match spelling.preserve {
         true => "<is><t xml:space=\"preserve\">",
         false => "<is><t>",
-    });
-    for c in spelling.xml.chars() {
+    };
+    format!("{open}{}</t></is>", as_xml_text(&spelling.xml)).into_bytes()
+}
+
+/// `text` escaped as XML text: markup characters as entities, characters
+/// XML cannot hold as they are (such as a carriage return) as references.
+fn as_xml_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -497,8 +515,7 @@ fn inline_string(spelling: &Spelling) -> Vec<u8> {
             c => out.push(c),
         }
     }
-    out.push_str("</t></is>");
-    out.into_bytes()
+    out
 }
 
 /// How rust_xlsxwriter spells a string: control characters but tab and
@@ -553,6 +570,17 @@ mod tests {
     }
 
     #[test]
+    fn a_carriage_return_in_a_text_result_stays_one() {
+        let xml =
+            br#"<sheetData><row r="1"><c r="A1"><f>CHAR(13)</f><v>0</v></c></row></sheetData>"#;
+        let out = apply(xml, &fixes(&[((0, 0), Fix::TextResult("\r".into()))]));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"<sheetData><row r="1"><c r="A1" t="str"><f>CHAR(13)</f><v xml:space="preserve">_x000D_</v></c></row></sheetData>"#
+        );
+    }
+
+    #[test]
     fn each_fix_rewrites_only_its_own_cell() {
         let xml = br#"<sheetData><row r="1"><c r="A1" t="str"><f>""</f><v></v></c><c r="A10"/></row><row r="10"><c r="A10" s="1" t="str"><f>""</f><v></v></c><c r="AB10" t="str"><f>SUM(A1)</f><v></v></c><c r="AC10" t="b"><f>X</f><v>1</v></c></row></sheetData>"#;
         let out = apply(
@@ -577,6 +605,7 @@ mod tests {
             text: String::new(),
             xml: xml.into(),
             preserve,
+            in_value: false,
         };
         let out = apply(
             xml,
@@ -594,6 +623,22 @@ mod tests {
     }
 
     #[test]
+    fn a_text_constant_the_file_holds_in_a_value_is_written_so() {
+        let xml = br#"<sheetData><row r="1"><c r="A1" s="2" t="str"><f>""</f><v></v></c></row></sheetData>"#;
+        let spelling = Spelling {
+            text: "City & Co ".into(),
+            xml: "City & Co ".into(),
+            preserve: false,
+            in_value: true,
+        };
+        let out = apply(xml, &fixes(&[((0, 0), Fix::Spelled(spelling))]));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"<sheetData><row r="1"><c r="A1" s="2" t="str"><v>City &amp; Co </v></c></row></sheetData>"#
+        );
+    }
+
+    #[test]
     fn the_writer_spells_control_characters_as_escapes_and_keeps_literal_ones() {
         let spelled = |text: &str| {
             let (xml, preserve) = writer_spelling(text);
@@ -606,6 +651,7 @@ mod tests {
             text: String::new(),
             xml: xml.into(),
             preserve,
+            in_value: false,
         };
         assert!(!respelled("a\rb", &file("a_x000D_b", false)));
         assert!(respelled("a\rb", &file("a_x000d_b", false)));

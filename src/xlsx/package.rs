@@ -20,7 +20,7 @@ use super::carry::{
     self, SheetCapture, WorkbookCapture, carries_sheet_element, carries_workbook_element,
 };
 use super::opc::{ContentTypes, MainParts, part_name, relationships};
-use super::rich::{RunReader, SharedStrings, rich_shared_strings};
+use super::rich::{RunReader, SharedStrings, rich_shared_strings, value_spelling};
 use super::styles::{Palette, Styles, parse_styles, read_color};
 use super::xml::{
     Capture, ChildCopier, Node, Text, all_attributes, attr, attrs, escape, flag, for_each_element,
@@ -59,6 +59,10 @@ pub struct Package {
     /// Formulas of shared-formula cells that calamine reads wrong, by sheet
     /// name: row, column, formula (see `SheetScan::shared_formula`).
     pub shared_formulas: HashMap<String, Vec<(u32, u16, String)>>,
+    /// Whether a shared-string cell gives its index with spaces around it
+    /// (`<v>2 </v>`), which calamine reads as index 0 (see
+    /// `super::repair`).
+    pub spaced_string_index: bool,
     pub properties: DocumentProperties,
 }
 
@@ -131,6 +135,7 @@ pub fn read_package<R: Read + Seek>(reader: R, max_cells: usize) -> Result<Packa
             }
         }
         package.layouts.insert(sheet_name.clone(), layout);
+        package.spaced_string_index |= scan.spaced_string_index;
         if !scan.shared_formulas.is_empty() {
             package
                 .shared_formulas
@@ -441,6 +446,8 @@ struct SheetXml {
     /// not its range's top-left corner, which calamine moves from the
     /// corner instead: row, column, formula.
     shared_formulas: Vec<(u32, u16, String)>,
+    /// Whether a shared-string index has spaces around it.
+    spaced_string_index: bool,
 }
 
 /// The first cell of a shared formula (`<f t="shared" ref="…" si="…">`),
@@ -468,6 +475,8 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
         inline: None,
         shared: HashMap::new(),
         in_shared: None,
+        row_formatted: false,
+        formatted_columns: Vec::new(),
     };
     let mut reader = Reader::from_reader(xml);
     let mut buf = Vec::new();
@@ -488,8 +497,10 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
                     scan.sheet.root_attributes = root_attributes(e);
                 }
                 scan.element(e)?;
-                if matches!(event, Event::Start(_)) {
-                    depth += 1;
+                match event {
+                    Event::Start(_) => depth += 1,
+                    // An empty element (`<t/>`) starts and ends.
+                    _ => scan.end(e.local_name().as_ref()),
                 }
             }
             Event::End(e) => {
@@ -549,16 +560,27 @@ struct SheetScan<'a> {
     /// Shared formulas by their `si`, and the one whose text is being read.
     shared: HashMap<String, SharedFormula>,
     in_shared: Option<String>,
+    /// Whether the current row has a format of its own.
+    row_formatted: bool,
+    /// Whether each column has a format of its own (`<cols>` comes
+    /// before the cells).
+    formatted_columns: Vec<bool>,
 }
 
 /// What the current cell's text is.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, PartialEq)]
 enum Value {
     Other,
     /// A shared string, before its `<v>` (the index) is read.
     Shared,
     /// Inside the `<v>` of a shared string.
     SharedIndex,
+    /// A `t="str"` cell: a formula's text result, or a text constant
+    /// when no `<f>` comes before its `<v>`.
+    Str,
+    /// Inside the `<v>` of a text constant of a `t="str"` cell: its text,
+    /// and whether the `<v>` has `xml:space="preserve"`.
+    StrText(String, bool),
 }
 
 impl SheetScan<'_> {
@@ -575,8 +597,14 @@ impl SheetScan<'_> {
             first.text.push_str(&text.decode());
             return;
         }
+        if let Value::StrText(value, _) = &mut self.value {
+            value.push_str(&text.decode());
+            return;
+        }
         if self.value == Value::SharedIndex {
-            if let Ok(index) = text.decode().trim().parse() {
+            let text = text.decode();
+            if let Ok(index) = text.trim().parse() {
+                self.sheet.spaced_string_index |= text.trim().len() != text.len();
                 let column = self.next_column.saturating_sub(1);
                 self.sheet.shared_strings.push((self.row, column, index));
             }
@@ -595,6 +623,20 @@ impl SheetScan<'_> {
     fn end(&mut self, name: &str) {
         match name {
             "f" => self.in_shared = None,
+            "v" => {
+                let Value::StrText(xml, preserve) =
+                    std::mem::replace(&mut self.value, Value::Other)
+                else {
+                    return;
+                };
+                let column = self.next_column.saturating_sub(1);
+                if let Some(spelling) = value_spelling(xml, preserve) {
+                    self.sheet
+                        .layout
+                        .spelled
+                        .insert((self.row, column), spelling);
+                }
+            }
             "is" => {
                 let Some(inline) = self.inline.take() else {
                     return;
@@ -657,10 +699,28 @@ impl SheetScan<'_> {
                 self.sheet.layout.print.gridlines = flag(element, "gridLines");
             }
             "v" if self.value == Value::Shared => self.value = Value::SharedIndex,
+            "v" if self.value == Value::Str => {
+                let preserve = attr(element, "space").is_some_and(|v| v == "preserve");
+                self.value = Value::StrText(String::new(), preserve);
+            }
+            "f" => self.formula(element)?,
             "is" => self.inline = Some(RunReader::default()),
             "oddHeader" => self.heading = Some(Heading::Header),
             "oddFooter" => self.heading = Some(Heading::Footer),
-            "f" if attr(element, "t").is_some_and(|t| t == "array") => {
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// An `<f>`: the cell holds a formula (its `t="str"` value is the
+    /// formula's result); an array formula's range, a data table, a
+    /// shared formula.
+    fn formula(&mut self, element: &BytesStart<'_>) -> Result<(), ReadError> {
+        if self.value == Value::Str {
+            self.value = Value::Other;
+        }
+        match attr(element, "t").as_deref() {
+            Some("array") => {
                 if let Some(range) = attr(element, "ref").and_then(|r| range_ref(&r)) {
                     self.sheet.layout.array_formulas.push(ArrayFormula {
                         range,
@@ -668,12 +728,8 @@ impl SheetScan<'_> {
                     });
                 }
             }
-            "f" if attr(element, "t").is_some_and(|t| t == "dataTable") => {
-                self.data_table(element)?
-            }
-            "f" if attr(element, "t").is_some_and(|t| t == "shared") => {
-                self.shared_formula(element)?
-            }
+            Some("dataTable") => self.data_table(element)?,
+            Some("shared") => self.shared_formula(element)?,
             _ => {}
         }
         Ok(())
@@ -740,6 +796,7 @@ impl SheetScan<'_> {
             outline_level: outline_level(element),
             collapsed: flag(element, "collapsed"),
         };
+        self.row_formatted = props.format.is_some_and(|id| id != 0);
         if props != RowProps::default() {
             self.budget.spend(1)?;
             self.sheet.layout.rows.insert(self.row, props);
@@ -755,6 +812,7 @@ impl SheetScan<'_> {
         self.cell_metadata = metadata.is_some();
         self.value = match kind.as_deref() {
             Some("s") => Value::Shared,
+            Some("str") => Value::Str,
             _ => Value::Other,
         };
         let column = match reference.and_then(|r| cell_ref(&r)) {
@@ -766,8 +824,11 @@ impl SheetScan<'_> {
         };
         self.next_column = column.saturating_add(1);
         let format = style.and_then(|s| s.parse().ok()).unwrap_or(0);
-        if format == 0 || usize::from(column) >= MAX_COLUMNS {
+        if usize::from(column) >= MAX_COLUMNS {
             return Ok(());
+        }
+        if format == 0 {
+            return self.unformatted_cell(column);
         }
         let formats = &mut self.sheet.layout.formats;
         let row = self.row as usize;
@@ -782,6 +843,25 @@ impl SheetScan<'_> {
             cells.resize(column + 1, 0);
         }
         cells[column] = format;
+        Ok(())
+    }
+
+    /// A cell of the default format: kept under a formatted row or column,
+    /// where no cell would show their format.
+    fn unformatted_cell(&mut self, column: u16) -> Result<(), ReadError> {
+        let covered = self.row_formatted
+            || self
+                .formatted_columns
+                .get(usize::from(column))
+                .copied()
+                .unwrap_or(false);
+        if covered {
+            self.budget.spend(1)?;
+            self.sheet
+                .layout
+                .unformatted_cells
+                .insert((self.row, column));
+        }
         Ok(())
     }
 
@@ -804,6 +884,13 @@ impl SheetScan<'_> {
             format: index(element, "style").unwrap_or(0),
             outline_level: outline_level(element),
         };
+        if props.format != 0 {
+            let (first, last) = (usize::from(props.first), usize::from(props.last));
+            if self.formatted_columns.len() <= last {
+                self.formatted_columns.resize(last + 1, false);
+            }
+            self.formatted_columns[first..=last].fill(true);
+        }
         if props.width.is_some() || props.hidden || props.format != 0 || props.outline_level > 0 {
             self.sheet.layout.columns.push(props);
         }
@@ -1257,6 +1344,45 @@ mod tests {
         }
         let names = sheet_names(std::io::Cursor::new(minimal_package("\\"))).unwrap();
         assert_eq!(names, ["Data"]);
+    }
+
+    #[test]
+    fn cells_of_the_default_format_are_kept_under_formatted_rows_and_columns() {
+        // B is a formatted column, row 3 a formatted row: A2 and C2 are
+        // under neither, A3 holds a value, C3 has a format of its own.
+        let xml = br#"<worksheet><cols><col min="2" max="2" style="1"/></cols><sheetData>
+            <row r="2"><c r="A2"/><c r="B2"/><c r="C2" s="0"></c></row>
+            <row r="3" s="1" customFormat="1"><c r="A3"><v>1</v></c><c r="B3" s="0"></c><c r="C3" s="1"/><c r="D3"/></row>
+            </sheetData></worksheet>"#;
+        let mut budget = Budget {
+            cells: 100,
+            ..Budget::default()
+        };
+        let scan = scan_sheet(&xml[..], &mut budget).expect("a sheet");
+        assert_eq!(
+            scan.layout.unformatted_cells,
+            [(1, 1), (2, 0), (2, 1), (2, 3)].into()
+        );
+    }
+
+    #[test]
+    fn inline_strings_keep_text_beside_runs_and_nothing_after_an_empty_t() {
+        let xml = br#"<worksheet><sheetData><row r="1">
+            <c r="A1" t="inlineStr"><is><t>Before</t><r><rPr><b/></rPr><t>Hierarchy</t></r></is></c>
+            <c r="B1" t="inlineStr"><is><t/>
+              </is></c></row></sheetData></worksheet>"#;
+        let mut budget = Budget {
+            cells: 100,
+            ..Budget::default()
+        };
+        let scan = scan_sheet(&xml[..], &mut budget).expect("a sheet");
+        let runs: Vec<&str> = scan.layout.rich_text[&(0, 0)]
+            .runs
+            .iter()
+            .map(|run| run.text.as_str())
+            .collect();
+        assert_eq!(runs, ["Before", "Hierarchy"]);
+        assert!(scan.layout.spelled.is_empty(), "B1 is empty text");
     }
 
     #[test]

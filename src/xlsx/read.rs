@@ -57,6 +57,8 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
         Err(CalamineError::Calamine(error)) if repair::repairable(&error) => {
             read_grids(&repair::repaired(bytes)?, max_cells)
         }
+        // Read by calamine otherwise than apps read it: read again, repaired.
+        Ok(_) if package.spaced_string_index => read_grids(&repair::repaired(bytes)?, max_cells),
         grids => grids,
     };
     let grids = grids.map_err(ReadError::from)?;
@@ -387,6 +389,83 @@ mod tests {
         with_sheet_edited(&mut book, |xml| {
             xml.replace(r#"r="A1""#, &format!(r#"r="{reference}""#))
         })
+    }
+
+    #[test]
+    fn a_shared_string_index_with_spaces_around_it_names_its_string() {
+        // calamine reads `<v>2 </v>` as string 0, LibreOffice as string 2.
+        let mut book = rust_xlsxwriter::Workbook::new();
+        let sheet = book.add_worksheet();
+        sheet.write(0, 0, "Konto").unwrap();
+        sheet.write(0, 1, "Name").unwrap();
+        sheet.write(1, 1, "Mustermann").unwrap();
+        let bytes = with_sheet_edited(&mut book, |xml| xml.replace("<v>2</v>", "<v>2 </v>"));
+        let workbook = read_workbook(&bytes, 100).unwrap();
+        assert_eq!(
+            workbook.sheets[0].rows[1][1],
+            Cell::Text("Mustermann".into())
+        );
+        // Written back, every reader finds it.
+        let mut written = Cursor::new(Vec::new());
+        crate::xlsx::write_workbook(&workbook, &mut written).unwrap();
+        let mut again: Xlsx<_> = Xlsx::new(Cursor::new(written.into_inner())).unwrap();
+        let range = again.worksheet_range_at(0).unwrap().unwrap();
+        assert_eq!(
+            range.get_value((1, 1)),
+            Some(&calamine::Data::String("Mustermann".into()))
+        );
+    }
+
+    #[test]
+    fn cells_numbered_without_a_column_stay_in_their_row() {
+        // As ExcelDataReader's fillreport.xlsx numbers them: r="0", r="1"…
+        let mut book = rust_xlsxwriter::Workbook::new();
+        let sheet = book.add_worksheet();
+        sheet.write(0, 0, 0).unwrap();
+        sheet.write(1, 0, 1).unwrap();
+        sheet.write(1, 1, 2).unwrap();
+        let bytes = with_sheet_edited(&mut book, |xml| {
+            xml.replace(r#"r="A1""#, r#"r="0""#)
+                .replace(r#"r="A2""#, r#"r="0""#)
+                .replace(r#"r="B2""#, r#"r="1""#)
+        });
+        let workbook = read_workbook(&bytes, 100).unwrap();
+        assert_eq!(workbook.sheets[0].rows[0], [Cell::Number(0.0)]);
+        assert_eq!(
+            workbook.sheets[0].rows[1],
+            [Cell::Number(1.0), Cell::Number(2.0)]
+        );
+    }
+
+    #[test]
+    fn a_text_constant_held_in_a_value_is_written_back_so() {
+        // `t="str"` without a formula: calamine keeps the trailing space,
+        // LibreOffice trims it; written back as it was, both read the same.
+        let mut book = rust_xlsxwriter::Workbook::new();
+        let sheet = book.add_worksheet();
+        sheet.write(0, 0, "name").unwrap();
+        sheet.write(1, 0, 1).unwrap();
+        let bytes = with_sheet_edited(&mut book, |xml| {
+            xml.replace(
+                r#"<c r="A2"><v>1</v></c>"#,
+                r#"<c r="A2" t="str"><v>City </v></c>"#,
+            )
+        });
+        let workbook = read_workbook(&bytes, 100).unwrap();
+        assert_eq!(workbook.sheets[0].rows[1][0], Cell::Text("City ".into()));
+        let mut written = Cursor::new(Vec::new());
+        crate::xlsx::write_workbook(&workbook, &mut written).unwrap();
+        let mut archive = zip::ZipArchive::new(Cursor::new(written.into_inner())).unwrap();
+        let mut xml = String::new();
+        archive
+            .by_name("xl/worksheets/sheet1.xml")
+            .unwrap()
+            .read_to_string(&mut xml)
+            .unwrap();
+        assert!(
+            xml.contains(r#"<c r="A2" t="str"><v>City </v></c>"#),
+            "{xml}"
+        );
     }
 
     #[test]

@@ -8,13 +8,19 @@
 //! hint). Only a package calamine refused for one of these reasons is
 //! repaired ([`repairable`]), so a well-formed file costs nothing more.
 //!
+//! One more is read otherwise than apps read it, without an error: a
+//! shared-string index with spaces around it (`<v>2 </v>`), which calamine
+//! takes for index 0 and LibreOffice for the string it names. The package
+//! scan tells it (`Package::spaced_string_index`), and the repair writes
+//! the index without its spaces.
+//!
 //! The repaired package is read for its values only; the package scan
 //! (`super::package`) reads the file as it is, and tolerates the same.
 
 use std::io::{Cursor, Read, Write};
 
 use calamine::XlsxError;
-use quick_xml::events::{BytesStart, Event};
+use quick_xml::events::{BytesStart, BytesText, Event};
 use quick_xml::{Reader, Writer};
 use zip::write::SimpleFileOptions;
 use zip::{ZipArchive, ZipWriter};
@@ -107,7 +113,7 @@ fn repaired_sheet(xml: &[u8], strings: usize) -> Result<Vec<u8>, ReadError> {
             if done {
                 let events = held.take().unwrap_or_default();
                 if in_table(&events, strings) {
-                    for event in events {
+                    for event in trimmed(events) {
                         out.write_event(event).map_err(unreadable)?;
                     }
                 }
@@ -170,7 +176,10 @@ fn repaired_sheet(xml: &[u8], strings: usize) -> Result<Vec<u8>, ReadError> {
 
 /// A cell's start tag with a whole reference, and its 0-based column: a
 /// reference without a row takes the current row, one without a column
-/// the column after the cell before; a whole one is kept.
+/// the column after the cell before, in the current row (its digits are
+/// no row: the cell is inside its `<row>`, as the package scan and
+/// ExcelDataReader, whose `fillreport.xlsx` numbers its cells `r="0"`,
+/// `r="1"`…, read it); a whole one is kept.
 fn placed(cell: &BytesStart<'_>, row: u32, next_column: u32) -> (BytesStart<'static>, u32) {
     let reference = attr(cell, "r");
     let (letters, digits) = reference.as_deref().map_or(("", ""), |r| {
@@ -185,11 +194,14 @@ fn placed(cell: &BytesStart<'_>, row: u32, next_column: u32) -> (BytesStart<'sta
     if reference.is_none() || whole {
         return (cell.to_owned(), column);
     }
-    let row = digits
-        .parse::<u32>()
-        .ok()
-        .filter(|r| *r > 0)
-        .unwrap_or(row.max(1));
+    let row = match letters.is_empty() {
+        true => row.max(1),
+        false => digits
+            .parse::<u32>()
+            .ok()
+            .filter(|r| *r > 0)
+            .unwrap_or(row.max(1)),
+    };
     let reference = format!("{}{row}", column_letters(column));
     (with_attribute(cell, "r", &reference), column)
 }
@@ -206,16 +218,39 @@ fn with_attribute(element: &BytesStart<'_>, name: &str, value: &str) -> BytesSta
 
 /// Whether the `<v>` events held back give a string index in the table.
 fn in_table(events: &[Event<'_>], strings: usize) -> bool {
-    let text: String = events
+    index_text(events)
+        .trim()
+        .parse::<usize>()
+        .map_or(true, |index| index < strings)
+}
+
+/// The text of the `<v>` events held back.
+fn index_text(events: &[Event<'_>]) -> String {
+    events
         .iter()
         .filter_map(|event| match event {
             Event::Text(text) => Some(text.xml10_content().into_owned()),
             _ => None,
         })
-        .collect();
-    text.trim()
-        .parse::<usize>()
-        .map_or(true, |index| index < strings)
+        .collect()
+}
+
+/// The `<v>` events held back, an index with spaces around it without
+/// them; anything else as it is.
+fn trimmed(events: Vec<Event<'static>>) -> Vec<Event<'static>> {
+    let text = index_text(&events);
+    let index = text.trim();
+    let (Some(start), Some(end)) = (events.first(), events.last()) else {
+        return events;
+    };
+    if index.len() == text.len() || index.parse::<usize>().is_err() {
+        return events;
+    }
+    vec![
+        start.clone(),
+        Event::Text(BytesText::new(index).into_owned()),
+        end.clone(),
+    ]
 }
 
 /// Whether a `ref` names cells (`A1`, `A1:C3`), not whole rows or columns.
@@ -275,7 +310,7 @@ mod tests {
         let xml = r#"<worksheet><dimension ref="1:4"/><sheetData><row r="3"><c r="A"><v>1</v></c><c r="7"><v>2</v></c><c><v>3</v></c><c r="E3"><v>4</v></c><c r="0"><v>5</v></c></row></sheetData></worksheet>"#;
         assert_eq!(
             repair(xml, 0),
-            r#"<worksheet><sheetData><row r="3"><c r="A3"><v>1</v></c><c r="B7"><v>2</v></c><c><v>3</v></c><c r="E3"><v>4</v></c><c r="F3"><v>5</v></c></row></sheetData></worksheet>"#
+            r#"<worksheet><sheetData><row r="3"><c r="A3"><v>1</v></c><c r="B3"><v>2</v></c><c><v>3</v></c><c r="E3"><v>4</v></c><c r="F3"><v>5</v></c></row></sheetData></worksheet>"#
         );
     }
 
@@ -285,6 +320,15 @@ mod tests {
         assert_eq!(
             repair(xml, 2),
             r#"<x:sheetData><x:row r="1"><x:c r="A1" t="s"><x:v>1</x:v></x:c><x:c r="B1" t="s"></x:c><x:c r="C1"><x:v>9</x:v></x:c></x:row></x:sheetData>"#
+        );
+    }
+
+    #[test]
+    fn a_shared_string_index_loses_the_spaces_around_it() {
+        let xml = r#"<sheetData><row r="1"><c r="A1" t="s"><v>1 </v></c><c r="B1" t="s"><v> 0</v></c><c r="C1" t="s"><v> x </v></c><c r="D1"><v> 2 </v></c></row></sheetData>"#;
+        assert_eq!(
+            repair(xml, 2),
+            r#"<sheetData><row r="1"><c r="A1" t="s"><v>1</v></c><c r="B1" t="s"><v>0</v></c><c r="C1" t="s"><v> x </v></c><c r="D1"><v> 2 </v></c></row></sheetData>"#
         );
     }
 

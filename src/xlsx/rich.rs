@@ -19,10 +19,19 @@ pub struct RunReader {
     xml: Writer<Vec<u8>>,
     /// How deep inside the string's content [`RunReader::record`] is.
     depth: usize,
+    /// The runs (`<r>`), and the texts beside them (a `<t>` of the string's
+    /// own, which shows in the cell's font) as runs without a font.
     runs: Vec<TextRun>,
+    /// Whether the string has a run (`<r>`): without one it is plain.
+    has_runs: bool,
     in_run: bool,
     in_properties: bool,
     in_text: bool,
+    /// The current `<t>`'s text, and whether it has `xml:space="preserve"`:
+    /// a run's text is what readers make of it, its outer white space
+    /// trimmed unless preserved.
+    text: String,
+    text_preserved: bool,
     /// Inside a phonetic run (`<rPh>`), whose text is no part of the string.
     in_phonetic: bool,
     /// The text of a string without runs, as it stands in its `<t>`.
@@ -37,9 +46,12 @@ impl Default for RunReader {
             xml: Writer::new(Vec::new()),
             depth: 0,
             runs: Vec::new(),
+            has_runs: false,
             in_run: false,
             in_properties: false,
             in_text: false,
+            text: String::new(),
+            text_preserved: false,
             in_phonetic: false,
             plain: String::new(),
             preserve: false,
@@ -78,6 +90,7 @@ impl RunReader {
         match element.local_name().as_ref() {
             "r" => {
                 self.runs.push(TextRun::default());
+                self.has_runs = true;
                 self.in_run = true;
             }
             "rPr" if self.in_run => {
@@ -88,8 +101,11 @@ impl RunReader {
             }
             "t" => {
                 self.in_text = true;
+                self.text_preserved = attr(element, "space").is_some_and(|v| v == "preserve");
+                self.text.clear();
                 if !self.in_run && !self.in_phonetic {
                     self.preserve = attr(element, "space").is_some_and(|v| v == "preserve");
+                    self.runs.push(TextRun::default());
                 }
             }
             "rPh" => self.in_phonetic = true,
@@ -112,16 +128,28 @@ impl RunReader {
         if !self.in_text || self.in_phonetic {
             return;
         }
+        let text = text.decode();
         if !self.in_run {
-            self.plain.push_str(&text.decode());
-        } else if let Some(run) = self.runs.last_mut() {
-            run.text.push_str(&text.decode());
+            self.plain.push_str(&text);
         }
+        self.text.push_str(&text);
     }
 
     pub fn end(&mut self, name: &str) {
         match name {
-            "t" => self.in_text = false,
+            "t" => {
+                self.in_text = false;
+                if self.in_phonetic {
+                    return;
+                }
+                let text = match self.text_preserved {
+                    true => &self.text[..],
+                    false => self.text.trim_matches([' ', '\t', '\r', '\n']),
+                };
+                if let Some(run) = self.runs.last_mut() {
+                    run.text.push_str(text);
+                }
+            }
             "rPr" => self.in_properties = false,
             "r" => self.in_run = false,
             "rPh" => self.in_phonetic = false,
@@ -131,7 +159,7 @@ impl RunReader {
 
     /// The runs and the string's XML, when the string had runs.
     pub fn finish(self) -> Option<RichText> {
-        (!self.runs.is_empty()).then(|| RichText {
+        self.has_runs.then(|| RichText {
             runs: self.runs,
             xml: String::from_utf8_lossy(&self.xml.into_inner()).into_owned(),
         })
@@ -141,12 +169,25 @@ impl RunReader {
     /// writer would not write (see [`may_be_respelled`]); its `text` is
     /// left for the reader of the values to fill in.
     pub fn spelling(&self) -> Option<Spelling> {
-        (self.runs.is_empty() && may_be_respelled(&self.plain, self.preserve)).then(|| Spelling {
+        (!self.has_runs && may_be_respelled(&self.plain, self.preserve)).then(|| Spelling {
             text: String::new(),
             xml: self.plain.clone(),
             preserve: self.preserve,
+            in_value: false,
         })
     }
+}
+
+/// The spelling of a text constant the file holds in a `<v>` (a `t="str"`
+/// cell without a formula), when it may be one the writer would not
+/// write; its `text` is left for the reader of the values to fill in.
+pub fn value_spelling(xml: String, preserve: bool) -> Option<Spelling> {
+    may_be_respelled(&xml, preserve).then_some(Spelling {
+        text: String::new(),
+        xml,
+        preserve,
+        in_value: true,
+    })
 }
 
 /// Whether the writer may spell a string otherwise than `xml` (a `<t>`'s
@@ -191,9 +232,16 @@ pub fn rich_shared_strings(xml: impl BufRead) -> Result<SharedStrings, ReadError
                 string = Some(RunReader::default());
             }
             Event::Empty(e) if e.local_name().as_ref() == "si" => index += 1,
-            Event::Start(e) | Event::Empty(e) => {
+            Event::Start(e) => {
                 if let Some(string) = &mut string {
                     string.start(&e);
+                }
+            }
+            // An empty element (`<t/>`) starts and ends: no text follows.
+            Event::Empty(e) => {
+                if let Some(string) = &mut string {
+                    string.start(&e);
+                    string.end(e.local_name().as_ref());
                 }
             }
             Event::End(e) if e.local_name().as_ref() == "si" => {
@@ -238,7 +286,8 @@ mod tests {
         let xml = concat!(
             r#"<sst><si><t>plain</t></si><si><t>City </t></si>"#,
             r#"<si><t xml:space="preserve">World </t></si><si><t>a_x000d_b</t></si>"#,
-            r#"<si><t>line&#13;x</t></si><si><r><t>run_x000d_</t></r></si></sst>"#,
+            r#"<si><t>line&#13;x</t></si><si><r><t>run_x000d_</t></r></si>"#,
+            "<si>\n  <t/>\n</si><si><t>last </t></si></sst>",
         );
         let strings = rich_shared_strings(xml.as_bytes()).expect("read");
         let spelled: Vec<(u32, &str, bool)> = strings
@@ -251,9 +300,38 @@ mod tests {
             [
                 (1, "City ", false),
                 (3, "a_x000d_b", false),
-                (4, "line\rx", false)
+                (4, "line\rx", false),
+                (7, "last ", false)
             ]
         );
         assert_eq!(strings.rich.len(), 1, "runs are kept as runs");
+    }
+
+    #[test]
+    fn text_beside_runs_is_a_run_in_the_cells_font() {
+        let xml = r#"<sst><si><t>Before</t><r><rPr><b/></rPr><t>Hierarchy</t></r><t>!</t><rPh><t>x</t></rPh></si></sst>"#;
+        let strings = rich_shared_strings(xml.as_bytes()).expect("read");
+        let runs: Vec<(&str, bool)> = strings.rich[0]
+            .1
+            .runs
+            .iter()
+            .map(|run| (run.text.as_str(), run.font.as_ref().is_some_and(|f| f.bold)))
+            .collect();
+        assert_eq!(runs, [("Before", false), ("Hierarchy", true), ("!", false)]);
+        assert!(strings.spelled.is_empty());
+    }
+
+    #[test]
+    fn a_runs_text_is_what_readers_read_its_outer_spaces_trimmed_unless_preserved() {
+        let xml = r#"<x:sst xmlns:x="main"><x:si><x:r><x:rPr><x:b/></x:rPr><x:t> red </x:t></x:r><x:r><x:t xml:space="preserve"> kept </x:t></x:r></x:si></x:sst>"#;
+        let strings = rich_shared_strings(xml.as_bytes()).expect("read");
+        let rich = &strings.rich[0].1;
+        let texts: Vec<&str> = rich.runs.iter().map(|run| run.text.as_str()).collect();
+        assert_eq!(texts, ["red", " kept "]);
+        assert!(
+            rich.xml.contains("<t> red </t>"),
+            "written as the file has it: {}",
+            rich.xml
+        );
     }
 }

@@ -112,11 +112,17 @@ impl Formats {
     }
 
     /// Whether [`Cells::write_rows`] writes any cell of `row`: one with a value,
-    /// or with a cell format that is not the default.
+    /// with a cell format that is not the default, or an empty cell the
+    /// file has without a format under a formatted row or column.
     fn writes_any(&self, sheet: &Sheet, row: usize) -> bool {
         let ids = sheet.layout.formats.get(row).map_or(&[][..], Vec::as_slice);
         sheet.row(row).iter().any(|cell| *cell != Cell::Empty)
             || ids.iter().any(|&id| !self.is_plain(id))
+            || sheet
+                .layout
+                .unformatted_columns(row as u32)
+                .next()
+                .is_some()
     }
 
     /// Whether the format of id `id` is written as the writer's default
@@ -538,12 +544,21 @@ impl Cells<'_> {
                 .formulas
                 .range((row as u32, 0)..=(row as u32, u16::MAX));
             let past_formulas = formulas.last().map_or(0, |(&(_, c), _)| usize::from(c) + 1);
-            for column in 0..cells.len().max(ids.len()).max(past_formulas) {
+            let past_unformatted = layout
+                .unformatted_columns(row as u32)
+                .next_back()
+                .map_or(0, |c| usize::from(c) + 1);
+            let end = cells.len().max(ids.len()).max(past_formulas);
+            for column in 0..end.max(past_unformatted) {
                 let cell = cells.get(column).unwrap_or(&Cell::Empty);
                 let id = ids.get(column).copied().unwrap_or(0);
                 // No cell in the file: it shows its row's or column's format.
                 let key = (row as u32, column as u16);
-                if id == 0 && *cell == Cell::Empty && !layout.formulas.contains_key(&key) {
+                if id == 0
+                    && *cell == Cell::Empty
+                    && !layout.formulas.contains_key(&key)
+                    && !layout.unformatted_cells.contains(&key)
+                {
                     continue;
                 }
                 self.write_cell(row as u32, column as u16, cell, id)?;
