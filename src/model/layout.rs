@@ -341,6 +341,7 @@ impl Layout {
             iso_dates: self.iso_dates.clone(),
             spelled: self.spelled.clone(),
             formulas: self.formulas.clone(),
+            unformatted_cells: self.unformatted_cells.clone(),
         }
     }
 
