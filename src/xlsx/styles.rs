@@ -521,9 +521,13 @@ const LEGACY_PALETTE: [u32; 64] = [
     0x003366, 0x339966, 0x003300, 0x333300, 0x993300, 0x993366, 0x333399, 0x333333,
 ];
 
-/// The built-in number formats a file may use by id alone (en-US where
-/// the id is locale-dependent). Ids 23–36 and 50+ vary by locale and are
-/// not mapped.
+/// The built-in number formats a file may use by id alone: en-US where the
+/// id is the same in every locale's table or Excel's en-US one; the dates
+/// and times of ids 27–36 and 50–58, which exist only in East Asian
+/// locales and differ between them, as ECMA-376 (Part 1, 18.8.30) lists
+/// them for zh-CN. Readers (calamine among them) take those ids for dates
+/// whatever the locale, so a format must show one, or a rewrite would give
+/// the cell a date format of its own. Ids 23–26 are not mapped.
 fn builtin_num_format(id: u32) -> Option<&'static str> {
     Some(match id {
         1 => "0",
@@ -548,6 +552,14 @@ fn builtin_num_format(id: u32) -> Option<&'static str> {
         20 => "h:mm",
         21 => "h:mm:ss",
         22 => "m/d/yy h:mm",
+        27 | 36 | 50 | 52 | 57 => "yyyy\"年\"m\"月\"",
+        28 | 29 | 51 | 53 | 54 | 58 => "m\"月\"d\"日\"",
+        30 => "m-d-yy",
+        31 => "yyyy\"年\"m\"月\"d\"日\"",
+        32 => "h\"时\"mm\"分\"",
+        33 => "h\"时\"mm\"分\"ss\"秒\"",
+        34 | 55 => "上午/下午h\"时\"mm\"分\"",
+        35 | 56 => "上午/下午h\"时\"mm\"分\"ss\"秒\"",
         37 => "#,##0 ;(#,##0)",
         38 => "#,##0 ;[Red](#,##0)",
         39 => "#,##0.00;(#,##0.00)",
@@ -1169,7 +1181,10 @@ mod tests {
             (47, Some("mm:ss.0")),
             (48, Some("##0.0E+0")),
             (49, Some("@")),
-            (30, None),
+            (30, Some("m-d-yy")),
+            (31, Some("yyyy\"年\"m\"月\"d\"日\"")),
+            (23, None),
+            (59, None),
             (163, None),
         ];
         let xfs: String = cases
@@ -1181,7 +1196,8 @@ mod tests {
         for ((id, code), format) in cases.iter().zip(&formats) {
             assert_eq!(format.num_format.as_deref(), *code, "id {id}");
         }
-        for id in [14, 15, 16, 17, 18, 19, 20, 21, 22, 45, 46, 47] {
+        // Every id calamine reads as a date shows one.
+        for id in (14..=22).chain(27..=36).chain(45..=47).chain(50..=58) {
             let code = builtin_num_format(id).expect("mapped");
             assert!(crate::model::format::is_date_format(code), "{id}");
         }

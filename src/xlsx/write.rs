@@ -1280,6 +1280,58 @@ mod tests {
         &xml[start..end]
     }
 
+    /// The part `name` of the package `bytes`, inflated.
+    fn part(bytes: &[u8], name: &str) -> String {
+        let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).expect("a zip");
+        let mut xml = String::new();
+        let mut part = zip.by_name(name).expect("the part");
+        std::io::Read::read_to_string(&mut part, &mut xml).expect("UTF-8");
+        xml
+    }
+
+    #[test]
+    fn a_date_in_an_east_asian_builtin_format_keeps_it() {
+        let package = package_with(r#"<row r="1"><c r="A1" s="1"><v>45000</v></c></row>"#, "");
+        // The package again, its styles given a second cell format: the
+        // zh-CN date of id 31, which no numFmt spells out.
+        let mut archive = zip::ZipArchive::new(Cursor::new(package)).expect("a zip");
+        let mut out = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        for i in 0..archive.len() {
+            let mut entry = archive.by_index(i).expect("a part");
+            let name = entry.name().expect("a name").into_owned();
+            let mut xml = String::new();
+            std::io::Read::read_to_string(&mut entry, &mut xml).expect("UTF-8");
+            if name == "xl/styles.xml" {
+                let end = xml.find("</cellXfs>").expect("cell formats");
+                xml.insert_str(end, r#"<xf numFmtId="31" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>"#);
+                xml = xml.replacen(r#"<cellXfs count="1">"#, r#"<cellXfs count="2">"#, 1);
+            }
+            out.start_file(name, zip::write::SimpleFileOptions::default())
+                .expect("started");
+            std::io::Write::write_all(&mut out, xml.as_bytes()).expect("written");
+        }
+        let package = out.finish().expect("finished").into_inner();
+        let workbook = read_workbook(&package, usize::MAX).expect("reads");
+        assert!(
+            matches!(workbook.sheets[0].row(0)[0], Cell::DateTime(_)),
+            "read as a date"
+        );
+        let mut out = Cursor::new(Vec::new());
+        write_workbook(&workbook, &mut out).expect("written");
+        let xml = sheet_xml(out.get_ref());
+        let cell = cell_xml(&xml, "A1");
+        let style: usize = cell
+            .split("s=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .and_then(|s| s.parse().ok())
+            .expect("a cell format");
+        let styles = part(out.get_ref(), "xl/styles.xml");
+        let xfs = &styles[styles.find("<cellXfs").expect("cell formats")..];
+        let xf = xfs.split("<xf ").nth(style + 1).expect("the cell's format");
+        assert!(xf.starts_with(r#"numFmtId="31""#), "{cell} has {xf}");
+    }
+
     #[test]
     fn a_long_sheet_that_carries_elements_is_merged_in_pieces() {
         let validation = r#"<dataValidations count="1"><dataValidation type="whole" sqref="B1:B5"><formula1>0</formula1></dataValidation></dataValidations>"#;
