@@ -179,3 +179,27 @@ async fn empty_cells_of_the_default_format_keep_it_in_a_formatted_row() {
         );
     }
 }
+
+/// A sheet WPS Office saved in Chinese whose column A holds dates in the
+/// built-in number format 58, one of the East Asian formats (ids 27–36,
+/// 50–58) that no `numFmt` spells out: an insert leaves each of them its
+/// format, where the writer used to give them `yyyy/mm/dd` of its own.
+#[tokio::test]
+async fn dates_in_an_east_asian_builtin_format_keep_it() {
+    let server = Server::start().await;
+    server.add_fixture("looks/excel/east_asian_date.xlsx", ID);
+    let before = looks(&std::fs::read(server.file(ID)).expect("fixture copied"));
+    let dated: Vec<&String> = before
+        .iter()
+        .filter(|(place, look)| place.starts_with("Sheet1!A") && look.contains("built-in 58"))
+        .map(|(place, _)| place)
+        .collect();
+    assert!(dated.len() >= 10, "column A's dates: {before:?}");
+    let path = format!("{}?header_row=1", rows_path("Sheet1"));
+    let (status, body) = server.post(&path, json!({"data": [{"标题": "新"}]})).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let after = looks(&server.download(ID).await.bytes().await.expect("body"));
+    for place in dated {
+        assert_eq!(before.get(place), after.get(place), "{place}");
+    }
+}
