@@ -2,6 +2,8 @@
 //! and booleans, as rust_xlsxwriter writes it.
 #![allow(dead_code)] // each benchmark uses a different part of this file
 
+use std::path::Path;
+
 const COLUMNS: [&str; 10] = [
     "id", "name", "city", "amount", "joined", "active", "qty", "note", "code", "score",
 ];
@@ -142,4 +144,64 @@ pub fn sizes_and_runs(runs: usize) -> (Vec<usize>, usize) {
         }
     }
     (sizes, runs)
+}
+
+/// The program that saved the workbook the server is given.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Producer {
+    RustXlsxwriter,
+    Openpyxl,
+    LibreOffice,
+}
+
+impl Producer {
+    pub const ALL: [Producer; 3] = [
+        Producer::RustXlsxwriter,
+        Producer::Openpyxl,
+        Producer::LibreOffice,
+    ];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Producer::RustXlsxwriter => "rust_xlsxwriter",
+            Producer::Openpyxl => "openpyxl",
+            Producer::LibreOffice => "libreoffice",
+        }
+    }
+
+    /// The benchmark's workbook of `rows` rows as this program saves it.
+    /// openpyxl's and LibreOffice's are made once by
+    /// `benches/producers/make.py` and kept in `target/bench-producers/`.
+    pub fn workbook(self, rows: usize) -> Vec<u8> {
+        if self == Producer::RustXlsxwriter {
+            return write_workbook(rows);
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| root.join("target"));
+        let out = root.join(target).join("bench-producers");
+        let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+        let made = std::process::Command::new(&python)
+            .arg(root.join("benches/producers/make.py"))
+            .args(["--producer", self.key(), "--rows", &rows.to_string()])
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "--producer {} runs benches/producers/make.py with {python} (set PYTHON to \
+                     another): {e}",
+                    self.key()
+                )
+            });
+        assert!(
+            made.status.success(),
+            "--producer {}: benches/producers/make.py failed: {}",
+            self.key(),
+            String::from_utf8_lossy(&made.stderr).trim()
+        );
+        let path = String::from_utf8_lossy(&made.stdout).trim().to_string();
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
 }

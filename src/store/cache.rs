@@ -40,10 +40,6 @@ impl FileIdentity {
 /// The least recently used workbooks give theirs up first.
 const MAX_KEPT_FILES: usize = 64;
 
-/// The estimated memory of one cell slot: the cell itself (32 bytes) and
-/// an average share of text on the heap.
-const BYTES_PER_CELL: usize = 48;
-
 pub struct Entry {
     identity: FileIdentity,
     workbook: Arc<Workbook>,
@@ -149,10 +145,8 @@ impl Cache {
             rewrite,
             calculator,
         } = kept;
-        // Carried parts (images, charts) are held in memory too.
-        let bytes = workbook.cell_slots() * BYTES_PER_CELL
-            + workbook.carried.part_bytes()
-            + calculator.as_ref().map_or(0, Calculator::bytes);
+        // The workbook's cells and carried parts, and the engine's cells.
+        let bytes = workbook.estimated_bytes() + calculator.as_ref().map_or(0, Calculator::bytes);
         while self.bytes + bytes > self.max_bytes {
             let Some(oldest) = self
                 .entries
@@ -222,6 +216,7 @@ impl Cache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::sheet::BYTES_PER_CELL;
     use crate::model::{Cell, Sheet};
 
     fn workbook(rows: usize) -> Arc<Workbook> {
