@@ -1249,6 +1249,18 @@ mod tests {
         let mut book = rust_xlsxwriter::Workbook::new();
         book.add_worksheet().write(0, 0, 1).expect("written");
         let bytes = book.save_to_buffer().expect("saved");
+        repackaged(bytes, |name, xml| {
+            if name == "xl/worksheets/sheet1.xml" {
+                let start = xml.find("<sheetData").expect("sheet data");
+                let end = xml.find("</sheetData>").expect("its end") + 12;
+                let sheet_data = format!("<sheetData>{cells}</sheetData>{after_cells}");
+                xml.replace_range(start..end, &sheet_data);
+            }
+        })
+    }
+
+    /// The package `bytes` with each part's XML changed by `change`.
+    fn repackaged(bytes: Vec<u8>, mut change: impl FnMut(&str, &mut String)) -> Vec<u8> {
         let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).expect("a zip");
         let mut out = zip::ZipWriter::new(Cursor::new(Vec::new()));
         for i in 0..archive.len() {
@@ -1256,12 +1268,7 @@ mod tests {
             let name = part.name().expect("a name").into_owned();
             let mut xml = String::new();
             std::io::Read::read_to_string(&mut part, &mut xml).expect("UTF-8");
-            if name == "xl/worksheets/sheet1.xml" {
-                let start = xml.find("<sheetData").expect("sheet data");
-                let end = xml.find("</sheetData>").expect("its end") + 12;
-                let sheet_data = format!("<sheetData>{cells}</sheetData>{after_cells}");
-                xml.replace_range(start..end, &sheet_data);
-            }
+            change(&name, &mut xml);
             out.start_file(name, zip::write::SimpleFileOptions::default())
                 .expect("started");
             std::io::Write::write_all(&mut out, xml.as_bytes()).expect("written");
@@ -1292,25 +1299,15 @@ mod tests {
     #[test]
     fn a_date_in_an_east_asian_builtin_format_keeps_it() {
         let package = package_with(r#"<row r="1"><c r="A1" s="1"><v>45000</v></c></row>"#, "");
-        // The package again, its styles given a second cell format: the
-        // zh-CN date of id 31, which no numFmt spells out.
-        let mut archive = zip::ZipArchive::new(Cursor::new(package)).expect("a zip");
-        let mut out = zip::ZipWriter::new(Cursor::new(Vec::new()));
-        for i in 0..archive.len() {
-            let mut entry = archive.by_index(i).expect("a part");
-            let name = entry.name().expect("a name").into_owned();
-            let mut xml = String::new();
-            std::io::Read::read_to_string(&mut entry, &mut xml).expect("UTF-8");
+        // Its styles given a second cell format: the zh-CN date of id 31,
+        // which no numFmt spells out.
+        let package = repackaged(package, |name, xml| {
             if name == "xl/styles.xml" {
                 let end = xml.find("</cellXfs>").expect("cell formats");
                 xml.insert_str(end, r#"<xf numFmtId="31" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>"#);
-                xml = xml.replacen(r#"<cellXfs count="1">"#, r#"<cellXfs count="2">"#, 1);
+                *xml = xml.replacen(r#"<cellXfs count="1">"#, r#"<cellXfs count="2">"#, 1);
             }
-            out.start_file(name, zip::write::SimpleFileOptions::default())
-                .expect("started");
-            std::io::Write::write_all(&mut out, xml.as_bytes()).expect("written");
-        }
-        let package = out.finish().expect("finished").into_inner();
+        });
         let workbook = read_workbook(&package, usize::MAX).expect("reads");
         assert!(
             matches!(workbook.sheets[0].row(0)[0], Cell::DateTime(_)),
