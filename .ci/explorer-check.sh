@@ -27,9 +27,8 @@ fi
 log "installing the check's npm packages (tools/explorer/package-lock.json)"
 (cd tools/explorer && timeout 300 npm ci --no-audit --no-fund --loglevel=error)
 
-bin="${SHEETD_BIN:-target/release/sheetd}"
-if [[ -z "${SHEETD_BIN:-}" ]]; then
-    cargo build --locked --release --quiet
-fi
+# shellcheck source=.ci/server.sh
+source .ci/server.sh
+release_binary
 log "checking the explorer of $bin in headless chromium"
 timeout 180 node tools/explorer/check.mjs "$bin"

@@ -58,21 +58,13 @@ fi
 py="$venv/bin/python"
 
 # --- Release binary -----------------------------------------------------------
-if [[ -n "${SHEETD_BIN:-}" ]]; then
-    bin=$SHEETD_BIN
-else
-    # A no-op when the binary is up to date; never tests a stale one.
-    log "cargo build --release --locked"
-    cargo build --release --locked --quiet
-    bin="$target_dir/release/sheetd"
-fi
-[[ -x "$bin" ]] || { echo "no executable at $bin" >&2; exit 1; }
+# shellcheck source=.ci/server.sh
+source .ci/server.sh
+release_binary
 
 # --- Server -----------------------------------------------------------------
 work=$(mktemp -d "${TMPDIR:-/tmp}/sheetd-openapi.XXXXXX")
 keep=${OPENAPI_CHECK_KEEP:-}
-# shellcheck source=.ci/server.sh
-source .ci/server.sh
 on_exit_clean_up
 
 live_id=11111111-1111-4111-8111-111111111111

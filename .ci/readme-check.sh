@@ -18,18 +18,12 @@ repo=$(pwd)
 
 log() { printf '==> %s\n' "$*"; }
 
-if [[ -n "${SHEETD_BIN:-}" ]]; then
-    bin=$SHEETD_BIN
-else
-    log "cargo build --release --locked"
-    cargo build --release --locked --quiet
-    bin="${CARGO_TARGET_DIR:-target}/release/sheetd"
-fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/sheetd-readme.XXXXXX")
 keep=${README_CHECK_KEEP:-}
 # shellcheck source=.ci/server.sh
 source .ci/server.sh
+release_binary
 on_exit_clean_up
 
 # A fresh start: the data directory does not exist, so sheetd makes it with

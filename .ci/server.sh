@@ -1,9 +1,23 @@
 # Sourced by the CI checks that run a release server of their own
-# (openapi-check.sh, readme-check.sh). The sourcing script sets `work` (its
+# (openapi-check.sh, readme-check.sh; explorer-check.sh for its binary). The sourcing script sets `work` (its
 # scratch directory, holding server.log) and `keep` (1 keeps that
 # directory) before calling these.
 
 server_pid=
+
+# Sets `bin` to the release binary the check tests: $SHEETD_BIN when set,
+# else target/release/sheetd, built first (a no-op when it is up to date,
+# so a stale binary is never tested).
+release_binary() {
+    if [[ -n "${SHEETD_BIN:-}" ]]; then
+        bin=$SHEETD_BIN
+    else
+        printf '==> %s\n' "cargo build --release --locked"
+        cargo build --release --locked --quiet
+        bin="${CARGO_TARGET_DIR:-target}/release/sheetd"
+    fi
+    [[ -x "$bin" ]] || { echo "no executable at $bin" >&2; exit 1; }
+}
 
 # Stops the server; on failure shows the end of its log; removes `work`
 # unless `keep` is 1. Installed as the EXIT trap by `on_exit_clean_up`.
