@@ -72,16 +72,7 @@ async fn read_rows(server: &Server, id: &str, sheet: &str) -> Value {
 
 /// The `_row` numbers a filter matches, asserting 200.
 async fn matching_rows(server: &Server, sheet: &str, filter: &str) -> Vec<u64> {
-    let (status, body) = server
-        .get(&format!("{}?filter={filter}", rows_path(sheet)))
-        .await;
-    assert_eq!(status, StatusCode::OK, "{filter}: {body}");
-    body["data"]
-        .as_array()
-        .expect("data")
-        .iter()
-        .map(|row| row["_row"].as_u64().expect("_row"))
-        .collect()
+    row_numbers(server, sheet, &format!("filter={filter}")).await
 }
 
 // ---------------------------------------------------------------------------

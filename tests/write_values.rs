@@ -10,7 +10,8 @@ mod common;
 use calamine::Data;
 use common::looks::looks;
 use common::{
-    ID, Server, Spec, formulas_of, make_workbook, people_workbook, read_sheet, rows_path,
+    ID, Server, Spec, formulas_of, make_workbook, people_workbook, read_sheet, row_numbers,
+    rows_path,
 };
 use serde_json::{Value, json};
 
@@ -72,16 +73,6 @@ async fn rows(server: &Server, sheet: &str, query: &str) -> Value {
     let (status, body) = server.get(&format!("{}?{query}", rows_path(sheet))).await;
     assert_eq!(status, 200, "{query}: {body}");
     body
-}
-
-/// The `_row` numbers a read with `query` returns.
-async fn row_numbers(server: &Server, sheet: &str, query: &str) -> Vec<u64> {
-    rows(server, sheet, query).await["data"]
-        .as_array()
-        .expect("data")
-        .iter()
-        .map(|row| row["_row"].as_u64().expect("_row"))
-        .collect()
 }
 
 // ---------------------------------------------------------------------------

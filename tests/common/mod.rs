@@ -196,6 +196,19 @@ pub fn rows_path(sheet: &str) -> String {
     format!("/v1/data/{ID}/{sheet}")
 }
 
+/// The `_row` numbers a read of `sheet` with the query `query` answers,
+/// asserting 200.
+pub async fn row_numbers(server: &Server, sheet: &str, query: &str) -> Vec<u64> {
+    let (status, body) = server.get(&format!("{}?{query}", rows_path(sheet))).await;
+    assert_eq!(status, StatusCode::OK, "{query}: {body}");
+    body["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|row| row["_row"].as_u64().expect("_row"))
+        .collect()
+}
+
 /// A text cell as calamine reads it.
 pub fn s(text: &str) -> Data {
     Data::String(text.into())
