@@ -167,10 +167,9 @@ impl Operation {
             }
         };
         // The route's own fields, checked by the route's rules.
-        let body = serde_json::to_vec(&fields).unwrap_or_default();
         let change = match op.as_ref().and_then(Value::as_str) {
             Some("insert") => {
-                let rows = InsertRows::from_json(&body, max_rows).map_err(Problems::from);
+                let rows = InsertRows::from_object(fields, max_rows).map_err(Problems::from);
                 if on_conflict.is_some() && before.is_some() {
                     let rule =
                         "cannot be combined with on_conflict: an upsert appends its new rows";
@@ -193,11 +192,11 @@ impl Operation {
                     }
                 }
                 let change = if kind == "update" {
-                    UpdateRows::from_json(&body)
+                    UpdateRows::from_object(fields)
                         .map(Change::Update)
                         .map_err(Problems::from)
                 } else {
-                    DeleteRows::from_json(&body)
+                    DeleteRows::from_object(fields)
                         .map(Change::Delete)
                         .map_err(Problems::from)
                 };

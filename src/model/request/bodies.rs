@@ -12,7 +12,7 @@ use utoipa::openapi::schema::{
 };
 
 use super::queries::MAX_LIMIT;
-use super::{Rejected, body_of, checked, report_unknown};
+use super::{Rejected, body_of, body_of_object, checked, report_unknown};
 use crate::model::filter::{FilterExpr, check_filter_count, parse_filter, parse_filter_object};
 use crate::model::header::ROW_KEY;
 use crate::model::problems::Problems;
@@ -249,7 +249,23 @@ fn filter_object_schema() -> ObjectBuilder {
 impl InsertRows {
     /// Checks an insert body of at most `max_rows` rows.
     pub fn from_json(json: &[u8], max_rows: usize) -> Result<InsertRows, Rejected<InsertRows>> {
-        let body: InsertBody = body_of(json).map_err(|problems| Rejected {
+        InsertRows::from_body(body_of(json), max_rows)
+    }
+
+    /// [`InsertRows::from_json`] for a body already parsed: a batch's
+    /// operation without its own fields.
+    pub fn from_object(
+        fields: Map<String, Value>,
+        max_rows: usize,
+    ) -> Result<InsertRows, Rejected<InsertRows>> {
+        InsertRows::from_body(body_of_object(fields), max_rows)
+    }
+
+    fn from_body(
+        body: Result<InsertBody, Problems>,
+        max_rows: usize,
+    ) -> Result<InsertRows, Rejected<InsertRows>> {
+        let body = body.map_err(|problems| Rejected {
             partial: InsertRows { rows: Vec::new() },
             problems,
         })?;
@@ -288,7 +304,16 @@ impl InsertRows {
 
 impl UpdateRows {
     pub fn from_json(json: &[u8]) -> Result<UpdateRows, Rejected<UpdateRows>> {
-        let body: UpdateBody = body_of(json).map_err(|problems| Rejected {
+        UpdateRows::from_body(body_of(json))
+    }
+
+    /// [`UpdateRows::from_json`] for a body already parsed.
+    pub fn from_object(fields: Map<String, Value>) -> Result<UpdateRows, Rejected<UpdateRows>> {
+        UpdateRows::from_body(body_of_object(fields))
+    }
+
+    fn from_body(body: Result<UpdateBody, Problems>) -> Result<UpdateRows, Rejected<UpdateRows>> {
+        let body = body.map_err(|problems| Rejected {
             partial: UpdateRows {
                 selector: Selector::Filter(Vec::new()),
                 data: Vec::new(),
@@ -401,7 +426,16 @@ fn rows_update(
 
 impl DeleteRows {
     pub fn from_json(json: &[u8]) -> Result<DeleteRows, Rejected<DeleteRows>> {
-        let body: DeleteBody = body_of(json).map_err(|problems| Rejected {
+        DeleteRows::from_body(body_of(json))
+    }
+
+    /// [`DeleteRows::from_json`] for a body already parsed.
+    pub fn from_object(fields: Map<String, Value>) -> Result<DeleteRows, Rejected<DeleteRows>> {
+        DeleteRows::from_body(body_of_object(fields))
+    }
+
+    fn from_body(body: Result<DeleteBody, Problems>) -> Result<DeleteRows, Rejected<DeleteRows>> {
+        let body = body.map_err(|problems| Rejected {
             partial: DeleteRows {
                 selector: Selector::Filter(Vec::new()),
             },

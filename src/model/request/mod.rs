@@ -83,6 +83,14 @@ pub(super) fn body_of<B: for<'de> Deserialize<'de>>(json: &[u8]) -> Result<B, Pr
         .map_err(|e| Problems::one("body", format!("could not be read ({e})")))
 }
 
+/// [`body_of`] for a JSON object already parsed.
+pub(super) fn body_of_object<B: for<'de> Deserialize<'de>>(
+    fields: Map<String, Value>,
+) -> Result<B, Problems> {
+    serde_json::from_value(Value::Object(fields))
+        .map_err(|e| Problems::one("body", format!("could not be read ({e})")))
+}
+
 /// Reports every field of `unknown` as not known.
 pub(super) fn report_unknown(unknown: &Map<String, Value>, problems: &mut Problems) {
     for key in unknown.keys() {
