@@ -227,3 +227,61 @@ fn hex_sha256(bytes: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+/// §11.7: the routes that manage workbooks are logged too, under their
+/// operation, and a conflict (409) like any refusal.
+#[tokio::test]
+async fn sheets_and_workbooks_managed_are_logged_a_conflict_too() {
+    let audited = audited_server().await;
+    let server = &audited.server;
+    let sheets = format!("/v1/data/{ID}");
+    let added = call(
+        server,
+        "writer",
+        Method::POST,
+        &sheets,
+        json!({"name": "Added", "columns": ["k"]}),
+    )
+    .await;
+    assert_eq!(added.0, 201);
+    let taken = call(
+        server,
+        "writer",
+        Method::POST,
+        &sheets,
+        json!({"name": "added", "columns": ["k"]}),
+    )
+    .await;
+    assert_eq!(taken.0, 409);
+    let removed = server
+        .client
+        .delete(format!("{}/v1/spreadsheets/{ID}", server.base))
+        .bearer_auth("writer")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(removed.status(), 204);
+
+    let lines = lines(&audited.log);
+    let seen: Vec<(Value, Value, Value)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["operation"].clone(),
+                l["status"].clone(),
+                l["sheet"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (json!("add_sheet"), json!(201), Value::Null),
+            (json!("add_sheet"), json!(409), Value::Null),
+            (json!("remove"), json!(204), Value::Null),
+        ],
+        "{lines:#?}"
+    );
+    assert_eq!(lines[1]["etag_after"], Value::Null);
+    assert_eq!(lines[2]["etag_after"], Value::Null, "nothing is left");
+}

@@ -130,6 +130,42 @@ async fn the_etag_changes_with_a_write_through_sheetd_and_the_write_answers_with
     assert_eq!(etag(&read), after);
 }
 
+/// §11.5: every write's answer carries the new ETag, the tag of the file
+/// it wrote — an upsert, a delete and a sheet added, as an insert does.
+#[tokio::test]
+async fn every_kind_of_write_answers_the_tag_of_the_file_it_wrote() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let writes = [
+        (
+            Method::POST,
+            format!("{}?on_conflict=name", rows_path("People")),
+            json!({"data": [{"name": "Alice", "age": 31}, {"name": "Eve"}]}),
+            200,
+        ),
+        (
+            Method::DELETE,
+            rows_path("People"),
+            json!({"type": "filter", "filter": "name:eq:Eve"}),
+            200,
+        ),
+        (
+            Method::POST,
+            format!("/v1/data/{ID}"),
+            json!({"name": "Added", "columns": ["k"]}),
+            201,
+        ),
+    ];
+    for (method, path, body, status) in writes {
+        let before = tag_of_file(&server.file(ID));
+        let answer = send(&server, method.clone(), &path, &[], Some(body)).await;
+        assert_eq!(answer.status(), status, "{method} {path}");
+        let tag = etag(&answer);
+        assert_ne!(tag, before, "{method} {path} changed the file");
+        assert_eq!(tag, tag_of_file(&server.file(ID)), "{method} {path}");
+    }
+}
+
 #[tokio::test]
 async fn a_write_that_changes_nothing_keeps_the_etag() {
     let server = Server::start().await;

@@ -394,3 +394,70 @@ async fn a_token_for_some_sheets_writes_no_formulas() {
     assert_eq!(status, 403, "{body}");
     assert_eq!(std::fs::read(scoped.server.file(ID)).unwrap(), before);
 }
+
+/// §11.7: managing workbooks (add a sheet, replace, remove) needs `manage`;
+/// a token with it may, within its reach; a write to a workbook beyond its
+/// reach is 404, as a read is, and changes nothing.
+#[tokio::test]
+async fn managing_needs_manage_and_a_write_beyond_reach_is_404() {
+    let text = [
+        tokens_file(),
+        entry(
+            "keeper",
+            "keeper-secret",
+            &format!("[\"{ID}\"]"),
+            None,
+            "[\"read\", \"manage\"]",
+        ),
+    ]
+    .join("\n");
+    let scoped = scoped_server(&text).await;
+    let add_sheet = || Some(json!({"name": "Added", "columns": ["k"]}));
+    let sheets = format!("/v1/data/{ID}");
+    let workbook = format!("/v1/spreadsheets/{ID}");
+
+    let (status, body) = scoped
+        .call("reader-secret", Method::POST, &sheets, add_sheet())
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(detail(&body).contains("manage"), "{body}");
+    let (status, body) = scoped
+        .call("reader-secret", Method::DELETE, &workbook, None)
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(scoped.server.file(ID).exists());
+
+    let (status, body) = scoped
+        .call("keeper-secret", Method::POST, &sheets, add_sheet())
+        .await;
+    assert_eq!(status, 201, "{body}");
+    assert!(sheet_names(&scoped.server.file(ID)).contains(&"Added".to_string()));
+
+    let other = std::fs::read(scoped.server.file(OTHER)).unwrap();
+    for (token, method, path) in [
+        (
+            "keeper-secret",
+            Method::DELETE,
+            format!("/v1/spreadsheets/{OTHER}"),
+        ),
+        ("keeper-secret", Method::POST, format!("/v1/data/{OTHER}")),
+        (
+            "form-secret",
+            Method::POST,
+            format!("/v1/data/{OTHER}/People"),
+        ),
+    ] {
+        let body = Some(json!({"data": [{"name": "x"}], "name": "S", "columns": ["a"]}))
+            .filter(|_| method == Method::POST);
+        let (status, answer) = scoped.call(token, method.clone(), &path, body).await;
+        assert_eq!(status, 404, "{token} {method} {path}: {answer}");
+        assert_eq!(detail(&answer), "no spreadsheet has that id");
+    }
+    assert_eq!(std::fs::read(scoped.server.file(OTHER)).unwrap(), other);
+
+    let (status, _) = scoped
+        .call("keeper-secret", Method::DELETE, &workbook, None)
+        .await;
+    assert_eq!(status, 204);
+    assert!(!scoped.server.file(ID).exists());
+}
