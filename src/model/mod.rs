@@ -38,6 +38,6 @@ pub mod written;
 
 pub use id::SpreadsheetId;
 pub use problems::Problems;
-pub use sheet::{Error, Outline};
+pub use sheet::{Error, Outline, RowsChanged};
 pub use value::Cell;
 pub use workbook::{Edited, Sheet, Visibility, Workbook};

@@ -91,13 +91,14 @@ impl Workbook {
     /// [`Workbook::appended`] tells the same from an [`Outline`] and the
     /// log of changes, without a copy of every cell.
     pub fn appends_to(&self, base: &Workbook) -> bool {
-        self.sheets.len() == base.sheets.len()
-            && self
-                .sheets
-                .iter()
-                .zip(&base.sheets)
-                .all(|(s, b)| s.appends_to(b))
-            && self.same_apart_from_sheets(base)
+        let unchanged: Vec<RowsChanged> = (base.sheets.iter())
+            .map(|sheet| RowsChanged {
+                extent: sheet.extent(),
+                rows: Vec::new(),
+            })
+            .collect();
+        self.changed_only_in(base, &unchanged)
+            && (self.sheets.iter().zip(&base.sheets)).all(|(s, b)| s.extent() >= b.extent())
     }
 
     /// This workbook without its cells and their formats.
@@ -117,18 +118,65 @@ impl Workbook {
     /// entry per sheet. A cell changed above a sheet's old extent, or rows
     /// moved, is more than an append.
     pub fn appended(&self, base: &Outline, logs: &[&[Edited]]) -> bool {
+        self.changed_in_place(base, logs).is_some_and(|sheets| {
+            sheets
+                .iter()
+                .zip(&self.sheets)
+                .all(|(changed, sheet)| changed.rows.is_empty() && sheet.extent() >= changed.extent)
+        })
+    }
+
+    /// Which rows of each sheet changed since `base` was outlined, when no
+    /// row moved and nothing but cells changed (and autofilters grew down):
+    /// what an update or an append does. `None` when more changed. `logs`
+    /// as for [`Workbook::appended`].
+    pub fn changed_in_place(&self, base: &Outline, logs: &[&[Edited]]) -> Option<Vec<RowsChanged>> {
         let bare = &base.bare;
-        self.sheets.len() == bare.sheets.len()
-            && self.sheets.iter().enumerate().all(|(index, sheet)| {
-                let extent = base.extents[index];
-                sheet.extent() >= extent
-                    && sheet.same_apart_from_cells(&bare.sheets[index])
-                    && logs
-                        .iter()
-                        .filter_map(|log| log.get(index))
-                        .all(|edited| edited.only_below(extent))
-            })
-            && self.same_apart_from_sheets(bare)
+        if self.sheets.len() != bare.sheets.len() || !self.same_apart_from_sheets(bare) {
+            return None;
+        }
+        let mut changed = Vec::with_capacity(self.sheets.len());
+        for (index, sheet) in self.sheets.iter().enumerate() {
+            if !sheet.same_apart_from_cells(&bare.sheets[index]) {
+                return None;
+            }
+            let extent = base.extents[index];
+            let mut rows = Vec::new();
+            for edited in logs.iter().filter_map(|log| log.get(index)) {
+                if edited.moved || !edited.moves.is_empty() {
+                    return None;
+                }
+                let above = edited.cells.iter().map(|&(row, _)| row);
+                rows.extend(above.filter(|&row| (row as usize) < extent));
+            }
+            rows.sort_unstable();
+            rows.dedup();
+            changed.push(RowsChanged { extent, rows });
+        }
+        Some(changed)
+    }
+
+    /// Whether this workbook is `base` but for the rows `changed` names
+    /// and those below each sheet's old extent: the whole comparison that
+    /// [`Workbook::changed_in_place`] stands for, for debug builds' checks.
+    pub fn changed_only_in(&self, base: &Workbook, changed: &[RowsChanged]) -> bool {
+        self.sheets.len() == base.sheets.len()
+            && self.same_apart_from_sheets(base)
+            && self
+                .sheets
+                .iter()
+                .zip(&base.sheets)
+                .zip(changed)
+                .all(|((sheet, was), changed)| {
+                    sheet.same_apart_from_cells(was)
+                        && was.extent() == changed.extent
+                        && (0..changed.extent)
+                            .filter(|row| changed.rows.binary_search(&(*row as u32)).is_err())
+                            .all(|row| {
+                                sheet.row(row) == was.row(row)
+                                    && sheet.layout.formats.get(row) == was.layout.formats.get(row)
+                            })
+                })
     }
 
     /// Whether everything but the sheets is as in `base`.
@@ -577,6 +625,17 @@ fn same<T: PartialEq>(a: &Arc<T>, b: &Arc<T>) -> bool {
 /// producer), a 1M-row one by 74 (docs/PERFORMANCE.md).
 pub const BYTES_PER_CELL: usize = 80;
 
+/// The rows of one sheet a batch changed in place (see
+/// [`Workbook::changed_in_place`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowsChanged {
+    /// The sheet's [extent](Sheet::extent) before: rows from here on are
+    /// new, or were.
+    pub extent: usize,
+    /// The rows above `extent` with a changed cell, 0-based, in order.
+    pub rows: Vec<u32>,
+}
+
 /// A workbook without its cells and their formats (see
 /// [`Workbook::outline`]): with the log of what changed since, it tells
 /// whether a batch only appended rows at the cost of the layout, not of
@@ -616,15 +675,6 @@ impl Sheet {
             .len()
             .max(self.layout.formats.len())
             .max(unformatted)
-    }
-
-    /// See [`Workbook::appends_to`].
-    fn appends_to(&self, base: &Sheet) -> bool {
-        self.same_apart_from_cells(base)
-            && (0..base.extent()).all(|row| {
-                self.row(row) == base.row(row)
-                    && self.layout.formats.get(row) == base.layout.formats.get(row)
-            })
     }
 
     /// Whether all but the cells and their formats is as in `base`, apart

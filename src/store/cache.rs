@@ -145,8 +145,11 @@ impl Cache {
             rewrite,
             calculator,
         } = kept;
-        // The workbook's cells and carried parts, and the engine's cells.
-        let bytes = workbook.estimated_bytes() + calculator.as_ref().map_or(0, Calculator::bytes);
+        // The workbook's cells and carried parts, the engine's cells, and
+        // the last save's compressed rows.
+        let bytes = workbook.estimated_bytes()
+            + calculator.as_ref().map_or(0, Calculator::bytes)
+            + rewrite.as_ref().map_or(0, Rewrite::bytes);
         while self.bytes + bytes > self.max_bytes {
             let Some(oldest) = self
                 .entries

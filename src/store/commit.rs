@@ -25,7 +25,7 @@ use super::lock::remove_lock_file;
 use super::{Current, Edit, Precondition, Store, StoreError, Version, Versioned};
 use crate::calc::{self, Calculator};
 use crate::model::workbook::MAX_SHEETS;
-use crate::model::{SpreadsheetId, Workbook};
+use crate::model::{RowsChanged, SpreadsheetId, Workbook};
 use crate::xlsx::Rewrite;
 
 /// How often a batch is applied again to a file saved by another program
@@ -340,15 +340,19 @@ impl Store {
             None => {}
         }
         let recalculated = workbook.take_edits();
-        let appends = before
+        let changed = before
             .as_ref()
-            .is_some_and(|b| workbook.appended(b, &[&edits, &recalculated]));
+            .and_then(|b| workbook.changed_in_place(b, &[&edits, &recalculated]));
         debug_assert!(
-            !appends || whole.is_some_and(|w| workbook.appends_to(&w)),
-            "the logs missed a change above the rows appended"
+            changed
+                .as_ref()
+                .is_none_or(|c| whole.is_some_and(|w| workbook.changed_only_in(&w, c))),
+            "the logs missed a change"
         );
-        let rewrite = rewrite.filter(|_| appends);
-        tracing::debug!(spreadsheet = %id, new_rows_only = rewrite.is_some(), "saving");
+        let rewrite = rewrite
+            .zip(changed)
+            .filter(|(rewrite, changed)| rewrite.takes(&workbook, changed));
+        tracing::debug!(spreadsheet = %id, in_part = rewrite.is_some(), "saving");
         let saved = self.persist(id, identity, &workbook, rewrite, records);
         match saved {
             Ok((identity, written, rewrite)) => {
@@ -369,8 +373,8 @@ impl Store {
         }
     }
 
-    /// Writes the workbook atomically, saving `rewrite` again when the
-    /// workbook appends to what it last saved; returns the new file's
+    /// Writes the workbook atomically, saving `rewrite` again with the rows
+    /// that changed since it last saved when given; returns the new file's
     /// identity and version, and the rewrite that wrote it. The file must still be the
     /// one with identity `read` when the new one is renamed over it
     /// ([`StoreError::Moved`] otherwise); the idempotency keys' answers
@@ -380,7 +384,7 @@ impl Store {
         id: SpreadsheetId,
         read: FileIdentity,
         workbook: &Workbook,
-        rewrite: Option<Rewrite>,
+        rewrite: Option<(Rewrite, Vec<RowsChanged>)>,
         records: Vec<(Key, Answer)>,
     ) -> Result<(FileIdentity, Version, Rewrite), StoreError> {
         let max_cells = self.inner.limits.max_cells;
@@ -389,13 +393,16 @@ impl Store {
                 "the write would grow the workbook past {max_cells} cells, the configured limit"
             )));
         }
-        let mut rewrite = match rewrite {
-            Some(rewrite) => rewrite,
-            None => self.begin_rewrite(workbook)?,
+        let (mut rewrite, changed) = match rewrite {
+            Some((rewrite, changed)) => (rewrite, Some(changed)),
+            None => (self.begin_rewrite(workbook)?, None),
         };
         let path = self.path(id);
         let prepared = Prepared::write(&path, &id.to_string(), |out| {
-            Ok(unpanicked(|| rewrite.save(workbook, out))??)
+            Ok(unpanicked(|| match &changed {
+                Some(changed) => rewrite.save_changed(workbook, changed, out),
+                None => rewrite.save(workbook, out),
+            })??)
         })?;
         let (written, tag) = self.land(id, prepared, Some(read), &records)?;
         let version = self.written(id, &written, tag);

@@ -117,7 +117,7 @@ impl FormulaFix {
 }
 
 /// `A1:B2`, or `A1` for a range of one cell.
-fn range_name(range: Range) -> String {
+pub(super) fn range_name(range: Range) -> String {
     let first = row_col_to_cell(range.first_row, range.first_column);
     match (range.first_row, range.first_column) == (range.last_row, range.last_column) {
         true => first,

@@ -8,6 +8,9 @@
 
 /// What a rewrite carries, read from the package.
 mod carry;
+/// The last save kept in compressed chunks, for the next save to make in
+/// part.
+mod chunked;
 /// Cells the writer cannot write as the model holds them, put right after.
 mod fix;
 /// Which formula texts the writer writes otherwise than they are.

@@ -7,12 +7,12 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::io::{Seek, Write};
-
-use std::path::Path;
+use std::io::{Cursor, Seek, Write};
+use std::path::{Path, PathBuf};
 
 use rust_xlsxwriter::{DocProperties, Format, Formula as XlsxFormula, Worksheet, XlsxError};
 
+use super::chunked::{CHUNK_BYTES, Saved};
 use super::fix::{Fix, Fixes, FormulaFix, PLACEHOLDER, has_outer_space};
 use super::stand_in::{self, stand_in};
 use super::styles::{to_format, xlsx_color};
@@ -21,7 +21,7 @@ use crate::model::format::{CellFormat, DateParts, Font};
 use crate::model::layout::{Layout, PrintSetup};
 use crate::model::value::{DateKind, date_kind, format_number};
 use crate::model::workbook::DocumentProperties;
-use crate::model::{Cell, Sheet, Visibility, Workbook};
+use crate::model::{Cell, RowsChanged, Sheet, Visibility, Workbook};
 
 use crate::model::value::DATE_TIME_CODE;
 
@@ -88,6 +88,20 @@ struct Formats {
     /// The writer's format 0, for writer calls that want a format: any
     /// other would be a format of its own, with the writer's default font.
     default: Format,
+    /// Each format given to the writer, in the order it was first given:
+    /// the order in which the writer numbers them (see [`Formats::replay`]).
+    order: Vec<Built>,
+}
+
+/// A format [`Formats`] built, named by what it was built from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Built {
+    /// The cell format of this id.
+    Plain(u32),
+    /// The cell format of this id with this date format.
+    Dated(u32, &'static str),
+    /// The file's format 0 named outright.
+    NamedDefault,
 }
 
 impl Formats {
@@ -108,6 +122,25 @@ impl Formats {
             built_with_date: HashMap::new(),
             named_default: stand_in(0, None),
             default: default_format,
+            order: Vec::new(),
+        }
+    }
+
+    /// Builds the formats `order` names and registers them with `book` in
+    /// that order, before any cell is written: a writer numbers its
+    /// formats in the order it meets them, so this writer's cells point at
+    /// each format by the same index as the cells of the writer that met
+    /// them in this order (see [`super::chunked`]).
+    fn replay(&mut self, order: &[Built], book: &mut rust_xlsxwriter::Workbook) {
+        for &built in order {
+            let format = match built {
+                Built::Plain(id) => self.built_format(id, None),
+                Built::Dated(id, code) => self.built_format(id, Some(code)),
+                Built::NamedDefault => Some(self.named_default()),
+            };
+            if let Some(format) = format {
+                book.register_format(format);
+            }
         }
     }
 
@@ -139,9 +172,18 @@ impl Formats {
     /// the column's.
     fn of_at(&mut self, id: u32, cell: &Cell, covered: bool) -> Option<&Format> {
         if covered && self.file_records && self.of(id, cell).is_none() {
-            return Some(&self.named_default);
+            return Some(self.named_default());
         }
         self.of(id, cell)
+    }
+
+    /// The file's format 0 named outright, noted in the order the first
+    /// time.
+    fn named_default(&mut self) -> &Format {
+        if !self.order.contains(&Built::NamedDefault) {
+            self.order.push(Built::NamedDefault);
+        }
+        &self.named_default
     }
 
     /// The format to write `cell` with, when it needs one: its cell format,
@@ -159,29 +201,45 @@ impl Formats {
         } else {
             date_code(cell)
         };
+        self.built_format(id, date)
+    }
+
+    /// The format of cell format `id` (none for a plain one without a date
+    /// format), with the date format `date` when given; built and noted in
+    /// the order the first time.
+    fn built_format(&mut self, id: u32, date: Option<&'static str>) -> Option<&Format> {
+        let index = id as usize;
         // Ids past the table (which the reader does not make) count as plain.
         let index = match self.plain.get(index) {
             Some(false) => index,
             _ => 0,
         };
         let file_records = self.file_records;
+        let cell_formats = &self.cell_formats;
         let build = |code: Option<&str>| {
             if file_records {
                 return stand_in(index as u32, code);
             }
-            let mut format = self.cell_formats.get(index).cloned().unwrap_or_default();
+            let mut format = cell_formats.get(index).cloned().unwrap_or_default();
             if let Some(code) = code {
                 format.num_format = Some(code.to_owned());
             }
             to_format(&format)
         };
+        let order = &mut self.order;
         match date {
             None if index == 0 => None,
-            None => Some(self.built[index].get_or_insert_with(|| build(None))),
+            None => Some(self.built[index].get_or_insert_with(|| {
+                order.push(Built::Plain(index as u32));
+                build(None)
+            })),
             Some(code) => Some(
                 self.built_with_date
                     .entry((index as u32, code))
-                    .or_insert_with(|| build(Some(code))),
+                    .or_insert_with(|| {
+                        order.push(Built::Dated(index as u32, code));
+                        build(Some(code))
+                    }),
             ),
         }
     }
@@ -258,15 +316,35 @@ fn in_row_order(sheet: &Sheet, formats: &Formats) -> bool {
         && settings_above_last_cells
 }
 
-/// A rewrite that can be saved again once rows are appended.
+/// A workbook's rewrite, kept to save it again after the next batch.
 ///
 /// rust_xlsxwriter formats each row's XML as the row is written; saving
 /// compresses that XML into the file. When every sheet is written in row
 /// order the formatted rows wait in a temporary file, and the writer can
-/// take more rows and save again. So a workbook that is only appended to
-/// ([`Workbook::appends_to`]) need not have its existing cells formatted
-/// again, most of a rewrite: [`Rewrite::save`] writes the new rows and saves.
+/// take more rows and save again: so the first save after rows were
+/// appended writes only the new rows ([`Rewrite::save`]). That save keeps
+/// the sheets' rows compressed in chunks ([`super::chunked`]), and every
+/// later save writes only the chunks that changed, through a small writer
+/// of its own ([`Rewrite::save_changed`]).
 pub struct Rewrite {
+    stage: Stage,
+    /// Each sheet's extent at the last save.
+    extents: Vec<usize>,
+    temp_dir: Option<PathBuf>,
+    /// About how many bytes of XML rows a kept chunk holds.
+    chunk_bytes: usize,
+}
+
+enum Stage {
+    /// rust_xlsxwriter holds every row written so far.
+    Writer(Box<Writer>),
+    /// The last save, kept in chunks, and the order in which its writers
+    /// met the formats.
+    Chunked(Saved, Vec<Built>),
+}
+
+/// rust_xlsxwriter, with every sheet begun and the rows written so far.
+struct Writer {
     book: rust_xlsxwriter::Workbook,
     formats: Formats,
     /// How many rows of each sheet are written.
@@ -290,6 +368,149 @@ impl Rewrite {
     /// written in row order, removed from the directory at once) in
     /// `temp_dir` when given.
     pub fn begin_in(workbook: &Workbook, temp_dir: Option<&Path>) -> Result<Rewrite, WriteError> {
+        Ok(Rewrite {
+            stage: Stage::Writer(Box::new(Writer::begin(workbook, temp_dir, &[])?)),
+            extents: vec![0; workbook.sheets.len()],
+            temp_dir: temp_dir.map(Path::to_path_buf),
+            chunk_bytes: CHUNK_BYTES,
+        })
+    }
+
+    /// Keeps saves in chunks of about `bytes` of XML rows (tests make many
+    /// chunks of small sheets).
+    #[cfg(test)]
+    fn with_chunks_of(mut self, bytes: usize) -> Rewrite {
+        self.chunk_bytes = bytes;
+        self
+    }
+
+    /// Whether this rewrite can save the workbook again after a batch that
+    /// `changed` these rows: in chunks any change in place; the writer, rows
+    /// appended (when every sheet is written in row order, see
+    /// `in_row_order`; in memory, the writer would hold every cell of the
+    /// workbook once more).
+    pub fn takes(&self, workbook: &Workbook, changed: &[RowsChanged]) -> bool {
+        match &self.stage {
+            Stage::Chunked(..) => true,
+            Stage::Writer(writer) => {
+                writer.resumable
+                    && (changed.iter().zip(&workbook.sheets))
+                        .all(|(c, sheet)| c.rows.is_empty() && sheet.extent() >= c.extent)
+            }
+        }
+    }
+
+    /// The temporary files this rewrite holds open: one per sheet while
+    /// the writer holds the rows.
+    pub fn files(&self) -> usize {
+        match &self.stage {
+            Stage::Writer(writer) => writer.written.len(),
+            Stage::Chunked(..) => 0,
+        }
+    }
+
+    /// Whether this rewrite can be saved again after rows are appended:
+    /// every sheet is written in row order (see `in_row_order`), or the
+    /// last save is kept in chunks.
+    pub fn resumable(&self) -> bool {
+        match &self.stage {
+            Stage::Writer(writer) => writer.resumable,
+            Stage::Chunked(..) => true,
+        }
+    }
+
+    /// The bytes this rewrite holds in memory beyond the workbook: the
+    /// chunks of its last save.
+    pub fn bytes(&self) -> usize {
+        match &self.stage {
+            Stage::Writer(_) => 0,
+            Stage::Chunked(saved, _) => saved.bytes(),
+        }
+    }
+
+    /// Saves `workbook` to `out`: the one begun with, or one that [appends
+    /// to](Workbook::appends_to) the one last saved.
+    pub fn save<W: Write + Seek + Send>(
+        &mut self,
+        workbook: &Workbook,
+        out: W,
+    ) -> Result<(), WriteError> {
+        let unchanged: Vec<RowsChanged> = (self.extents.iter())
+            .map(|&extent| RowsChanged {
+                extent,
+                rows: Vec::new(),
+            })
+            .collect();
+        self.save_changed(workbook, &unchanged, out)
+    }
+
+    /// Saves `workbook` to `out`, which is the workbook last saved but for
+    /// the rows `changed` names ([`Workbook::changed_in_place`]), which
+    /// this rewrite [takes](Rewrite::takes).
+    pub fn save_changed<W: Write + Seek + Send>(
+        &mut self,
+        workbook: &Workbook,
+        changed: &[RowsChanged],
+        out: W,
+    ) -> Result<(), WriteError> {
+        self.save_in_part(workbook, changed, out)?;
+        self.extents = workbook.sheets.iter().map(Sheet::extent).collect();
+        Ok(())
+    }
+
+    fn save_in_part<W: Write + Seek + Send>(
+        &mut self,
+        workbook: &Workbook,
+        changed: &[RowsChanged],
+        mut out: W,
+    ) -> Result<(), WriteError> {
+        let saved = match &mut self.stage {
+            Stage::Writer(writer) if writer.written.iter().all(|&w| w == 0) => {
+                writer.write_below(workbook)?;
+                return writer.finish(workbook, out);
+            }
+            Stage::Writer(writer) => {
+                writer.write_below(workbook)?;
+                let mut package = Cursor::new(Vec::new());
+                writer.finish(workbook, &mut package)?;
+                let sheets = workbook.sheets.len();
+                let saved = Saved::adopt(package.get_ref(), sheets, self.chunk_bytes, out)?;
+                let order = std::mem::take(&mut writer.formats.order);
+                self.stage = Stage::Chunked(saved, order);
+                return Ok(());
+            }
+            Stage::Chunked(saved, order) => (saved, order),
+        };
+        let (saved, order) = saved;
+        let extents: Vec<usize> = workbook.sheets.iter().map(Sheet::extent).collect();
+        let dirty = saved.dirty(&extents, changed);
+        let temp_dir = self.temp_dir.as_deref();
+        let mut window = Writer::begin(workbook, temp_dir, order)?;
+        if window.resumable {
+            for (index, dirty) in dirty.iter().enumerate() {
+                window.write_rows(workbook, index, &dirty.rows)?;
+            }
+            let mut package = Cursor::new(Vec::new());
+            window.finish(workbook, &mut package)?;
+            if saved.resave(package.get_ref(), &dirty, &mut out)? {
+                *order = window.formats.order;
+                return Ok(());
+            }
+        }
+        // The window cannot stand for the last save: rewritten whole.
+        *self = Rewrite::begin_in(workbook, temp_dir)?;
+        self.save(workbook, out)
+    }
+}
+
+impl Writer {
+    /// Begins every sheet of `workbook` with its layout, the formats
+    /// `order` names registered first (see [`Formats::replay`]).
+    fn begin(
+        workbook: &Workbook,
+        temp_dir: Option<&Path>,
+        order: &[Built],
+    ) -> Result<Writer, WriteError> {
         let mut book = rust_xlsxwriter::Workbook::new();
         if let Some(dir) = temp_dir {
             book.set_tempdir(dir).map_err(unwritable)?;
@@ -304,6 +525,7 @@ impl Rewrite {
             stand_in::register(&mut book, workbook.formats.len());
         }
         let mut formats = Formats::new(&workbook.formats, file_records, default);
+        formats.replay(order, &mut book);
         let mut resumable = true;
         let mut fixes = Vec::with_capacity(workbook.sheets.len());
         let active = match workbook.sheets.get(workbook.active_sheet) {
@@ -345,7 +567,7 @@ impl Rewrite {
                 ..Fixes::default()
             });
         }
-        Ok(Rewrite {
+        Ok(Writer {
             book,
             formats,
             written: vec![0; workbook.sheets.len()],
@@ -355,44 +577,47 @@ impl Rewrite {
         })
     }
 
-    /// Whether this rewrite can be saved again after rows are appended:
-    /// every sheet is written in row order (see `in_row_order`; in memory,
-    /// the writer would hold every cell of the workbook once more).
-    pub fn resumable(&self) -> bool {
-        self.resumable
+    /// Writes each sheet's rows below those written so far.
+    fn write_below(&mut self, workbook: &Workbook) -> Result<(), WriteError> {
+        for (index, sheet) in workbook.sheets.iter().enumerate() {
+            let rows = self.written[index]..sheet.extent();
+            self.write_rows(workbook, index, &[rows])?;
+        }
+        Ok(())
     }
 
-    /// The temporary files this rewrite holds open: one per sheet.
-    pub fn files(&self) -> usize {
-        self.written.len()
+    /// Writes `rows` (ranges in order) of sheet `index`, and what spans
+    /// the rows.
+    fn write_rows(
+        &mut self,
+        workbook: &Workbook,
+        index: usize,
+        rows: &[std::ops::Range<usize>],
+    ) -> Result<(), WriteError> {
+        let sheet = &workbook.sheets[index];
+        let worksheet = self.book.worksheet_from_index(index).map_err(unwritable)?;
+        let mut cells = Cells {
+            worksheet,
+            sheet,
+            formats: &mut self.formats,
+            fixes: &mut self.fixes[index],
+            date1904: workbook.carried.date1904,
+            formatted_columns: formatted_columns(&sheet.layout),
+        };
+        for range in rows {
+            cells.write_rows(range.clone()).map_err(unwritable)?;
+        }
+        cells.write_spans().map_err(unwritable)?;
+        self.written[index] = sheet.extent();
+        Ok(())
     }
 
-    /// Writes the rows of `workbook` below those written so far, and what
-    /// spans the rows, and saves the workbook to `out`. `workbook` is the
-    /// one begun with, or one that [appends to](Workbook::appends_to) the
-    /// one last saved.
-    pub fn save<W: Write + Seek + Send>(
+    /// Saves the rows written to `out`, with what the workbook carries.
+    fn finish<W: Write + Seek + Send>(
         &mut self,
         workbook: &Workbook,
         out: W,
     ) -> Result<(), WriteError> {
-        for (index, sheet) in workbook.sheets.iter().enumerate() {
-            let worksheet = self.book.worksheet_from_index(index).map_err(unwritable)?;
-            let written = &mut self.written[index];
-            let mut cells = Cells {
-                worksheet,
-                sheet,
-                formats: &mut self.formats,
-                fixes: &mut self.fixes[index],
-                date1904: workbook.carried.date1904,
-                formatted_columns: formatted_columns(&sheet.layout),
-            };
-            cells
-                .write_rows(*written..sheet.extent())
-                .map_err(unwritable)?;
-            cells.write_spans().map_err(unwritable)?;
-            *written = sheet.extent();
-        }
         // Set at each save: the properties carry the time of the save.
         self.book
             .set_properties(&document_properties(&workbook.properties));
@@ -1235,6 +1460,157 @@ mod tests {
             let mut whole = Cursor::new(Vec::new());
             write_workbook(&workbook, &mut whole).expect("written");
             proptest::prop_assert_eq!(sheet_xml(kept.get_ref()), sheet_xml(whole.get_ref()));
+        }
+    }
+
+    /// Every part of a package but its properties (which hold the time of
+    /// the save), its styles and its sheets, inflated.
+    fn parts_apart_from_cells(bytes: &[u8]) -> BTreeMap<String, String> {
+        let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).expect("a package");
+        let names: Vec<String> = archive
+            .file_names()
+            .map(|n| n.unwrap().into_owned())
+            .collect();
+        names
+            .into_iter()
+            .filter(|name| {
+                !["docProps/core.xml", "xl/styles.xml"].contains(&name.as_str())
+                    && !name.starts_with("xl/worksheets/sheet")
+            })
+            .map(|name| {
+                let mut xml = String::new();
+                std::io::Read::read_to_string(&mut archive.by_name(&name).unwrap(), &mut xml)
+                    .unwrap();
+                (name, xml)
+            })
+            .collect()
+    }
+
+    /// Every cell of a workbook read back, with the cell format it shows
+    /// (a save may hold formats no cell uses, in another order).
+    fn cells_as_shown(bytes: Vec<u8>) -> Vec<(usize, usize, usize, Cell, CellFormat)> {
+        let workbook = read_back(Cursor::new(bytes));
+        let mut cells = Vec::new();
+        for (index, sheet) in workbook.sheets.iter().enumerate() {
+            for row in 0..sheet.extent() {
+                let width = sheet
+                    .row(row)
+                    .len()
+                    .max(sheet.layout.formats.get(row).map_or(0, Vec::len));
+                for column in 0..width {
+                    let cell = sheet.row(row).get(column).cloned().unwrap_or(Cell::Empty);
+                    let format =
+                        workbook.formats[sheet.layout.format(row, column) as usize].clone();
+                    cells.push((index, row, column, cell, format));
+                }
+            }
+        }
+        cells
+    }
+
+    /// The rows of a sheet's dimension, from its part.
+    fn dimension_of(bytes: &[u8]) -> String {
+        let xml = sheet_xml(bytes);
+        let start = xml.find("<dimension ref=\"").expect("a dimension") + 16;
+        xml[start..start + xml[start..].find('"').unwrap()].to_owned()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+        /// Saves that rewrite only the chunks of rows that changed write
+        /// what a rewrite of the whole workbook writes, batch after batch
+        /// of updates and appends.
+        #[test]
+        fn saves_in_chunks_write_what_a_whole_rewrite_writes(
+            base in any_rows(1..30),
+            batches in proptest::collection::vec(
+                (
+                    proptest::collection::vec((0..40usize, 0..4usize, any_cell()), 0..4),
+                    any_rows(0..4),
+                ),
+                1..5,
+            ),
+            tall_rows in proptest::collection::btree_set(0..12u32, 0..3),
+            chunk_bytes in 1..400usize,
+        ) {
+            let mut workbook = workbook();
+            let sheet = &mut workbook.sheets[0];
+            for row in &base {
+                sheet.rows.push(row.iter().map(|(cell, _)| cell.clone()).collect());
+                sheet.layout.formats.push(row.iter().map(|(_, id)| *id).collect());
+            }
+            sheet.layout.rows = tall_rows.iter().map(|&row| (row, tall())).collect();
+            let mut rewrite = Rewrite::begin(&workbook).expect("begun").with_chunks_of(chunk_bytes);
+            rewrite.save(&workbook, Cursor::new(Vec::new())).expect("saved");
+            if !rewrite.resumable() {
+                return Ok(());
+            }
+            // The first save after an append keeps the rows in chunks.
+            let first = workbook.sheets[0].extent();
+            workbook.sheets[0].rows.push(vec![Cell::Text("appended".into())]);
+            workbook.sheets[0].layout.rows_appended(first, 1);
+            rewrite.save(&workbook, Cursor::new(Vec::new())).expect("saved again");
+            for (updates, appended) in &batches {
+                let extents: Vec<usize> = workbook.sheets.iter().map(Sheet::extent).collect();
+                let sheet = &mut workbook.sheets[0];
+                let mut rows = Vec::new();
+                for (row, column, cell) in updates {
+                    let row = row % sheet.rows.len();
+                    let cells = &mut sheet.rows[row];
+                    if cells.len() <= *column {
+                        cells.resize(column + 1, Cell::Empty);
+                    }
+                    cells[*column] = cell.clone();
+                    rows.push(row as u32);
+                }
+                let first = sheet.extent();
+                for row in appended {
+                    sheet.rows.push(row.iter().map(|(cell, _)| cell.clone()).collect());
+                }
+                sheet.layout.rows_appended(first, appended.len());
+                rows.sort_unstable();
+                rows.dedup();
+                let changed: Vec<RowsChanged> = extents
+                    .iter()
+                    .enumerate()
+                    .map(|(index, &extent)| RowsChanged {
+                        extent,
+                        rows: if index == 0 { rows.clone() } else { Vec::new() },
+                    })
+                    .collect();
+                let mut in_part = Cursor::new(Vec::new());
+                if rewrite.takes(&workbook, &changed) {
+                    rewrite.save_changed(&workbook, &changed, &mut in_part).expect("saved in part");
+                } else {
+                    // After a save that met a new format (see `Saved::resave`).
+                    rewrite = Rewrite::begin(&workbook).expect("begun").with_chunks_of(chunk_bytes);
+                    rewrite.save(&workbook, &mut in_part).expect("saved whole");
+                }
+                let mut whole = Cursor::new(Vec::new());
+                write_workbook(&workbook, &mut whole).expect("written");
+                proptest::prop_assert_eq!(
+                    parts_apart_from_cells(in_part.get_ref()),
+                    parts_apart_from_cells(whole.get_ref())
+                );
+                // The dimension takes in every cell; it may name more when
+                // cells at its edge were emptied.
+                let (kept, exact) = (dimension_of(in_part.get_ref()), dimension_of(whole.get_ref()));
+                let (kept, exact) = (
+                    crate::xlsx::package::range_ref(&kept).unwrap(),
+                    crate::xlsx::package::range_ref(&exact).unwrap(),
+                );
+                proptest::prop_assert!(
+                    kept.first_row <= exact.first_row && kept.last_row >= exact.last_row
+                        && kept.first_column <= exact.first_column
+                        && kept.last_column >= exact.last_column,
+                    "{:?} does not hold {:?}", kept, exact
+                );
+                proptest::prop_assert_eq!(
+                    cells_as_shown(in_part.into_inner()),
+                    cells_as_shown(whole.into_inner())
+                );
+            }
         }
     }
 

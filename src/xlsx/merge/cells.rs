@@ -12,8 +12,10 @@ const PIECE: usize = 1 << 18;
 
 const CELLS_END: &[u8] = b"</sheetData>";
 
-pub(super) struct Pieces<R> {
+pub(in crate::xlsx) struct Pieces<R> {
     reader: R,
+    /// About how much of the cells a piece holds.
+    piece: usize,
     /// Read and not yet given out.
     buffer: Vec<u8>,
     /// The reader has nothing more.
@@ -23,9 +25,15 @@ pub(super) struct Pieces<R> {
 }
 
 impl<R: Read> Pieces<R> {
-    pub(super) fn new(reader: R) -> Pieces<R> {
+    pub(in crate::xlsx) fn new(reader: R) -> Pieces<R> {
+        Pieces::sized(reader, PIECE)
+    }
+
+    /// Pieces of about `piece` bytes.
+    pub(in crate::xlsx) fn sized(reader: R, piece: usize) -> Pieces<R> {
         Pieces {
             reader,
+            piece: piece.max(1),
             buffer: Vec::new(),
             ended: false,
             tail: None,
@@ -40,17 +48,17 @@ impl<R: Read> Pieces<R> {
         }
         let had = self.buffer.len();
         let read = (&mut self.reader)
-            .take(PIECE as u64)
+            .take(self.piece as u64)
             .read_to_end(&mut self.buffer)?;
         debug_assert_eq!(self.buffer.len(), had + read);
-        self.ended = read < PIECE;
+        self.ended = read < self.piece;
         Ok(read > 0)
     }
 
     /// What precedes the cells (`<sheetData>` not included), when the part
     /// has cells to stream; `None` when it has none (`<sheetData/>`, or no
     /// such element), and then [`Pieces::rest`] gives the whole part.
-    pub(super) fn head(&mut self) -> std::io::Result<Option<Vec<u8>>> {
+    pub(in crate::xlsx) fn head(&mut self) -> std::io::Result<Option<Vec<u8>>> {
         loop {
             if let Some(start) = find(&self.buffer, b"<sheetData") {
                 let tag = &self.buffer[start..];
@@ -68,14 +76,14 @@ impl<R: Read> Pieces<R> {
     }
 
     /// All that is left of the part.
-    pub(super) fn rest(mut self) -> std::io::Result<Vec<u8>> {
+    pub(in crate::xlsx) fn rest(mut self) -> std::io::Result<Vec<u8>> {
         self.reader.read_to_end(&mut self.buffer)?;
         Ok(self.buffer)
     }
 
     /// The next piece of the cells and whether it is the last (the one
     /// ending with `</sheetData>`); `None` after the last.
-    pub(super) fn next_piece(&mut self) -> std::io::Result<Option<(Vec<u8>, bool)>> {
+    pub(in crate::xlsx) fn next_piece(&mut self) -> std::io::Result<Option<(Vec<u8>, bool)>> {
         if self.tail.is_some() {
             return Ok(None);
         }
@@ -87,7 +95,7 @@ impl<R: Read> Pieces<R> {
                 self.tail = Some(tail);
                 return Ok(Some((piece, true)));
             }
-            if self.buffer.len() >= PIECE
+            if self.buffer.len() >= self.piece
                 && let Some(at) = rfind(&self.buffer, b"</row>")
             {
                 let piece = self.buffer.drain(..at + b"</row>".len()).collect();
@@ -103,7 +111,7 @@ impl<R: Read> Pieces<R> {
 
     /// What follows the cells, once [`Pieces::next_piece`] has given the
     /// last piece.
-    pub(super) fn tail(self) -> Vec<u8> {
+    pub(in crate::xlsx) fn tail(self) -> Vec<u8> {
         self.tail.unwrap_or_default()
     }
 }

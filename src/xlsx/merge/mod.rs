@@ -18,6 +18,7 @@ use std::io::{Cursor, Seek, Write};
 
 use zip::{ZipArchive, ZipWriter};
 
+pub(super) use self::cells::Pieces;
 use self::sheet::{sheet_part, with_range};
 use self::source::{Source, put, zip_error};
 use self::styles::styles_part;
@@ -142,7 +143,7 @@ fn is_sheet_rels_with_carried(name: &str, workbook: &Workbook) -> bool {
 
 /// The model index of a worksheet part the writer produced
 /// (`xl/worksheets/sheet3.xml` is the third sheet).
-fn sheet_index(name: &str) -> Option<usize> {
+pub(super) fn sheet_index(name: &str) -> Option<usize> {
     let number: usize = name
         .strip_prefix("xl/worksheets/sheet")?
         .strip_suffix(".xml")?

@@ -1,0 +1,89 @@
+//! Deflate segments that can be joined: each is compressed on its own and
+//! ends byte-aligned (a sync flush), without the final block, so any run
+//! of them followed by [`END`] is one deflate stream, and the run's CRC-32
+//! is combined from theirs without reading the bytes again.
+
+use flate2::{Compress, Compression, FlushCompress};
+
+/// The empty final block that ends a stream of joined segments.
+pub(super) const END: [u8; 2] = [0x03, 0x00];
+
+/// Some bytes, compressed as a segment.
+#[derive(Debug, Clone)]
+pub(super) struct Segment {
+    pub(super) deflated: Vec<u8>,
+    /// CRC-32 and length of the bytes before compression.
+    pub(super) crc: u32,
+    pub(super) len: u64,
+}
+
+impl Segment {
+    /// `raw` compressed at the rewrite's level.
+    pub(super) fn of(raw: &[u8]) -> std::io::Result<Segment> {
+        let level = u32::from(crate::xlsx::write::COMPRESSION_LEVEL);
+        let mut compress = Compress::new(Compression::new(level), false);
+        let mut deflated = Vec::with_capacity(raw.len() / 4 + 64);
+        loop {
+            if deflated.capacity() - deflated.len() < 64 {
+                deflated.reserve(deflated.capacity().max(1024));
+            }
+            let read = compress.total_in() as usize;
+            compress
+                .compress_vec(&raw[read..], &mut deflated, FlushCompress::Sync)
+                .map_err(std::io::Error::other)?;
+            // Flushed once the input is taken and the output had room left.
+            if compress.total_in() as usize == raw.len() && deflated.len() < deflated.capacity() {
+                break;
+            }
+        }
+        Ok(Segment {
+            deflated,
+            crc: crc32fast::hash(raw),
+            len: raw.len() as u64,
+        })
+    }
+}
+
+/// What a run of segments joined makes: the CRC-32 and length of the bytes,
+/// and the length of the stream with [`END`].
+pub(super) fn joined<'a>(segments: impl IntoIterator<Item = &'a Segment>) -> (u32, u64, u64) {
+    let mut crc = crc32fast::Hasher::new();
+    let (mut len, mut deflated) = (0, END.len() as u64);
+    for segment in segments {
+        crc.combine(&crc32fast::Hasher::new_with_initial_len(
+            segment.crc,
+            segment.len,
+        ));
+        len += segment.len;
+        deflated += segment.deflated.len() as u64;
+    }
+    (crc.finalize(), len, deflated)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn joined_segments_inflate_to_the_joined_bytes() {
+        let parts: Vec<Vec<u8>> = vec![
+            b"<row r=\"1\"><c r=\"A1\"><v>1</v></c></row>".repeat(500),
+            Vec::new(),
+            (0..=255u8).cycle().take(70_000).collect(),
+            b"</sheetData></worksheet>".to_vec(),
+        ];
+        let segments: Vec<Segment> = parts.iter().map(|p| Segment::of(p).unwrap()).collect();
+        let mut stream: Vec<u8> = segments.iter().flat_map(|s| s.deflated.clone()).collect();
+        stream.extend(END);
+        let mut inflated = Vec::new();
+        flate2::read::DeflateDecoder::new(&stream[..])
+            .read_to_end(&mut inflated)
+            .unwrap();
+        let whole = parts.concat();
+        assert_eq!(inflated, whole);
+        let (crc, len, deflated) = joined(&segments);
+        assert_eq!((crc, len), (crc32fast::hash(&whole), whole.len() as u64));
+        assert_eq!(deflated, stream.len() as u64);
+    }
+}

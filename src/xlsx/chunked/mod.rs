@@ -1,0 +1,435 @@
+//! A workbook's last save, kept so that the next one costs what changed
+//! rather than what the sheets hold.
+//!
+//! Nearly all of a package is its sheets' rows. After a save, each sheet's
+//! rows are kept compressed in chunks of consecutive rows, each chunk a
+//! deflate segment of its own (see [`deflate`]). The next save writes
+//! through rust_xlsxwriter only the rows of the chunks that changed — the
+//! chunk a cell was updated in, the last chunk when rows are appended —
+//! in a small package of its own, the *window*, which has every other
+//! part whole: styles, workbook, carried parts, and each sheet's part with
+//! what precedes and follows its rows. The new package is the window's,
+//! each sheet's rows being the kept chunks with the changed ones
+//! replaced: unchanged chunks are copied as they are compressed, and their
+//! CRC-32s are combined, not computed again.
+//!
+//! The window's cells point at formats by the index the writer gives them,
+//! which is the order in which it first met them: the window's writer is
+//! given the formats in the order the last save's writer met them (see
+//! `Formats::replay` in [`super::write`]). What it then writes for the
+//! styles must be what the last save wrote, or the kept cells' indices
+//! could point elsewhere: when it is not, [`Saved::resave`] writes
+//! nothing and the workbook is rewritten whole.
+
+mod deflate;
+mod zip_out;
+
+use std::io::{Cursor, Read, Write};
+use std::ops::Range;
+
+use memchr::memmem;
+use zip::ZipArchive;
+
+use self::deflate::Segment;
+use self::zip_out::{PackageOut, dos_time};
+use super::WriteError;
+use super::fix::range_name;
+use super::merge::{Pieces, sheet_index};
+use super::package::range_ref;
+use crate::model::RowsChanged;
+use crate::model::layout;
+
+/// About how many bytes of a sheet's XML rows a chunk holds: a change
+/// costs compressing about this much again (under a millisecond).
+pub(super) const CHUNK_BYTES: usize = 1 << 18;
+
+const STYLES: &str = "xl/styles.xml";
+
+/// The last save of a workbook, its sheets' rows in compressed chunks.
+pub(super) struct Saved {
+    /// By sheet, in the workbook's order.
+    sheets: Vec<SavedSheet>,
+    /// The styles part written, inflated.
+    styles: Vec<u8>,
+    chunk_bytes: usize,
+}
+
+/// One sheet's rows as last saved.
+#[derive(Default)]
+struct SavedSheet {
+    /// In row order; each holds the rows from its `first_row` to the next
+    /// chunk's (the first chunk's from row 0, the last's to the end).
+    chunks: Vec<Chunk>,
+    /// The `ref` of the part's `<dimension>`.
+    dimension: Option<layout::Range>,
+}
+
+struct Chunk {
+    first_row: u32,
+    segment: Segment,
+}
+
+impl SavedSheet {
+    /// The chunk row `row` (0-based) belongs to.
+    fn chunk_of(&self, row: u32) -> usize {
+        let after = self.chunks.partition_point(|c| c.first_row <= row);
+        after.saturating_sub(1)
+    }
+
+    /// The rows chunk `index` holds: from its first (row 0 for the first
+    /// chunk) to the next chunk's (the end of the sheet for the last).
+    fn span(&self, index: usize) -> Range<u32> {
+        let start = match index {
+            0 => 0,
+            _ => self.chunks[index].first_row,
+        };
+        let end = (self.chunks.get(index + 1)).map_or(u32::MAX, |c| c.first_row);
+        start..end
+    }
+}
+
+/// Which rows of a sheet the next save writes: the chunks that changed.
+pub(super) struct Dirty {
+    /// The chunks rewritten, in order; all of them when the sheet had no
+    /// rows.
+    chunks: Vec<usize>,
+    /// Their rows.
+    pub(super) rows: Vec<Range<usize>>,
+}
+
+impl Saved {
+    /// Writes `package`, the package a whole save made, to `out` with each
+    /// sheet's rows compressed in chunks, and keeps the chunks. `sheets`
+    /// is the number of the workbook's sheets.
+    pub(super) fn adopt<W: Write>(
+        package: &[u8],
+        sheets: usize,
+        chunk_bytes: usize,
+        out: W,
+    ) -> Result<Saved, WriteError> {
+        let mut archive = ZipArchive::new(Cursor::new(package)).map_err(unreadable)?;
+        let mut saved = Saved {
+            sheets: (0..sheets).map(|_| SavedSheet::default()).collect(),
+            styles: inflated(&mut archive, STYLES)?,
+            chunk_bytes,
+        };
+        let mut out = PackageOut::new(out);
+        for index in 0..archive.len() {
+            let name = name_at(&archive, index)?;
+            let Some(sheet) = sheet_index(&name).filter(|&s| s < sheets) else {
+                out.copy(archive.by_index_raw(index).map_err(unreadable)?)?;
+                continue;
+            };
+            let file = archive.by_index(index).map_err(unreadable)?;
+            let time = dos_time(&file);
+            let mut pieces = Pieces::sized(file, chunk_bytes);
+            let (head, tail) = match pieces.head()? {
+                None => around_rows(&pieces.rest()?)
+                    .map(|(head, _, tail)| (head.to_vec(), tail.to_vec()))
+                    .ok_or_else(|| no_rows_element(&name))?,
+                Some(head) => {
+                    let chunks = &mut saved.sheets[sheet].chunks;
+                    while let Some((piece, last)) = pieces.next_piece()? {
+                        let rows = piece.strip_prefix(DATA_START).unwrap_or(&piece);
+                        let rows = match last {
+                            true => rows.strip_suffix(DATA_END).unwrap_or(rows),
+                            false => rows,
+                        };
+                        let first_row = match chunks.is_empty() {
+                            true => 0,
+                            false => each_row(rows).first().map_or(u32::MAX, |r| r.0),
+                        };
+                        if !rows.is_empty() {
+                            let segment = Segment::of(rows)?;
+                            chunks.push(Chunk { first_row, segment });
+                        }
+                    }
+                    (head, pieces.tail())
+                }
+            };
+            let kept = &mut saved.sheets[sheet];
+            kept.dimension = dimension(&head);
+            let (open, close) = data_element(&kept.chunks, &head, &tail)?;
+            let parts: Vec<&Segment> = [&open]
+                .into_iter()
+                .chain(kept.chunks.iter().map(|c| &c.segment))
+                .chain([&close])
+                .collect();
+            out.deflated(&name, time, &parts)?;
+        }
+        out.finish()?;
+        Ok(saved)
+    }
+
+    /// The rows each sheet of `workbook` needs written for the next save,
+    /// given the rows `changed` since this one.
+    pub(super) fn dirty(&self, extents: &[usize], changed: &[RowsChanged]) -> Vec<Dirty> {
+        let sheets = self.sheets.iter().zip(extents).zip(changed);
+        sheets
+            .map(|((saved, &extent), changed)| {
+                if saved.chunks.is_empty() {
+                    return Dirty {
+                        chunks: Vec::new(),
+                        rows: std::iter::once(0..extent).collect(),
+                    };
+                }
+                let mut chunks: Vec<usize> =
+                    changed.rows.iter().map(|&r| saved.chunk_of(r)).collect();
+                if extent != changed.extent {
+                    chunks.push(saved.chunks.len() - 1);
+                }
+                chunks.sort_unstable();
+                chunks.dedup();
+                let rows = (chunks.iter())
+                    .map(|&c| {
+                        let span = saved.span(c);
+                        (span.start as usize).min(extent)..(span.end as usize).min(extent)
+                    })
+                    .collect();
+                Dirty { chunks, rows }
+            })
+            .collect()
+    }
+
+    /// Writes to `out` the package `window` (written with the rows
+    /// [`Saved::dirty`] gave for `dirty`, and the formats in the order the
+    /// last save met them), each sheet's rows made of the kept chunks with
+    /// the window's in place of those it rewrote, and keeps the chunks of
+    /// this save. False, with nothing written, when the window's styles
+    /// are not the last save's.
+    pub(super) fn resave<W: Write>(
+        &mut self,
+        window: &[u8],
+        dirty: &[Dirty],
+        out: W,
+    ) -> Result<bool, WriteError> {
+        let mut archive = ZipArchive::new(Cursor::new(window)).map_err(unreadable)?;
+        if inflated(&mut archive, STYLES)? != self.styles {
+            return Ok(false);
+        }
+        let mut out = PackageOut::new(out);
+        for index in 0..archive.len() {
+            let name = name_at(&archive, index)?;
+            let Some(sheet) = sheet_index(&name).filter(|&s| s < self.sheets.len()) else {
+                out.copy(archive.by_index_raw(index).map_err(unreadable)?)?;
+                continue;
+            };
+            let mut file = archive.by_index(index).map_err(unreadable)?;
+            let time = dos_time(&file);
+            let mut xml = Vec::with_capacity(file.size() as usize);
+            file.read_to_end(&mut xml)?;
+            let (head, rows, tail) = around_rows(&xml).ok_or_else(|| no_rows_element(&name))?;
+            let saved = &mut self.sheets[sheet];
+            let (dirty, written) = (&dirty[sheet], dimension(head));
+            saved.dimension = match (saved.chunks.is_empty(), rows) {
+                // The window wrote every row.
+                (true, _) => written,
+                // The window wrote no rows: its dimension names none.
+                (false, []) => saved.dimension,
+                (false, _) => union(saved.dimension, written),
+            };
+            saved.replace(dirty, &each_row(rows), self.chunk_bytes)?;
+            let head = with_dimension(head, saved.dimension);
+            let (open, close) = data_element(&saved.chunks, &head, tail)?;
+            let parts: Vec<&Segment> = [&open]
+                .into_iter()
+                .chain(saved.chunks.iter().map(|c| &c.segment))
+                .chain([&close])
+                .collect();
+            out.deflated(&name, time, &parts)?;
+        }
+        out.finish()?;
+        Ok(true)
+    }
+
+    /// The bytes this save holds.
+    pub(super) fn bytes(&self) -> usize {
+        let chunks = self.sheets.iter().flat_map(|s| &s.chunks);
+        self.styles.len() + chunks.map(|c| c.segment.deflated.len()).sum::<usize>()
+    }
+}
+
+impl SavedSheet {
+    /// Puts in place of the `dirty` chunks the window's `rows` in their
+    /// spans (rows outside them the window wrote only for its own sake),
+    /// in chunks of about `chunk_bytes`.
+    fn replace(
+        &mut self,
+        dirty: &Dirty,
+        rows: &[(u32, &[u8])],
+        chunk_bytes: usize,
+    ) -> std::io::Result<()> {
+        let spans: Vec<(usize, Range<u32>)> = match self.chunks.is_empty() {
+            true => vec![(0, 0..u32::MAX)],
+            false => dirty.chunks.iter().map(|&c| (c, self.span(c))).collect(),
+        };
+        let mut replaced = Vec::with_capacity(spans.len());
+        for (index, span) in spans {
+            let taken: Vec<(u32, &[u8])> = (rows.iter())
+                .filter(|(row, _)| span.contains(row))
+                .copied()
+                .collect();
+            replaced.push((index, in_chunks(&taken, span.start, chunk_bytes)?));
+        }
+        if self.chunks.is_empty() {
+            self.chunks = replaced.into_iter().flat_map(|(_, c)| c).collect();
+            return Ok(());
+        }
+        // Back to front, so that the indices before stay as they were.
+        for (index, chunks) in replaced.into_iter().rev() {
+            self.chunks.splice(index..=index, chunks);
+        }
+        if let Some(first) = self.chunks.first_mut() {
+            first.first_row = 0;
+        }
+        Ok(())
+    }
+}
+
+/// `rows` (each with its 0-based number) compressed in chunks of about
+/// `chunk_bytes`, the first one starting at `first_row`; none for no rows.
+fn in_chunks(
+    rows: &[(u32, &[u8])],
+    first_row: u32,
+    chunk_bytes: usize,
+) -> std::io::Result<Vec<Chunk>> {
+    let mut chunks = Vec::new();
+    let mut start = 0;
+    while start < rows.len() {
+        let mut end = start;
+        let mut bytes = 0;
+        while end < rows.len() && (end == start || bytes < chunk_bytes) {
+            bytes += rows[end].1.len();
+            end += 1;
+        }
+        let raw: Vec<u8> = rows[start..end]
+            .iter()
+            .flat_map(|r| r.1.iter().copied())
+            .collect();
+        chunks.push(Chunk {
+            first_row: match chunks.is_empty() {
+                true => first_row,
+                false => rows[start].0,
+            },
+            segment: Segment::of(&raw)?,
+        });
+        start = end;
+    }
+    Ok(chunks)
+}
+
+const DATA_START: &[u8] = b"<sheetData>";
+const DATA_END: &[u8] = b"</sheetData>";
+const DATA_EMPTY: &[u8] = b"<sheetData/>";
+
+/// What comes before the rows (`head` and the opening of `<sheetData>`)
+/// and after them (its end and `tail`), as segments: `<sheetData/>` when
+/// there are no rows.
+fn data_element(chunks: &[Chunk], head: &[u8], tail: &[u8]) -> std::io::Result<(Segment, Segment)> {
+    let (open, close) = match chunks.is_empty() {
+        true => (DATA_EMPTY, &b""[..]),
+        false => (DATA_START, DATA_END),
+    };
+    Ok((
+        Segment::of(&[head, open].concat())?,
+        Segment::of(&[close, tail].concat())?,
+    ))
+}
+
+/// A sheet part's XML cut around its rows: what precedes `<sheetData`,
+/// the rows, what follows the element.
+fn around_rows(xml: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+    let start = memmem::find(xml, b"<sheetData")?;
+    let open_end = start + xml[start..].iter().position(|&b| b == b'>')? + 1;
+    if xml[..open_end].ends_with(b"/>") {
+        return Some((&xml[..start], &[], &xml[open_end..]));
+    }
+    let close = open_end + memmem::rfind(&xml[open_end..], DATA_END)?;
+    Some((
+        &xml[..start],
+        &xml[open_end..close],
+        &xml[close + DATA_END.len()..],
+    ))
+}
+
+/// Each `<row>` element of `rows` (the writer writes nothing between
+/// them) with its 0-based number.
+fn each_row(rows: &[u8]) -> Vec<(u32, &[u8])> {
+    const ROW: &[u8] = b"<row r=\"";
+    let starts: Vec<usize> = memmem::find_iter(rows, ROW).collect();
+    let ends = starts.iter().skip(1).copied().chain([rows.len()]);
+    starts
+        .iter()
+        .zip(ends)
+        .map(|(&start, end)| {
+            let digits = &rows[start + ROW.len()..end];
+            let length = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+            let number: u32 = std::str::from_utf8(&digits[..length])
+                .ok()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(1);
+            (number.saturating_sub(1), &rows[start..end])
+        })
+        .collect()
+}
+
+/// The range of a sheet part's `<dimension>`, found in `head`.
+fn dimension(head: &[u8]) -> Option<layout::Range> {
+    let (start, end) = dimension_ref(head)?;
+    range_ref(std::str::from_utf8(&head[start..end]).ok()?)
+}
+
+/// Where the value of `<dimension ref="…">` is in `head`.
+fn dimension_ref(head: &[u8]) -> Option<(usize, usize)> {
+    const REF: &[u8] = b"<dimension ref=\"";
+    let start = memmem::find(head, REF)? + REF.len();
+    let end = start + memchr::memchr(b'"', &head[start..])?;
+    Some((start, end))
+}
+
+/// `head` with its dimension's `ref` naming `range`.
+fn with_dimension(head: &[u8], range: Option<layout::Range>) -> Vec<u8> {
+    match (dimension_ref(head), range) {
+        (Some((start, end)), Some(range)) => {
+            [&head[..start], range_name(range).as_bytes(), &head[end..]].concat()
+        }
+        _ => head.to_vec(),
+    }
+}
+
+/// The smallest range holding both.
+fn union(a: Option<layout::Range>, b: Option<layout::Range>) -> Option<layout::Range> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(layout::Range {
+            first_row: a.first_row.min(b.first_row),
+            first_column: a.first_column.min(b.first_column),
+            last_row: a.last_row.max(b.last_row),
+            last_column: a.last_column.max(b.last_column),
+        }),
+        (a, b) => a.or(b),
+    }
+}
+
+fn inflated(archive: &mut ZipArchive<Cursor<&[u8]>>, name: &str) -> Result<Vec<u8>, WriteError> {
+    let mut bytes = Vec::new();
+    archive
+        .by_name(name)
+        .map_err(unreadable)?
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+fn name_at(archive: &ZipArchive<Cursor<&[u8]>>, index: usize) -> Result<String, WriteError> {
+    match archive.name_for_index(index) {
+        Some(name) => Ok(name.map_err(unreadable)?.into_owned()),
+        None => Err(unreadable(zip::result::ZipError::FileNotFound)),
+    }
+}
+
+fn unreadable(error: zip::result::ZipError) -> WriteError {
+    WriteError::Io(std::io::Error::other(error.to_string()))
+}
+
+fn no_rows_element(name: &str) -> WriteError {
+    WriteError::Io(std::io::Error::other(format!("{name} has no <sheetData>")))
+}
