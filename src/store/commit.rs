@@ -353,7 +353,8 @@ impl Store {
             .zip(changed)
             .filter(|(rewrite, changed)| rewrite.takes(&workbook, changed));
         tracing::debug!(spreadsheet = %id, in_part = rewrite.is_some(), "saving");
-        let saved = self.persist(id, identity, &workbook, rewrite, records);
+        let moved = edits.iter().any(|e| e.moved || !e.moves.is_empty());
+        let saved = self.persist(id, identity, &workbook, rewrite, moved, records);
         match saved {
             Ok((identity, written, rewrite)) => {
                 let kept = Kept {
@@ -374,7 +375,9 @@ impl Store {
     }
 
     /// Writes the workbook atomically, saving `rewrite` again with the rows
-    /// that changed since it last saved when given; returns the new file's
+    /// that changed since it last saved when given (else rewriting it
+    /// whole, its rows kept in chunks for the next save unless the batch
+    /// `moved` rows); returns the new file's
     /// identity and version, and the rewrite that wrote it. The file must still be the
     /// one with identity `read` when the new one is renamed over it
     /// ([`StoreError::Moved`] otherwise); the idempotency keys' answers
@@ -385,6 +388,7 @@ impl Store {
         read: FileIdentity,
         workbook: &Workbook,
         rewrite: Option<(Rewrite, Vec<RowsChanged>)>,
+        moved: bool,
         records: Vec<(Key, Answer)>,
     ) -> Result<(FileIdentity, Version, Rewrite), StoreError> {
         let max_cells = self.inner.limits.max_cells;
@@ -395,7 +399,7 @@ impl Store {
         }
         let (mut rewrite, changed) = match rewrite {
             Some((rewrite, changed)) => (rewrite, Some(changed)),
-            None => (self.begin_rewrite(workbook)?, None),
+            None => (self.begin_rewrite(workbook)?.keeping_chunks(!moved), None),
         };
         let path = self.path(id);
         let prepared = Prepared::write(&path, &id.to_string(), |out| {

@@ -322,10 +322,12 @@ fn in_row_order(sheet: &Sheet, formats: &Formats) -> bool {
 /// compresses that XML into the file. When every sheet is written in row
 /// order the formatted rows wait in a temporary file, and the writer can
 /// take more rows and save again: so the first save after rows were
-/// appended writes only the new rows ([`Rewrite::save`]). That save keeps
-/// the sheets' rows compressed in chunks ([`super::chunked`]), and every
-/// later save writes only the chunks that changed, through a small writer
-/// of its own ([`Rewrite::save_changed`]).
+/// appended writes only the new rows ([`Rewrite::save`]). That save, or
+/// the first one when the rewrite is [keeping
+/// chunks](Rewrite::keeping_chunks), keeps the sheets' rows compressed in
+/// chunks ([`super::chunked`]), and every later save writes only the
+/// chunks that changed, through a small writer of its own
+/// ([`Rewrite::save_changed`]).
 pub struct Rewrite {
     stage: Stage,
     /// Each sheet's extent at the last save.
@@ -333,6 +335,8 @@ pub struct Rewrite {
     temp_dir: Option<PathBuf>,
     /// About how many bytes of XML rows a kept chunk holds.
     chunk_bytes: usize,
+    /// Whether the first save keeps the rows in chunks.
+    chunk_first: bool,
 }
 
 enum Stage {
@@ -373,7 +377,18 @@ impl Rewrite {
             extents: vec![0; workbook.sheets.len()],
             temp_dir: temp_dir.map(Path::to_path_buf),
             chunk_bytes: CHUNK_BYTES,
+            chunk_first: false,
         })
+    }
+
+    /// Makes the first save keep the rows in chunks (when every sheet is
+    /// written in row order), for saves in part after any change in
+    /// place: it costs that save about as much again as compressing the
+    /// sheets, which a workbook whose rows move at every write (deletes)
+    /// would pay each time for nothing.
+    pub fn keeping_chunks(mut self, keep: bool) -> Rewrite {
+        self.chunk_first = keep;
+        self
     }
 
     /// Keeps saves in chunks of about `bytes` of XML rows (tests make many
@@ -465,7 +480,10 @@ impl Rewrite {
         mut out: W,
     ) -> Result<(), WriteError> {
         let saved = match &mut self.stage {
-            Stage::Writer(writer) if writer.written.iter().all(|&w| w == 0) => {
+            Stage::Writer(writer)
+                if writer.written.iter().all(|&w| w == 0)
+                    && !(self.chunk_first && writer.resumable) =>
+            {
                 writer.write_below(workbook)?;
                 return writer.finish(workbook, out);
             }
@@ -498,7 +516,7 @@ impl Rewrite {
             }
         }
         // The window cannot stand for the last save: rewritten whole.
-        *self = Rewrite::begin_in(workbook, temp_dir)?;
+        *self = Rewrite::begin_in(workbook, temp_dir)?.keeping_chunks(true);
         self.save(workbook, out)
     }
 }
@@ -1465,7 +1483,7 @@ mod tests {
 
     /// Every part of a package but its properties (which hold the time of
     /// the save), its styles and its sheets, inflated.
-    fn parts_apart_from_cells(bytes: &[u8]) -> BTreeMap<String, String> {
+    fn parts_apart_from_cells(bytes: &[u8]) -> BTreeMap<String, Vec<u8>> {
         let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).expect("a package");
         let names: Vec<String> = archive
             .file_names()
@@ -1478,10 +1496,10 @@ mod tests {
                     && !name.starts_with("xl/worksheets/sheet")
             })
             .map(|name| {
-                let mut xml = String::new();
-                std::io::Read::read_to_string(&mut archive.by_name(&name).unwrap(), &mut xml)
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut archive.by_name(&name).unwrap(), &mut bytes)
                     .unwrap();
-                (name, xml)
+                (name, bytes)
             })
             .collect()
     }
@@ -1533,6 +1551,7 @@ mod tests {
             ),
             tall_rows in proptest::collection::btree_set(0..12u32, 0..3),
             chunk_bytes in 1..400usize,
+            chunk_first in proptest::bool::ANY,
         ) {
             let mut workbook = workbook();
             let sheet = &mut workbook.sheets[0];
@@ -1541,16 +1560,22 @@ mod tests {
                 sheet.layout.formats.push(row.iter().map(|(_, id)| *id).collect());
             }
             sheet.layout.rows = tall_rows.iter().map(|&row| (row, tall())).collect();
-            let mut rewrite = Rewrite::begin(&workbook).expect("begun").with_chunks_of(chunk_bytes);
+            let mut rewrite = Rewrite::begin(&workbook)
+                .expect("begun")
+                .with_chunks_of(chunk_bytes)
+                .keeping_chunks(chunk_first);
             rewrite.save(&workbook, Cursor::new(Vec::new())).expect("saved");
             if !rewrite.resumable() {
                 return Ok(());
             }
-            // The first save after an append keeps the rows in chunks.
-            let first = workbook.sheets[0].extent();
-            workbook.sheets[0].rows.push(vec![Cell::Text("appended".into())]);
-            workbook.sheets[0].layout.rows_appended(first, 1);
-            rewrite.save(&workbook, Cursor::new(Vec::new())).expect("saved again");
+            if !chunk_first {
+                // The first save after an append keeps the rows in chunks.
+                let first = workbook.sheets[0].extent();
+                workbook.sheets[0].rows.push(vec![Cell::Text("appended".into())]);
+                workbook.sheets[0].layout.rows_appended(first, 1);
+                rewrite.save(&workbook, Cursor::new(Vec::new())).expect("saved again");
+            }
+            proptest::prop_assert_eq!(rewrite.files(), 0, "kept in chunks");
             for (updates, appended) in &batches {
                 let extents: Vec<usize> = workbook.sheets.iter().map(Sheet::extent).collect();
                 let sheet = &mut workbook.sheets[0];
@@ -1612,6 +1637,96 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A sheet part without its dimension.
+    fn without_dimension(xml: String) -> String {
+        match xml.find("<dimension ") {
+            Some(start) => {
+                let end = start + xml[start..].find("/>").expect("an empty element") + 2;
+                format!("{}{}", &xml[..start], &xml[end..])
+            }
+            None => xml,
+        }
+    }
+
+    #[test]
+    fn saves_in_chunks_of_files_that_carry_what_the_writer_does_not_write_are_whole_rewrites() {
+        let mut tried = 0;
+        for producer in ["openpyxl", "libreoffice"] {
+            let dir = format!(
+                "{}/fixtures/fidelity/{producer}",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            for entry in std::fs::read_dir(&dir).expect("fixtures") {
+                let path = entry.expect("an entry").path();
+                if path.extension().is_none_or(|e| e != "xlsx") {
+                    continue;
+                }
+                let bytes = std::fs::read(&path).expect("a fixture");
+                let mut workbook = read_workbook(&bytes, usize::MAX).expect("readable");
+                let mut rewrite = Rewrite::begin(&workbook)
+                    .expect("begun")
+                    .with_chunks_of(64)
+                    .keeping_chunks(true);
+                rewrite
+                    .save(&workbook, Cursor::new(Vec::new()))
+                    .expect("saved");
+                if rewrite.files() > 0 {
+                    continue; // Not written in row order (merged ranges, arrays, groups).
+                }
+                tried += 1;
+                let extents: Vec<usize> = workbook.sheets.iter().map(Sheet::extent).collect();
+                let sheet = &mut workbook.sheets[0];
+                let middle = sheet.rows.len() / 2;
+                let mut rows = Vec::new();
+                if let Some(cells) = sheet.rows.get_mut(middle) {
+                    cells.resize(cells.len().max(1), Cell::Empty);
+                    cells[0] = Cell::Text("changed".into());
+                    rows.push(middle as u32);
+                }
+                let first = sheet.extent();
+                // Below the last row with a value: a row with only formats
+                // may be there already, and is changed.
+                if sheet.rows.len() < first {
+                    rows.push(sheet.rows.len() as u32);
+                }
+                sheet
+                    .rows
+                    .push(vec![Cell::Number(7.0), Cell::Text("appended".into())]);
+                sheet.layout.rows_appended(first, 1);
+                let changed: Vec<RowsChanged> = (extents.iter().enumerate())
+                    .map(|(index, &extent)| RowsChanged {
+                        extent,
+                        rows: if index == 0 { rows.clone() } else { Vec::new() },
+                    })
+                    .collect();
+                assert!(rewrite.takes(&workbook, &changed));
+                let mut in_part = Cursor::new(Vec::new());
+                rewrite
+                    .save_changed(&workbook, &changed, &mut in_part)
+                    .expect("saved in part");
+                assert_eq!(rewrite.files(), 0, "{path:?} saved in part");
+                let mut whole = Cursor::new(Vec::new());
+                write_workbook(&workbook, &mut whole).expect("written");
+                let (in_part, whole) = (in_part.into_inner(), whole.into_inner());
+                assert_eq!(
+                    parts_apart_from_cells(&in_part),
+                    parts_apart_from_cells(&whole),
+                    "{path:?}"
+                );
+                for (index, _) in workbook.sheets.iter().enumerate() {
+                    let name = format!("xl/worksheets/sheet{}.xml", index + 1);
+                    assert_eq!(
+                        without_dimension(part(&in_part, &name)),
+                        without_dimension(part(&whole, &name)),
+                        "{path:?} {name}"
+                    );
+                }
+                assert_eq!(cells_as_shown(in_part), cells_as_shown(whole), "{path:?}");
+            }
+        }
+        assert!(tried >= 20, "{tried} fixtures saved in part");
     }
 
     /// A one-sheet package whose `<sheetData>` is `cells`.
