@@ -93,6 +93,13 @@ pub struct Calculator {
     last_row: u32,
     /// The cells the engine was given, for the cache's memory bound.
     cells: usize,
+    /// Whether a formula calls a volatile function, whose result changes
+    /// at every recalculation.
+    volatile: bool,
+    /// Whether every computed formula's cached result is the engine's: a
+    /// whole recalculation ran since the engine was built (the file may
+    /// lack results, or hold placeholders).
+    settled: bool,
 }
 
 /// What a recalculation did.
@@ -179,6 +186,8 @@ impl Calculator {
             reads,
             last_row,
             cells: workbook.cell_slots(),
+            volatile: false,
+            settled: false,
         };
         for (at, cell) in all_cells(workbook) {
             calculator.give(at, cell);
@@ -188,6 +197,9 @@ impl Calculator {
 
     /// Gives the engine a cell, if it is a formula or a formula reads it.
     fn give(&mut self, at: At, cell: &Cell) {
+        if let Cell::Formula(formula) = cell {
+            self.volatile |= is_volatile(&formula.expr);
+        }
         if matches!(cell, Cell::Formula(_)) || self.reads.contains(at) {
             self.engine.set(at, input(cell));
         }
@@ -199,7 +211,10 @@ impl Calculator {
         let refers: Vec<(usize, References)> = formulas
             .iter()
             .filter_map(|&at| match cell_at(workbook, at) {
-                Some(Cell::Formula(formula)) => Some((at.0, references(&formula.expr))),
+                Some(Cell::Formula(formula)) => {
+                    self.volatile |= is_volatile(&formula.expr);
+                    Some((at.0, references(&formula.expr)))
+                }
                 _ => None,
             })
             .collect();
@@ -275,21 +290,32 @@ impl Calculator {
             if !formulas.is_empty() {
                 self.learn(workbook, &formulas);
             }
+            let mut reaches_a_formula = self.volatile || !self.settled;
             for &at in &changes.cells {
                 let cell = cell_at(workbook, at).unwrap_or(&Cell::Empty);
                 // A cell no formula reads is cleared: it may have held one.
                 let given = if matches!(cell, Cell::Formula(_)) || self.reads.contains(at) {
+                    reaches_a_formula = true;
                     input(cell)
                 } else {
                     Input::Empty
                 };
                 self.engine.set(at, given);
             }
+            // No formula reads a changed cell, none changed, none is
+            // volatile, and every result is the engine's already: every
+            // result stays as it is, and computing them all again (a pass
+            // over every cell) is skipped.
+            if !reaches_a_formula {
+                self.cells = workbook.cell_slots();
+                return Ok(Recalculated::default());
+            }
         } else {
             *self = Calculator::load(workbook).ok_or(EngineFailed)?;
         }
         self.cells = workbook.cell_slots();
         self.engine.recalculate();
+        self.settled = true;
 
         // The new results, and the formulas that are kept or stale.
         let mut stale = Vec::new();
@@ -732,6 +758,31 @@ mod tests {
             .map(|&(r, c)| workbook.sheets[0].rows[r][c].to_json())
             .collect();
         assert_eq!(values, [10, 11, 6]);
+    }
+
+    #[test]
+    fn a_change_no_formula_reads_changes_no_result_but_volatile_ones() {
+        let mut workbook = workbook();
+        workbook.sheets[0].rows[1].push(Cell::Number(0.0));
+        let mut calculator = Calculator::build(&mut workbook).expect("engine");
+        let change_c2 = |workbook: &mut Workbook, calculator: &mut Calculator, to: f64| {
+            workbook.sheets[0].rows[1][2] = Cell::Number(to);
+            let edits = [Edited {
+                cells: vec![(1, 2)],
+                ..Edited::default()
+            }];
+            calculator.recalculate(workbook, &edits).unwrap()
+        };
+        assert_eq!(
+            change_c2(&mut workbook, &mut calculator, 4.0),
+            Recalculated::default()
+        );
+
+        // A random number is drawn again at every recalculation.
+        workbook.sheets[0].rows[0].push(formula("RAND()+5", 5.5));
+        let mut calculator = Calculator::build(&mut workbook).expect("engine");
+        let done = change_c2(&mut workbook, &mut calculator, 8.0);
+        assert_eq!(done.updated, 1, "{done:?}");
     }
 
     #[test]
