@@ -253,15 +253,21 @@ fn is_reserved(name: &str) -> bool {
 /// anything, left to right: a column with data but no name is read under
 /// its letter, one with neither is left out.
 fn used_columns(sheet: &Sheet, row: usize) -> Vec<usize> {
-    let mut used: Vec<bool> = Vec::new();
-    for cells in sheet.rows.iter().skip(row) {
+    let rows = sheet.rows.get(row..).unwrap_or_default();
+    // Rows are looked at until every column is found used, which in a
+    // table is within its first rows: not at every row of a long sheet.
+    let width = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut used = vec![false; width];
+    let mut unused = width;
+    for cells in rows {
         for (c, cell) in cells.iter().enumerate() {
-            if !cell.is_empty_value() {
-                if used.len() <= c {
-                    used.resize(c + 1, false);
-                }
+            if !used[c] && !cell.is_empty_value() {
                 used[c] = true;
+                unused -= 1;
             }
+        }
+        if unused == 0 {
+            break;
         }
     }
     used.iter()

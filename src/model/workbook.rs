@@ -116,6 +116,17 @@ impl Edited {
 }
 
 impl Workbook {
+    /// Whether a cell the edits logged holds a formula: the edits wrote
+    /// one, or filled one down (a look at those cells, not at all).
+    pub fn edits_wrote_formulas(&self) -> bool {
+        self.sheets.iter().any(|sheet| {
+            (sheet.edited.cells.iter()).any(|&(row, column)| {
+                let cell = sheet.row(row as usize).get(column as usize);
+                matches!(cell, Some(Cell::Formula(_)))
+            })
+        })
+    }
+
     /// Each sheet's edits since the last call, in sheet order.
     pub fn take_edits(&mut self) -> Vec<Edited> {
         self.sheets

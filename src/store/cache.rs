@@ -48,6 +48,8 @@ pub struct Entry {
     rewrite: Option<Rewrite>,
     /// The formula engine in step with `workbook`, once a write built it.
     calculator: Option<Calculator>,
+    /// Whether `workbook` has formulas, once a write found out.
+    formulas: Option<bool>,
     bytes: usize,
     last_used: u64,
 }
@@ -57,6 +59,9 @@ pub struct Entry {
 pub struct Kept {
     pub rewrite: Option<Rewrite>,
     pub calculator: Option<Calculator>,
+    /// Whether the workbook has formulas, when known (finding out takes a
+    /// look at every cell).
+    pub formulas: Option<bool>,
 }
 
 /// The cache; the store keeps it behind a mutex.
@@ -75,7 +80,7 @@ impl Kept {
     fn rewritten(rewrite: Rewrite) -> Kept {
         Kept {
             rewrite: Some(rewrite),
-            calculator: None,
+            ..Kept::default()
         }
     }
 }
@@ -125,6 +130,7 @@ impl Cache {
             Some(entry) if Arc::ptr_eq(&entry.workbook, workbook) => Kept {
                 rewrite: entry.rewrite,
                 calculator: entry.calculator,
+                formulas: entry.formulas,
             },
             _ => Kept::default(),
         }
@@ -144,6 +150,7 @@ impl Cache {
         let Kept {
             rewrite,
             calculator,
+            formulas,
         } = kept;
         // The workbook's cells and carried parts, the engine's cells, and
         // the last save's compressed rows.
@@ -175,6 +182,7 @@ impl Cache {
                 workbook,
                 rewrite,
                 calculator,
+                formulas,
                 bytes,
                 last_used,
             },

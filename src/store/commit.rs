@@ -256,6 +256,7 @@ impl Store {
         let Kept {
             rewrite,
             calculator,
+            formulas,
         } = self.cache().take(id, &shared);
         // A kept rewrite can only save the workbook again if the batch
         // appends rows. The edits and the recalculation log the cells they
@@ -267,7 +268,8 @@ impl Store {
             .as_ref()
             .filter(|_| cfg!(debug_assertions))
             .map(|_| shared.clone());
-        let has_formulas = calculator.is_some() || shared.has_formulas();
+        let has_formulas =
+            calculator.is_some() || formulas.unwrap_or_else(|| shared.has_formulas());
         let mut workbook = Arc::unwrap_or_clone(shared);
         let mut calculator = match calculator {
             None if has_formulas => Calculator::build(&mut workbook),
@@ -292,9 +294,15 @@ impl Store {
         let changed = changes.iter().filter(|&&c| c).count();
         // A workbook without formulas has no engine: the formulas the batch
         // wrote into it (§11.4) get one, so that they are computed.
-        if changed > 0 && calculator.is_none() && !has_formulas && workbook.has_formulas() {
+        let wrote_formulas = !has_formulas && workbook.edits_wrote_formulas();
+        if changed > 0 && calculator.is_none() && wrote_formulas {
             calculator = Calculator::build_for_written(&mut workbook);
         }
+        let has_formulas = has_formulas || wrote_formulas;
+        debug_assert!(
+            has_formulas || !workbook.has_formulas(),
+            "a formula the log missed"
+        );
         let records: Vec<_> = batch.iter().filter_map(|edit| edit.record(id)).collect();
         if changed == 0 {
             // Answered with the file as it is: its tag is the answer's.
@@ -309,6 +317,7 @@ impl Store {
             let kept = Kept {
                 rewrite,
                 calculator,
+                formulas: Some(has_formulas),
             };
             self.remember(id, identity, workbook, kept);
             return Attempt::Done(Ok(version));
@@ -360,6 +369,7 @@ impl Store {
                 let kept = Kept {
                     rewrite: Some(rewrite),
                     calculator,
+                    formulas: Some(has_formulas),
                 };
                 self.remember(id, identity, workbook, kept);
                 Attempt::Done(Ok(written))
