@@ -9,6 +9,7 @@ use std::path::Path;
 use super::StoreError;
 use super::cache::FileIdentity;
 use super::version::Tag;
+use sha2::{Digest, Sha256};
 
 /// Every temp file starts with this, followed by the spreadsheet id and `-`,
 /// so start-up can find the leftovers of a crash and whose they were.
@@ -21,7 +22,7 @@ pub const TEMP_PREFIX: &str = ".sheetd-tmp-";
 pub fn replace_atomically(
     target: &Path,
     owner: &str,
-    write: impl FnOnce(&mut BufWriter<&File>) -> Result<(), StoreError>,
+    write: impl FnOnce(&mut Output<'_>) -> Result<(), StoreError>,
 ) -> Result<Metadata, StoreError> {
     let written = Prepared::write(target, owner, write)?.rename()?;
     sync_dir(directory(target))?;
@@ -47,7 +48,7 @@ impl<'a> Prepared<'a> {
     pub fn write(
         target: &'a Path,
         owner: &str,
-        write: impl FnOnce(&mut BufWriter<&File>) -> Result<(), StoreError>,
+        write: impl FnOnce(&mut Output<'_>) -> Result<(), StoreError>,
     ) -> Result<Prepared<'a>, StoreError> {
         let temp = tempfile::Builder::new()
             .prefix(&format!("{TEMP_PREFIX}{owner}-"))
@@ -60,19 +61,28 @@ impl<'a> Prepared<'a> {
             Err(_) => std::fs::Permissions::from_mode(0o644),
         };
         temp.as_file().set_permissions(permissions)?;
-        {
-            let mut out = BufWriter::new(temp.as_file());
+        let hashed = {
+            let mut out = Output {
+                file: BufWriter::new(temp.as_file()),
+                hasher: Some(Sha256::new()),
+                position: 0,
+            };
             write(&mut out)?;
-            out.flush()?;
-        }
+            out.file.flush()?;
+            out.hasher.map(Tag::from)
+        };
         temp.as_file().sync_all()?;
         let written = temp.as_file().metadata()?;
-        // Hashed as written, read back from the page cache: the writer
-        // seeks back into what it wrote, so its stream cannot be hashed
-        // on the way out.
-        let mut file = temp.as_file();
-        file.seek(SeekFrom::Start(0))?;
-        let tag = Tag::read(file)?;
+        // A writer that seeks back into what it wrote (rust_xlsxwriter's
+        // zip) has its file hashed read back from the page cache.
+        let tag = match hashed {
+            Some(tag) => tag,
+            None => {
+                let mut file = temp.as_file();
+                file.seek(SeekFrom::Start(0))?;
+                Tag::read(file)?
+            }
+        };
         Ok(Prepared {
             target,
             temp,
@@ -117,6 +127,42 @@ impl<'a> Prepared<'a> {
     }
 }
 
+/// Where a new version is written: the temp file, hashed on the way out
+/// while the writer writes it in order.
+pub struct Output<'f> {
+    file: BufWriter<&'f File>,
+    /// The hash of the bytes written so far; `None` once the writer moved
+    /// back or ahead.
+    hasher: Option<Sha256>,
+    position: u64,
+}
+
+impl Write for Output<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let written = self.file.write(buf)?;
+        if let Some(hasher) = &mut self.hasher {
+            hasher.update(&buf[..written]);
+        }
+        self.position += written as u64;
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl Seek for Output<'_> {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        let position = self.file.seek(to)?;
+        if position != self.position {
+            self.hasher = None;
+            self.position = position;
+        }
+        Ok(position)
+    }
+}
+
 /// Makes a rename or removal in `dir` durable.
 pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
     File::open(dir)?.sync_all()?;
@@ -139,6 +185,29 @@ mod tests {
         let in_place = std::fs::metadata(&target).unwrap();
         assert_eq!(FileIdentity::of(&written), FileIdentity::of(&in_place));
         assert_eq!(std::fs::read(&target).unwrap(), b"new contents");
+    }
+
+    #[test]
+    fn the_tag_is_the_hash_of_the_bytes_written_in_order_or_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("book.xlsx");
+        let in_order = Prepared::write(&target, "owner", |out| {
+            out.write_all(b"head ")?;
+            // Asking where it is moves nothing.
+            assert_eq!(out.stream_position()?, 5);
+            out.write_all(b"and tail").map_err(StoreError::from)
+        })
+        .unwrap();
+        assert_eq!(in_order.tag(), Tag::of(b"head and tail"));
+        let patched = Prepared::write(&target, "owner", |out| {
+            out.write_all(b"head XXX tail")?;
+            out.seek(SeekFrom::Start(5))?;
+            out.write_all(b"and")?;
+            out.seek(SeekFrom::End(0))?;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(patched.tag(), Tag::of(b"head and tail"));
     }
 
     #[test]

@@ -777,7 +777,7 @@ impl Store {
     fn create_file(
         &self,
         key: Option<Claimed>,
-        write: impl FnOnce(&mut std::io::BufWriter<&File>) -> Result<(), StoreError>,
+        write: impl FnOnce(&mut atomic::Output<'_>) -> Result<(), StoreError>,
     ) -> Result<(SpreadsheetId, FileIdentity, Version), StoreError> {
         let id = SpreadsheetId::new_random();
         let path = self.path(id);
@@ -891,7 +891,7 @@ impl Store {
         key: Option<Claimed>,
         precondition: Option<Precondition>,
         parsed: Option<Workbook>,
-        write: impl FnOnce(&mut std::io::BufWriter<&File>) -> Result<(), StoreError> + Send + 'static,
+        write: impl FnOnce(&mut atomic::Output<'_>) -> Result<(), StoreError> + Send + 'static,
     ) -> Result<Versioned<bool>, StoreError> {
         self.with_whole_turn(id, move |store| {
             let replaced = match fs::symlink_metadata(store.path(id)) {

@@ -43,6 +43,13 @@ impl Tag {
     }
 }
 
+impl From<Sha256> for Tag {
+    /// The tag of the bytes given to `hasher`.
+    fn from(hasher: Sha256) -> Tag {
+        Tag(hasher.finalize().into())
+    }
+}
+
 impl Tag {
     /// The hash in lower-case hex: what `sha256sum` prints for the file.
     pub fn hex(&self) -> String {

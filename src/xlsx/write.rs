@@ -1433,6 +1433,27 @@ mod tests {
         prop::collection::vec(prop::collection::vec((any_cell(), 0..3u32), 0..4), rows)
     }
 
+    /// [`workbook`] with the rows `base` (cells and format ids) in its
+    /// first sheet, and the rows `tall_rows` of a height of their own.
+    fn generated(
+        base: &[Vec<(Cell, u32)>],
+        tall_rows: &std::collections::BTreeSet<u32>,
+    ) -> Workbook {
+        let mut workbook = workbook();
+        let sheet = &mut workbook.sheets[0];
+        for row in base {
+            sheet
+                .rows
+                .push(row.iter().map(|(cell, _)| cell.clone()).collect());
+            sheet
+                .layout
+                .formats
+                .push(row.iter().map(|(_, id)| *id).collect());
+        }
+        sheet.layout.rows = tall_rows.iter().map(|&row| (row, tall())).collect();
+        workbook
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
 
@@ -1445,13 +1466,8 @@ mod tests {
             tall_rows in proptest::collection::btree_set(0..12u32, 0..3),
             filtered in proptest::bool::ANY,
         ) {
-            let mut workbook = workbook();
+            let mut workbook = generated(&base, &tall_rows);
             let sheet = &mut workbook.sheets[0];
-            for row in &base {
-                sheet.rows.push(row.iter().map(|(cell, _)| cell.clone()).collect());
-                sheet.layout.formats.push(row.iter().map(|(_, id)| *id).collect());
-            }
-            sheet.layout.rows = tall_rows.iter().map(|&row| (row, tall())).collect();
             if !filtered {
                 sheet.layout.autofilter = None;
             }
@@ -1553,13 +1569,7 @@ mod tests {
             chunk_bytes in 1..400usize,
             chunk_first in proptest::bool::ANY,
         ) {
-            let mut workbook = workbook();
-            let sheet = &mut workbook.sheets[0];
-            for row in &base {
-                sheet.rows.push(row.iter().map(|(cell, _)| cell.clone()).collect());
-                sheet.layout.formats.push(row.iter().map(|(_, id)| *id).collect());
-            }
-            sheet.layout.rows = tall_rows.iter().map(|&row| (row, tall())).collect();
+            let mut workbook = generated(&base, &tall_rows);
             let mut rewrite = Rewrite::begin(&workbook)
                 .expect("begun")
                 .with_chunks_of(chunk_bytes)

@@ -149,13 +149,7 @@ impl Saved {
             };
             let kept = &mut saved.sheets[sheet];
             kept.dimension = dimension(&head);
-            let (open, close) = data_element(&kept.chunks, &head, &tail)?;
-            let parts: Vec<&Segment> = [&open]
-                .into_iter()
-                .chain(kept.chunks.iter().map(|c| &c.segment))
-                .chain([&close])
-                .collect();
-            out.deflated(&name, time, &parts)?;
+            kept.write_part(&mut out, &name, time, &head, &tail)?;
         }
         out.finish()?;
         Ok(saved)
@@ -230,13 +224,7 @@ impl Saved {
             };
             saved.replace(dirty, &each_row(rows), self.chunk_bytes)?;
             let head = with_dimension(head, saved.dimension);
-            let (open, close) = data_element(&saved.chunks, &head, tail)?;
-            let parts: Vec<&Segment> = [&open]
-                .into_iter()
-                .chain(saved.chunks.iter().map(|c| &c.segment))
-                .chain([&close])
-                .collect();
-            out.deflated(&name, time, &parts)?;
+            saved.write_part(&mut out, &name, time, &head, tail)?;
         }
         out.finish()?;
         Ok(true)
@@ -250,6 +238,25 @@ impl Saved {
 }
 
 impl SavedSheet {
+    /// Writes the sheet's part `name` to `out`: `head`, the rows kept and
+    /// `tail`.
+    fn write_part<W: Write>(
+        &self,
+        out: &mut PackageOut<W>,
+        name: &str,
+        time: (u16, u16),
+        head: &[u8],
+        tail: &[u8],
+    ) -> std::io::Result<()> {
+        let (open, close) = data_element(&self.chunks, head, tail)?;
+        let parts: Vec<&Segment> = [&open]
+            .into_iter()
+            .chain(self.chunks.iter().map(|c| &c.segment))
+            .chain([&close])
+            .collect();
+        out.deflated(name, time, &parts)
+    }
+
     /// Puts in place of the `dirty` chunks the window's `rows` in their
     /// spans (rows outside them the window wrote only for its own sake),
     /// in chunks of about `chunk_bytes`.
