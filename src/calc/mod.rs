@@ -457,7 +457,8 @@ impl Changes {
                     .iter()
                     .map(|&(row, column)| (sheet, row, column)),
             );
-            if edited.moved {
+            // A table grown: what its structured references read changed.
+            if edited.moved || edited.grown {
                 moved.push(sheet);
             }
         }

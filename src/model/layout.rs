@@ -346,7 +346,8 @@ impl Layout {
     }
 
     /// Whether this layout is `base`'s but for the cell formats of rows and
-    /// the autofilter's last row, which grow when rows are appended.
+    /// the last rows of the autofilter and the tables, which grow when rows
+    /// are appended.
     pub fn same_apart_from_rows(&self, base: &Layout) -> bool {
         // Every field named, so that a new one is not forgotten here.
         let Layout {
@@ -367,23 +368,32 @@ impl Layout {
             formulas,
             unformatted_cells,
         } = self;
+        let grown = |now: &Range, before: &Range| {
+            Range {
+                last_row: before.last_row,
+                ..*now
+            } == *before
+                && now.last_row >= before.last_row
+        };
         let autofilter_grown = match (autofilter, &base.autofilter) {
-            (Some(now), Some(before)) => {
-                Range {
-                    last_row: before.last_row,
-                    ..*now
-                } == *before
-                    && now.last_row >= before.last_row
-            }
+            (Some(now), Some(before)) => grown(now, before),
             (now, before) => now == before,
         };
+        let tables_grown = tables.len() == base.tables.len()
+            && tables.iter().zip(&base.tables).all(|(now, before)| {
+                grown(&now.range, &before.range)
+                    && Table {
+                        range: before.range,
+                        ..now.clone()
+                    } == *before
+            });
         autofilter_grown
             && *rows == base.rows
             && *columns == base.columns
             && *merges == base.merges
             && *array_formulas == base.array_formulas
             && *links == base.links
-            && *tables == base.tables
+            && tables_grown
             && *freeze == base.freeze
             && *tab_color == base.tab_color
             && *print == base.print

@@ -407,8 +407,9 @@ impl Workbook {
         let header = Header::of(sheet, &source.region).unwrap_or(header);
         let below = (start + count <= header.last_row.unwrap_or(0)).then_some(start + count);
         sheet.put_rows(&header, start, below, request);
-        // Structured references now cover more rows.
-        sheet.edited.moved = true;
+        // Structured references now cover more rows (when rows moved to
+        // make room, the move said so).
+        sheet.edited.grown = true;
         Ok(count)
     }
 
@@ -813,7 +814,7 @@ impl Sheet {
         self.put_rows(&header, start, None, request);
         if self.layout.rows_appended(start, count) {
             // Structured references now cover more rows.
-            self.edited.moved = true;
+            self.edited.grown = true;
         }
         Ok(count)
     }
@@ -1677,6 +1678,39 @@ mod tests {
             err.to_string().starts_with("data: 1 rows would pass"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_table_grown_over_appended_rows_changes_rows_in_place() {
+        let mut base = Workbook {
+            sheets: vec![people()],
+            ..Workbook::default()
+        };
+        let last_row = base.sheets[0].rows.len() as u32 - 1;
+        let range = Range {
+            first_row: 0,
+            first_column: 0,
+            last_row,
+            last_column: 1,
+        };
+        base.sheets[0]
+            .layout
+            .tables
+            .push(crate::model::layout::Table::new("People", range));
+        let outline = base.outline();
+
+        let mut inserted = base.clone();
+        insert(&mut inserted.sheets[0], json!({"data": [{"name": "Eve"}]})).unwrap();
+        let table = &inserted.sheets[0].layout.tables[0];
+        assert_eq!(table.range.last_row, last_row + 1, "the table grew");
+        let logs = inserted.take_edits();
+        assert!(logs[0].grown && !logs[0].moved, "{:?}", logs[0]);
+        assert!(inserted.appended(&outline, &[&logs]));
+        assert!(inserted.appends_to(&base));
+
+        let mut renamed = base.clone();
+        renamed.sheets[0].layout.tables[0].name = "Staff".into();
+        assert_eq!(renamed.changed_in_place(&outline, &[]), None);
     }
 
     #[test]

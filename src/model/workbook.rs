@@ -96,9 +96,12 @@ pub struct Edited {
     /// Cells set (0-based row and column): values written, formulas filled
     /// down or adjusted, results recomputed or made stale.
     pub cells: Vec<(u32, u32)>,
-    /// Rows were removed, or a table's range changed: cells may be
-    /// anywhere else now.
+    /// Rows were removed or inserted: cells may be anywhere else now.
     pub moved: bool,
+    /// A table grew down over appended rows: its structured references
+    /// cover more rows (the formula engine reads them again), and no cell
+    /// moved.
+    pub grown: bool,
     /// The row moves made, in order, which what the sheet carries beyond
     /// the model (notes, drawings, conditional formats…) has yet to follow:
     /// the xlsx layer moves it when the workbook is written.
