@@ -516,7 +516,9 @@ impl Rewrite {
             }
         }
         // The window cannot stand for the last save: rewritten whole.
+        let chunk_bytes = self.chunk_bytes;
         *self = Rewrite::begin_in(workbook, temp_dir)?.keeping_chunks(true);
+        self.chunk_bytes = chunk_bytes;
         self.save(workbook, out)
     }
 }
