@@ -258,11 +258,11 @@ impl Store {
             calculator,
             formulas,
         } = self.cache().take(id, &shared);
-        // A kept rewrite can only save the workbook again if the batch
-        // appends rows. The edits and the recalculation log the cells they
-        // change, so what the workbook was is needed without its cells:
-        // its outline. (Debug builds check the answer against a whole
-        // copy.)
+        // A kept rewrite can only save the workbook again in part if the
+        // batch changes rows in place (a kept writer: appends them). The
+        // edits and the recalculation log the cells they change, so what
+        // the workbook was is needed without its cells: its outline.
+        // (Debug builds check the answer against a whole copy.)
         let before = rewrite.as_ref().map(|_| shared.outline());
         let whole = rewrite
             .as_ref()
