@@ -80,7 +80,9 @@ fn options() -> Options {
                 } else {
                     let found = Producer::ALL.into_iter().find(|p| p.key() == value);
                     vec![found.unwrap_or_else(|| {
-                        panic!("--producer takes rust_xlsxwriter, openpyxl, libreoffice or all")
+                        panic!(
+                            "--producer takes rust_xlsxwriter, openpyxl, libreoffice, excel or all"
+                        )
                     })]
                 }
             }
@@ -209,14 +211,64 @@ impl Op {
     }
 }
 
-fn new_row(n: u64) -> Value {
-    json!({"id": 1_000_000 + n, "name": format!("new {n}"), "city": "Rome", "amount": 1.5, "joined": "2024/01/15",
+/// The `n`th row the benchmark inserts into `producer`'s sheet.
+fn new_row(producer: Producer, n: u64) -> Value {
+    match producer {
+        // Its header is col1 … col10.
+        Producer::Excel => {
+            json!({"col1": format!("new {n}"), "col2": n, "col3": 1.5, "col4": "2024/01/15",
+           "col5": true, "col6": 3, "col7": "added by the benchmark", "col8": format!("N-{n}"), "col9": 9.5, "col10": "x"})
+        }
+        _ => {
+            json!({"id": 1_000_000 + n, "name": format!("new {n}"), "city": "Rome", "amount": 1.5, "joined": "2024/01/15",
            "active": true, "qty": 3, "note": "added by the benchmark", "code": format!("N-{n}"), "score": 9.5})
+        }
+    }
+}
+
+/// The request of `op` for the `n`th request, on the row `target` of the
+/// `rows`: by its `id` where the sheet has one; on the Excel-saved sheet,
+/// whose rows are all alike, by its position in the first half of the rows
+/// (a delete moves the others up).
+fn request(
+    client: &reqwest::Client,
+    url: &str,
+    op: Op,
+    producer: Producer,
+    n: u64,
+    target: u64,
+) -> reqwest::RequestBuilder {
+    let by_id = producer != Producer::Excel;
+    let row = target / 2 + 2;
+    match op {
+        Op::Insert1 => client
+            .post(url)
+            .json(&json!({"data": [new_row(producer, n)]})),
+        Op::Insert100 => {
+            let data: Vec<Value> = (0..100).map(|k| new_row(producer, n * 100 + k)).collect();
+            client.post(url).json(&json!({ "data": data }))
+        }
+        Op::UpdateOne if by_id => client.patch(url).json(&json!({
+            "type": "filter", "filter": format!("id:eq:{target}"), "data": {"score": n}
+        })),
+        Op::UpdateOne => client
+            .patch(url)
+            .json(&json!({"type": "row", "row": row, "data": {"col2": n}})),
+        Op::ReadOne if by_id => client.get(format!("{url}?filter=id:eq:{target}")),
+        Op::ReadOne => client.get(format!("{url}?offset={}&limit=1", target / 2)),
+        // 7919 is prime and divides no size, so the first
+        // `rows` requests each find a row not yet deleted.
+        Op::DeleteOne if by_id => client.delete(url).json(&json!({
+            "type": "filter", "filter": format!("id:eq:{target}")
+        })),
+        Op::DeleteOne => client.delete(url).json(&json!({"type": "row", "row": row})),
+    }
 }
 
 /// Runs `op` from `clients` clients for `seconds`; returns latencies and elapsed time.
 async fn run(
     base: &str,
+    producer: Producer,
     op: Op,
     clients: usize,
     seconds: f64,
@@ -226,7 +278,7 @@ async fn run(
         .pool_max_idle_per_host(clients)
         .build()
         .unwrap();
-    let url = format!("{base}/v1/data/{ID}/Data");
+    let url = format!("{base}/v1/data/{ID}/{}", producer.sheet());
     let counter = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(seconds);
@@ -239,22 +291,7 @@ async fn run(
                 while latencies.is_empty() || Instant::now() < deadline {
                     let n = counter.fetch_add(1, Ordering::Relaxed);
                     let target = (n * 7919) % rows as u64;
-                    let request = match op {
-                        Op::Insert1 => client.post(&url).json(&json!({"data": [new_row(n)]})),
-                        Op::Insert100 => {
-                            let data: Vec<Value> = (0..100).map(|k| new_row(n * 100 + k)).collect();
-                            client.post(&url).json(&json!({ "data": data }))
-                        }
-                        Op::UpdateOne => client.patch(&url).json(&json!({
-                            "type": "filter", "filter": format!("id:eq:{target}"), "data": {"score": n}
-                        })),
-                        Op::ReadOne => client.get(format!("{url}?filter=id:eq:{target}")),
-                        // 7919 is prime and divides no size, so the first
-                        // `rows` requests each find a row not yet deleted.
-                        Op::DeleteOne => client.delete(&url).json(&json!({
-                            "type": "filter", "filter": format!("id:eq:{target}")
-                        })),
-                    };
+                    let request = request(&client, &url, op, producer, n, target);
                     let sent = Instant::now();
                     let response = request.send().await.expect("request sent");
                     let status = response.status();
@@ -297,6 +334,10 @@ async fn main() {
             ms(floor)
         );
         for &producer in &options.producers {
+            if !producer.makes(size) {
+                eprintln!("{size} rows: no workbook of {} has as many", producer.key());
+                continue;
+            }
             let workbook = producer.workbook(size);
             for &op in &options.ops {
                 for &clients in &options.clients {
@@ -304,12 +345,13 @@ async fn main() {
                     std::fs::write(dir.path().join(format!("{ID}.xlsx")), &workbook).unwrap();
                     let server = Server::start(dir.path(), options.keep_versions.as_deref());
                     // Warm the cache: the first request parses the workbook.
-                    reqwest::get(format!("{}/v1/data/{ID}/Data?limit=0", server.base))
+                    let sheet = producer.sheet();
+                    reqwest::get(format!("{}/v1/data/{ID}/{sheet}?limit=0", server.base))
                         .await
                         .unwrap();
                     let cpu_before = server.cpu_seconds();
                     let (mut latencies, elapsed) =
-                        run(&server.base, op, clients, options.seconds, size).await;
+                        run(&server.base, producer, op, clients, options.seconds, size).await;
                     let cpu = server.cpu_seconds() - cpu_before;
                     latencies.sort();
                     let rps = latencies.len() as f64 / elapsed.as_secs_f64();

@@ -146,19 +146,26 @@ pub fn sizes_and_runs(runs: usize) -> (Vec<usize>, usize) {
     (sizes, runs)
 }
 
+/// The rows of the Excel-saved workbook, its header included.
+pub const EXCEL_ROWS: usize = 10_000;
+
 /// The program that saved the workbook the server is given.
 #[derive(Clone, Copy, PartialEq)]
 pub enum Producer {
     RustXlsxwriter,
     Openpyxl,
     LibreOffice,
+    /// A workbook Microsoft Excel saved, from a public test suite: 10,000
+    /// rows only (`benches/producers/excel/README.md`).
+    Excel,
 }
 
 impl Producer {
-    pub const ALL: [Producer; 3] = [
+    pub const ALL: [Producer; 4] = [
         Producer::RustXlsxwriter,
         Producer::Openpyxl,
         Producer::LibreOffice,
+        Producer::Excel,
     ];
 
     pub fn key(self) -> &'static str {
@@ -166,6 +173,20 @@ impl Producer {
             Producer::RustXlsxwriter => "rust_xlsxwriter",
             Producer::Openpyxl => "openpyxl",
             Producer::LibreOffice => "libreoffice",
+            Producer::Excel => "excel",
+        }
+    }
+
+    /// Whether this program's workbook comes in `rows` rows.
+    pub fn makes(self, rows: usize) -> bool {
+        self != Producer::Excel || rows == EXCEL_ROWS
+    }
+
+    /// The sheet the benchmark reads and writes.
+    pub fn sheet(self) -> &'static str {
+        match self {
+            Producer::Excel => "Sheet1",
+            _ => "Data",
         }
     }
 
@@ -173,10 +194,16 @@ impl Producer {
     /// openpyxl's and LibreOffice's are made once by
     /// `benches/producers/make.py` and kept in `target/bench-producers/`.
     pub fn workbook(self, rows: usize) -> Vec<u8> {
-        if self == Producer::RustXlsxwriter {
-            return write_workbook(rows);
-        }
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        match self {
+            Producer::RustXlsxwriter => return write_workbook(rows),
+            Producer::Excel => {
+                assert!(self.makes(rows), "--producer excel has {EXCEL_ROWS} rows");
+                let path = root.join("benches/producers/excel/test10x10000.xlsx");
+                return std::fs::read(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+            }
+            Producer::Openpyxl | Producer::LibreOffice => {}
+        }
         let target = std::env::var_os("CARGO_TARGET_DIR")
             .map(std::path::PathBuf::from)
             .unwrap_or_else(|| root.join("target"));
