@@ -11,9 +11,13 @@
 //! cargo run --release --example corpus -- --moves --out target/corpus/moves target/corpus/files
 //! # what a person sees of every cell, before and after (issue 26)
 //! cargo run --release --example corpus -- --looks target/corpus/files
+//! # a save in part against a whole rewrite (issue 29)
+//! cargo run --release --example corpus -- --in-part target/corpus/files
 //! ```
 //!
 //! `--moves` measures deletes and positional inserts instead (`moves.rs`).
+//! `--in-part` compares, for the same insert and update, a save in part
+//! with a whole rewrite instead (`in_part.rs`, issue 29).
 //! `--looks` adds what a person sees (`looks.rs`, issue 26): every
 //! untouched cell's resolved style, value, formula text and rich text,
 //! every row's and column's own format, before and after, per class.
@@ -43,6 +47,7 @@
 mod engine;
 mod features;
 mod headers;
+mod in_part;
 mod looks;
 mod moves;
 
@@ -106,6 +111,7 @@ fn main() {
     let mut cells: Option<PathBuf> = None;
     let mut progress = false;
     let mut moves = false;
+    let mut in_part = false;
     let mut looks = false;
     let mut timeout = Duration::from_secs(60);
     let mut paths = Vec::new();
@@ -124,6 +130,7 @@ fn main() {
                 return;
             }
             "--moves" => moves = true,
+            "--in-part" => in_part = true,
             "--looks" => looks = true,
             "--engine-timeout" => {
                 let seconds = args.next().and_then(|n| n.parse().ok()).unwrap_or(60);
@@ -135,7 +142,7 @@ fn main() {
     let files = workbooks(&paths);
     if files.is_empty() {
         eprintln!(
-            "usage: corpus [--moves] [--looks] [--show N] [--out DIR] [--tsv FILE] [--cells FILE] [--progress] \
+            "usage: corpus [--moves] [--looks] [--in-part] [--show N] [--out DIR] [--tsv FILE] [--cells FILE] [--progress] \
              [--engine-timeout SECONDS] <directory or .xlsx files>…"
         );
         std::process::exit(2);
@@ -143,6 +150,10 @@ fn main() {
     engine::record_engine_panics();
     if moves {
         moves::run(&files, out.as_deref(), show, timeout, tsv.as_deref());
+        return;
+    }
+    if in_part {
+        in_part::run(&files, show);
         return;
     }
     let mut report = Report::default();

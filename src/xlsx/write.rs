@@ -391,10 +391,9 @@ impl Rewrite {
         self
     }
 
-    /// Keeps saves in chunks of about `bytes` of XML rows (tests make many
-    /// chunks of small sheets).
-    #[cfg(test)]
-    fn with_chunks_of(mut self, bytes: usize) -> Rewrite {
+    /// Keeps saves in chunks of about `bytes` of XML rows, rather than
+    /// 256 KiB: tests and tools make many chunks of small sheets.
+    pub fn with_chunks_of(mut self, bytes: usize) -> Rewrite {
         self.chunk_bytes = bytes;
         self
     }
@@ -1660,6 +1659,42 @@ mod tests {
             }
             None => xml,
         }
+    }
+
+    #[test]
+    fn the_last_row_saved_in_part_above_a_row_with_a_height_is_written_once() {
+        let base: Vec<Vec<(Cell, u32)>> = (0..10)
+            .map(|row| vec![(Cell::Number(f64::from(row)), 0)])
+            .collect();
+        let mut workbook = generated(&base, &[4, 6].into());
+        let mut rewrite = Rewrite::begin(&workbook)
+            .expect("begun")
+            .with_chunks_of(1)
+            .keeping_chunks(true);
+        rewrite
+            .save(&workbook, Cursor::new(Vec::new()))
+            .expect("saved");
+        // The update's chunk is row 5 alone: the writer holds it at the
+        // save, with heights of its own and below it (row 7).
+        workbook.sheets[0].rows[4][0] = Cell::Number(40.0);
+        let changed: Vec<RowsChanged> = (workbook.sheets.iter().enumerate())
+            .map(|(index, sheet)| RowsChanged {
+                extent: sheet.extent(),
+                rows: if index == 0 { vec![4] } else { Vec::new() },
+            })
+            .collect();
+        let mut in_part = Cursor::new(Vec::new());
+        rewrite
+            .save_changed(&workbook, &changed, &mut in_part)
+            .expect("saved in part");
+        let xml = sheet_xml(in_part.get_ref());
+        assert_eq!(xml.matches("<row r=\"5\"").count(), 1, "{xml}");
+        let mut whole = Cursor::new(Vec::new());
+        write_workbook(&workbook, &mut whole).expect("written");
+        assert_eq!(
+            without_dimension(xml),
+            without_dimension(sheet_xml(whole.get_ref()))
+        );
     }
 
     #[test]

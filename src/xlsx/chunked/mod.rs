@@ -360,24 +360,28 @@ fn around_rows(xml: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
 }
 
 /// Each `<row>` element of `rows` (the writer writes nothing between
-/// them) with its 0-based number.
+/// them) with its 0-based number. A row the writer wrote twice is taken
+/// once, as first written: rust_xlsxwriter's constant-memory mode writes
+/// again, empty, the row it holds at a save when that row has settings of
+/// its own, which a window whose rows end above the sheet's last meets.
 fn each_row(rows: &[u8]) -> Vec<(u32, &[u8])> {
     const ROW: &[u8] = b"<row r=\"";
     let starts: Vec<usize> = memmem::find_iter(rows, ROW).collect();
     let ends = starts.iter().skip(1).copied().chain([rows.len()]);
-    starts
-        .iter()
-        .zip(ends)
-        .map(|(&start, end)| {
-            let digits = &rows[start + ROW.len()..end];
-            let length = digits.iter().take_while(|b| b.is_ascii_digit()).count();
-            let number: u32 = std::str::from_utf8(&digits[..length])
-                .ok()
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(1);
-            (number.saturating_sub(1), &rows[start..end])
-        })
-        .collect()
+    let mut each: Vec<(u32, &[u8])> = Vec::with_capacity(starts.len());
+    for (&start, end) in starts.iter().zip(ends) {
+        let digits = &rows[start + ROW.len()..end];
+        let length = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+        let number: u32 = std::str::from_utf8(&digits[..length])
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1);
+        let row = number.saturating_sub(1);
+        if each.last().is_none_or(|&(last, _)| last != row) {
+            each.push((row, &rows[start..end]));
+        }
+    }
+    each
 }
 
 /// The range of a sheet part's `<dimension>`, found in `head`.
