@@ -491,9 +491,11 @@ impl Rewrite {
                 let mut package = Cursor::new(Vec::new());
                 writer.finish(workbook, &mut package)?;
                 let sheets = workbook.sheets.len();
-                let saved = Saved::adopt(package.get_ref(), sheets, self.chunk_bytes, out)?;
-                let order = std::mem::take(&mut writer.formats.order);
-                self.stage = Stage::Chunked(saved, order);
+                let package = package.get_ref();
+                if let Some(saved) = Saved::adopt(package, sheets, self.chunk_bytes, out)? {
+                    let order = std::mem::take(&mut writer.formats.order);
+                    self.stage = Stage::Chunked(saved, order);
+                }
                 return Ok(());
             }
             Stage::Chunked(saved, order) => (saved, order),

@@ -100,14 +100,20 @@ pub(super) struct Dirty {
 impl Saved {
     /// Writes `package`, the package a whole save made, to `out` with each
     /// sheet's rows compressed in chunks, and keeps the chunks. `sheets`
-    /// is the number of the workbook's sheets.
+    /// is the number of the workbook's sheets. `None`, with the package
+    /// written as it is, when a part is too large for a package without
+    /// zip64 (4 GiB, which only rust_xlsxwriter's own writer goes past).
     pub(super) fn adopt<W: Write>(
         package: &[u8],
         sheets: usize,
         chunk_bytes: usize,
-        out: W,
-    ) -> Result<Saved, WriteError> {
+        mut out: W,
+    ) -> Result<Option<Saved>, WriteError> {
         let mut archive = ZipArchive::new(Cursor::new(package)).map_err(unreadable)?;
+        if too_large(&mut archive)? {
+            out.write_all(package)?;
+            return Ok(None);
+        }
         let mut saved = Saved {
             sheets: (0..sheets).map(|_| SavedSheet::default()).collect(),
             styles: inflated(&mut archive, STYLES)?,
@@ -152,7 +158,7 @@ impl Saved {
             kept.write_part(&mut out, &name, time, &head, &tail)?;
         }
         out.finish()?;
-        Ok(saved)
+        Ok(Some(saved))
     }
 
     /// The rows each sheet of `workbook` needs written for the next save,
@@ -199,6 +205,12 @@ impl Saved {
     ) -> Result<bool, WriteError> {
         let mut archive = ZipArchive::new(Cursor::new(window)).map_err(unreadable)?;
         if inflated(&mut archive, STYLES)? != self.styles {
+            return Ok(false);
+        }
+        let rows: u64 = (self.sheets.iter().flat_map(|s| &s.chunks))
+            .map(|c| c.segment.deflated.len() as u64 + c.segment.len)
+            .sum();
+        if rows + window.len() as u64 >= u64::from(u32::MAX) {
             return Ok(false);
         }
         let mut out = PackageOut::new(out);
@@ -419,6 +431,17 @@ fn union(a: Option<layout::Range>, b: Option<layout::Range>) -> Option<layout::R
         }),
         (a, b) => a.or(b),
     }
+}
+
+/// Whether a part of the package, or the package with the sheets' rows
+/// compressed again, could pass what a package without zip64 holds.
+fn too_large(archive: &mut ZipArchive<Cursor<&[u8]>>) -> Result<bool, WriteError> {
+    let mut total = 0u64;
+    for index in 0..archive.len() {
+        let file = archive.by_index_raw(index).map_err(unreadable)?;
+        total += file.size() + file.compressed_size();
+    }
+    Ok(total >= u64::from(u32::MAX))
 }
 
 fn inflated(archive: &mut ZipArchive<Cursor<&[u8]>>, name: &str) -> Result<Vec<u8>, WriteError> {
