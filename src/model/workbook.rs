@@ -108,16 +108,6 @@ pub struct Edited {
     pub moves: Vec<RowMove>,
 }
 
-impl Edited {
-    /// Whether nothing changed above row `extent` (0-based) and no rows
-    /// moved.
-    pub fn only_below(&self, extent: usize) -> bool {
-        !self.moved
-            && self.moves.is_empty()
-            && self.cells.iter().all(|&(row, _)| row as usize >= extent)
-    }
-}
-
 impl Workbook {
     /// Whether a cell the edits logged holds a formula: the edits wrote
     /// one, or filled one down (a look at those cells, not at all).

@@ -34,7 +34,7 @@ use self::deflate::Segment;
 use self::zip_out::{PackageOut, dos_time};
 use super::WriteError;
 use super::fix::range_name;
-use super::merge::{Pieces, sheet_index};
+use super::merge::{Pieces, read_part, sheet_index, zip_error};
 use super::package::range_ref;
 use crate::model::RowsChanged;
 use crate::model::layout;
@@ -109,24 +109,24 @@ impl Saved {
         chunk_bytes: usize,
         mut out: W,
     ) -> Result<Option<Saved>, WriteError> {
-        let mut archive = ZipArchive::new(Cursor::new(package)).map_err(unreadable)?;
+        let mut archive = ZipArchive::new(Cursor::new(package)).map_err(zip_error)?;
         if too_large(&mut archive)? {
             out.write_all(package)?;
             return Ok(None);
         }
         let mut saved = Saved {
             sheets: (0..sheets).map(|_| SavedSheet::default()).collect(),
-            styles: inflated(&mut archive, STYLES)?,
+            styles: read_part(&mut archive, STYLES)?,
             chunk_bytes,
         };
         let mut out = PackageOut::new(out);
         for index in 0..archive.len() {
             let name = name_at(&archive, index)?;
             let Some(sheet) = sheet_index(&name).filter(|&s| s < sheets) else {
-                out.copy(archive.by_index_raw(index).map_err(unreadable)?)?;
+                out.copy(archive.by_index_raw(index).map_err(zip_error)?)?;
                 continue;
             };
-            let file = archive.by_index(index).map_err(unreadable)?;
+            let file = archive.by_index(index).map_err(zip_error)?;
             let time = dos_time(&file);
             let mut pieces = Pieces::sized(file, chunk_bytes);
             let (head, tail) = match pieces.head()? {
@@ -203,8 +203,8 @@ impl Saved {
         dirty: &[Dirty],
         out: W,
     ) -> Result<bool, WriteError> {
-        let mut archive = ZipArchive::new(Cursor::new(window)).map_err(unreadable)?;
-        if inflated(&mut archive, STYLES)? != self.styles {
+        let mut archive = ZipArchive::new(Cursor::new(window)).map_err(zip_error)?;
+        if read_part(&mut archive, STYLES)? != self.styles {
             return Ok(false);
         }
         let rows: u64 = (self.sheets.iter().flat_map(|s| &s.chunks))
@@ -217,10 +217,10 @@ impl Saved {
         for index in 0..archive.len() {
             let name = name_at(&archive, index)?;
             let Some(sheet) = sheet_index(&name).filter(|&s| s < self.sheets.len()) else {
-                out.copy(archive.by_index_raw(index).map_err(unreadable)?)?;
+                out.copy(archive.by_index_raw(index).map_err(zip_error)?)?;
                 continue;
             };
-            let mut file = archive.by_index(index).map_err(unreadable)?;
+            let mut file = archive.by_index(index).map_err(zip_error)?;
             let time = dos_time(&file);
             let mut xml = Vec::with_capacity(file.size() as usize);
             file.read_to_end(&mut xml)?;
@@ -438,30 +438,17 @@ fn union(a: Option<layout::Range>, b: Option<layout::Range>) -> Option<layout::R
 fn too_large(archive: &mut ZipArchive<Cursor<&[u8]>>) -> Result<bool, WriteError> {
     let mut total = 0u64;
     for index in 0..archive.len() {
-        let file = archive.by_index_raw(index).map_err(unreadable)?;
+        let file = archive.by_index_raw(index).map_err(zip_error)?;
         total += file.size() + file.compressed_size();
     }
     Ok(total >= u64::from(u32::MAX))
 }
 
-fn inflated(archive: &mut ZipArchive<Cursor<&[u8]>>, name: &str) -> Result<Vec<u8>, WriteError> {
-    let mut bytes = Vec::new();
-    archive
-        .by_name(name)
-        .map_err(unreadable)?
-        .read_to_end(&mut bytes)?;
-    Ok(bytes)
-}
-
 fn name_at(archive: &ZipArchive<Cursor<&[u8]>>, index: usize) -> Result<String, WriteError> {
     match archive.name_for_index(index) {
-        Some(name) => Ok(name.map_err(unreadable)?.into_owned()),
-        None => Err(unreadable(zip::result::ZipError::FileNotFound)),
+        Some(name) => Ok(name.map_err(zip_error)?.into_owned()),
+        None => Err(zip_error(zip::result::ZipError::FileNotFound)),
     }
-}
-
-fn unreadable(error: zip::result::ZipError) -> WriteError {
-    WriteError::Io(std::io::Error::other(error.to_string()))
 }
 
 fn no_rows_element(name: &str) -> WriteError {

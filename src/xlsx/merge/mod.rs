@@ -20,7 +20,8 @@ use zip::{ZipArchive, ZipWriter};
 
 pub(super) use self::cells::Pieces;
 use self::sheet::{sheet_part, with_range};
-use self::source::{Source, put, zip_error};
+use self::source::{Source, put};
+pub(super) use self::source::{read as read_part, zip_error};
 use self::styles::styles_part;
 use self::workbook::splice_workbook;
 use super::WriteError;

@@ -38,11 +38,15 @@ impl Source<'_> {
     }
 }
 
-pub(super) fn zip_error(error: impl std::fmt::Display) -> WriteError {
+pub(in crate::xlsx) fn zip_error(error: impl std::fmt::Display) -> WriteError {
     WriteError::Io(std::io::Error::other(error.to_string()))
 }
 
-fn read<R: Read + Seek>(archive: &mut ZipArchive<R>, name: &str) -> Result<Vec<u8>, WriteError> {
+/// The part `name` of `archive`, inflated.
+pub(in crate::xlsx) fn read<R: Read + Seek>(
+    archive: &mut ZipArchive<R>,
+    name: &str,
+) -> Result<Vec<u8>, WriteError> {
     let mut bytes = Vec::new();
     archive
         .by_name(name)
