@@ -90,8 +90,8 @@ impl SavedSheet {
 
 /// Which rows of a sheet the next save writes: the chunks that changed.
 pub(super) struct Dirty {
-    /// The chunks rewritten, in order; all of them when the sheet had no
-    /// rows.
+    /// The chunks rewritten, in order; none when the sheet had no rows
+    /// kept (then all its rows are written).
     chunks: Vec<usize>,
     /// Their rows.
     pub(super) rows: Vec<Range<usize>>,
@@ -196,7 +196,7 @@ impl Saved {
     /// last save met them), each sheet's rows made of the kept chunks with
     /// the window's in place of those it rewrote, and keeps the chunks of
     /// this save. False, with nothing written, when the window's styles
-    /// are not the last save's.
+    /// are not the last save's (or its sheets not the last save's).
     pub(super) fn resave<W: Write>(
         &mut self,
         window: &[u8],
@@ -204,7 +204,7 @@ impl Saved {
         out: W,
     ) -> Result<bool, WriteError> {
         let mut archive = ZipArchive::new(Cursor::new(window)).map_err(zip_error)?;
-        if read_part(&mut archive, STYLES)? != self.styles {
+        if dirty.len() != self.sheets.len() || read_part(&mut archive, STYLES)? != self.styles {
             return Ok(false);
         }
         let rows: u64 = (self.sheets.iter().flat_map(|s| &s.chunks))
