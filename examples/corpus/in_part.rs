@@ -8,19 +8,21 @@
 //! written whole, and the two packages are compared: every part byte for
 //! byte, but the time in the document properties and each sheet's
 //! `<dimension>` (a save in part keeps a dimension that held cells since
-//! emptied).
+//! emptied). Then the same for a delete of the middle data row of the
+//! first sheet with data (the rows below it move up).
 
 use std::collections::BTreeMap;
 use std::io::{Cursor, Read};
 use std::path::{Path, PathBuf};
 
 use sheetd::model::Sheet;
+use sheetd::model::request::DeleteRows;
 use sheetd::xlsx::{Rewrite, write_workbook};
 
 /// How a workbook fared.
 enum Fate {
-    /// Saved in part and whole alike.
-    Same,
+    /// Saved in part and whole alike; whether a delete was too.
+    Same(bool),
     /// The parts that differ.
     Differs(Vec<String>),
     /// Not saved in part, and why.
@@ -28,7 +30,7 @@ enum Fate {
 }
 
 pub fn run(files: &[PathBuf], show: usize) {
-    let mut same = 0;
+    let (mut same, mut deletes) = (0, 0);
     let mut differ: Vec<(PathBuf, Vec<String>)> = Vec::new();
     let mut whole: BTreeMap<String, usize> = BTreeMap::new();
     for file in files {
@@ -36,13 +38,17 @@ pub fn run(files: &[PathBuf], show: usize) {
             .map_err(|e| e.to_string())
             .map(|b| fate(&b))
         {
-            Ok(Fate::Same) => same += 1,
+            Ok(Fate::Same(deleted)) => {
+                same += 1;
+                deletes += usize::from(deleted);
+            }
             Ok(Fate::Differs(parts)) => differ.push((file.clone(), parts)),
             Ok(Fate::Whole(why)) | Err(why) => *whole.entry(why).or_default() += 1,
         }
     }
     println!(
-        "{} workbooks: {same} saved in part as written whole, {} otherwise, {} not saved in part",
+        "{} workbooks: {same} saved in part as written whole ({deletes} of them a delete too), \
+         {} otherwise, {} not saved in part",
         files.len(),
         differ.len(),
         whole.values().sum::<usize>()
@@ -80,12 +86,66 @@ fn fate(bytes: &[u8]) -> Fate {
     let Some(changed) = workbook.changed_in_place(&outline, &[&logs]) else {
         return Fate::Whole("rows moved or more than cells changed".into());
     };
+    match compared(&mut rewrite, &workbook, &changed) {
+        Fate::Same(_) => {}
+        other => return other,
+    }
+    // Then a delete of the middle data row of the first sheet that has
+    // one: the rows below it move up.
+    let outline = workbook.outline();
+    if !delete_middle_row(&mut workbook) {
+        return Fate::Same(false);
+    }
+    let logs = workbook.take_edits();
+    match workbook.changed_in_place(&outline, &[&logs]) {
+        Some(changed) => match compared(&mut rewrite, &workbook, &changed) {
+            Fate::Differs(parts) => Fate::Differs(
+                parts
+                    .into_iter()
+                    .map(|p| format!("{p} after a delete"))
+                    .collect(),
+            ),
+            Fate::Same(_) => Fate::Same(true),
+            other => other,
+        },
+        None => Fate::Same(false),
+    }
+}
+
+/// Deletes the middle data row of the first sheet with data rows, as the
+/// API does, and moves what the file carries with it; whether it did.
+fn delete_middle_row(workbook: &mut sheetd::model::Workbook) -> bool {
+    let Some(index) = workbook.sheets.iter().position(|s| s.rows.len() > 2) else {
+        return false;
+    };
+    let name = workbook.sheets[index].name.clone();
+    let number = 2 + workbook.sheets[index].rows.len() / 2;
+    let body = format!(r#"{{"type": "row", "row": {number}}}"#);
+    let Ok(request) = DeleteRows::from_json(body.as_bytes()) else {
+        return false;
+    };
+    let Ok(source) = workbook.source(&name, None) else {
+        return false;
+    };
+    workbook.delete_rows(&source, &request).is_ok()
+        && sheetd::xlsx::carried_rows_moved(workbook).is_ok()
+}
+
+/// Saves `workbook` in part with `rewrite` and whole, and compares them.
+fn compared(
+    rewrite: &mut Rewrite,
+    workbook: &sheetd::model::Workbook,
+    changed: &[sheetd::model::RowsChanged],
+) -> Fate {
+    if !rewrite.takes(workbook, changed) {
+        return Fate::Whole("the rewrite cannot take the change".into());
+    }
     let mut in_part = Cursor::new(Vec::new());
-    if let Err(e) = rewrite.save_changed(&workbook, &changed, &mut in_part) {
+    if let Err(e) = rewrite.save_changed(workbook, changed, &mut in_part) {
         return Fate::Differs(vec![format!("the save in part failed: {e}")]);
     }
     let mut whole = Cursor::new(Vec::new());
-    if write_workbook(&workbook, &mut whole).is_err() {
+    if write_workbook(workbook, &mut whole).is_err() {
         return Fate::Whole("refused by the writer".into());
     }
     let sheets = workbook.sheets.iter().map(Sheet::extent).count();
@@ -100,7 +160,7 @@ fn fate(bytes: &[u8]) -> Fate {
                 .cloned()
                 .collect();
             match differing.is_empty() {
-                true => Fate::Same,
+                true => Fate::Same(false),
                 false => Fate::Differs(differing),
             }
         }

@@ -345,6 +345,32 @@ impl Layout {
         }
     }
 
+    /// Whether the rows above `row` (0-based) are written as in `base`:
+    /// the same row settings and what the writer puts right in their cells
+    /// (rich text, ISO dates, spellings, formula texts, cells of the
+    /// default format), and the same columns. What lies below, and what is
+    /// written apart from the rows (merged ranges, tables, links, the
+    /// autofilter, panes, print settings), may differ: rows that moved.
+    pub fn same_rows_above(&self, base: &Layout, row: u32) -> bool {
+        fn above<V: PartialEq>(
+            now: &BTreeMap<(u32, u16), V>,
+            before: &BTreeMap<(u32, u16), V>,
+            row: u32,
+        ) -> bool {
+            now.range(..(row, 0)).eq(before.range(..(row, 0)))
+        }
+        self.rows.range(..row).eq(base.rows.range(..row))
+            && self.columns == base.columns
+            && above(&self.rich_text, &base.rich_text, row)
+            && above(&self.iso_dates, &base.iso_dates, row)
+            && above(&self.spelled, &base.spelled, row)
+            && above(&self.formulas, &base.formulas, row)
+            && self
+                .unformatted_cells
+                .range(..(row, 0))
+                .eq(base.unformatted_cells.range(..(row, 0)))
+    }
+
     /// Whether this layout is `base`'s but for the cell formats of rows and
     /// the last rows of the autofilter and the tables, which grow when rows
     /// are appended.

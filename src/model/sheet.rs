@@ -95,6 +95,7 @@ impl Workbook {
             .map(|sheet| RowsChanged {
                 extent: sheet.extent(),
                 rows: Vec::new(),
+                moved_from: None,
             })
             .collect();
         self.changed_only_in(base, &unchanged)
@@ -126,51 +127,105 @@ impl Workbook {
         })
     }
 
-    /// Which rows of each sheet changed since `base` was outlined, when no
-    /// row moved and nothing but cells changed (and autofilters grew down):
-    /// what an update or an append does. `None` when more changed. `logs`
-    /// as for [`Workbook::appended`].
+    /// Which rows of each sheet changed since `base` was outlined, when
+    /// nothing but cells changed (and autofilters and tables grew down):
+    /// what an update or an append does. When rows moved (a delete, an
+    /// insert between rows), every row from the first that moved down may
+    /// be another (`RowsChanged::moved_from`), and what is written apart
+    /// from the rows may differ too; the rows above it and the columns
+    /// must be as they were. `None` when more changed. `logs` as for
+    /// [`Workbook::appended`].
     pub fn changed_in_place(&self, base: &Outline, logs: &[&[Edited]]) -> Option<Vec<RowsChanged>> {
         let bare = &base.bare;
-        if self.sheets.len() != bare.sheets.len() || !self.same_apart_from_sheets(bare) {
+        if self.sheets.len() != bare.sheets.len() {
             return None;
         }
         let mut changed = Vec::with_capacity(self.sheets.len());
         for (index, sheet) in self.sheets.iter().enumerate() {
-            if !sheet.same_apart_from_cells(&bare.sheets[index]) {
-                return None;
-            }
             let extent = base.extents[index];
             let mut rows = Vec::new();
+            let mut moved_from: Option<u32> = None;
             for edited in logs.iter().filter_map(|log| log.get(index)) {
-                if edited.moved || !edited.moves.is_empty() {
+                if edited.moved && edited.moves.is_empty() {
                     return None;
                 }
-                let above = edited.cells.iter().map(|&(row, _)| row);
-                rows.extend(above.filter(|&row| (row as usize) < extent));
+                for moved in &edited.moves {
+                    // 1-based: the first row the move takes or pushes down.
+                    let first = match moved {
+                        RowMove::Deleted(rows) => *rows.first()?,
+                        RowMove::Inserted { before, .. } => *before,
+                    };
+                    let first = first.saturating_sub(1);
+                    moved_from = Some(moved_from.map_or(first, |from| from.min(first)));
+                }
+                let logged = edited.cells.iter().map(|&(row, _)| row);
+                rows.extend(logged.filter(|&row| (row as usize) < extent));
+            }
+            let was = &bare.sheets[index];
+            let same = match moved_from {
+                None => sheet.same_apart_from_cells(was),
+                Some(from) => {
+                    rows.retain(|&row| row < from);
+                    sheet.name == was.name
+                        && sheet.visibility == was.visibility
+                        && sheet.layout.same_rows_above(&was.layout, from)
+                }
+            };
+            if !same {
+                return None;
             }
             rows.sort_unstable();
             rows.dedup();
-            changed.push(RowsChanged { extent, rows });
+            changed.push(RowsChanged {
+                extent,
+                rows,
+                moved_from,
+            });
         }
-        Some(changed)
+        let same_book = match changed.iter().any(|c| c.moved_from.is_some()) {
+            false => self.same_apart_from_sheets(bare),
+            true => self.writes_cells_as(bare),
+        };
+        same_book.then_some(changed)
+    }
+
+    /// Whether this workbook's cells are written as `base`'s would be, cell
+    /// for cell: the same cell formats, default font, styles part and date
+    /// system (names and what the package carries may differ).
+    fn writes_cells_as(&self, base: &Workbook) -> bool {
+        self.unkept == base.unkept
+            && self.formats == base.formats
+            && self.default_font == base.default_font
+            && self.carried.styles == base.carried.styles
+            && self.carried.date1904 == base.carried.date1904
     }
 
     /// Whether this workbook is `base` but for the rows `changed` names
     /// and those below each sheet's old extent: the whole comparison that
     /// [`Workbook::changed_in_place`] stands for, for debug builds' checks.
     pub fn changed_only_in(&self, base: &Workbook, changed: &[RowsChanged]) -> bool {
+        let moved = changed.iter().any(|c| c.moved_from.is_some());
         self.sheets.len() == base.sheets.len()
-            && self.same_apart_from_sheets(base)
+            && match moved {
+                false => self.same_apart_from_sheets(base),
+                true => self.writes_cells_as(base),
+            }
             && self
                 .sheets
                 .iter()
                 .zip(&base.sheets)
                 .zip(changed)
                 .all(|((sheet, was), changed)| {
-                    sheet.same_apart_from_cells(was)
+                    let layout_same = match changed.moved_from {
+                        None => sheet.same_apart_from_cells(was),
+                        Some(from) => sheet.layout.same_rows_above(&was.layout, from),
+                    };
+                    let end = changed
+                        .moved_from
+                        .map_or(changed.extent, |from| from as usize);
+                    layout_same
                         && was.extent() == changed.extent
-                        && (0..changed.extent)
+                        && (0..end.min(changed.extent))
                             .filter(|row| changed.rows.binary_search(&(*row as u32)).is_err())
                             .all(|row| {
                                 sheet.row(row) == was.row(row)
@@ -633,8 +688,12 @@ pub struct RowsChanged {
     /// The sheet's [extent](Sheet::extent) before: rows from here on are
     /// new, or were.
     pub extent: usize,
-    /// The rows above `extent` with a changed cell, 0-based, in order.
+    /// The rows above `extent` with a changed cell, 0-based, in order
+    /// (above `moved_from` when rows moved).
     pub rows: Vec<u32>,
+    /// The first row (0-based) rows moved from, when rows moved: from it
+    /// down, every row may be another.
+    pub moved_from: Option<u32>,
 }
 
 /// A workbook without its cells and their formats (see

@@ -259,7 +259,8 @@ impl Store {
             formulas,
         } = self.cache().take(id, &shared);
         // A kept rewrite can only save the workbook again in part if the
-        // batch changes rows in place (a kept writer: appends them). The
+        // batch changed cells, or moved rows, and not what is written with
+        // every cell (a kept writer: if it appended rows). The
         // edits and the recalculation log the cells they change, so what
         // the workbook was is needed without its cells: its outline.
         // (Debug builds check the answer against a whole copy.)
@@ -362,8 +363,7 @@ impl Store {
             .zip(changed)
             .filter(|(rewrite, changed)| rewrite.takes(&workbook, changed));
         tracing::debug!(spreadsheet = %id, in_part = rewrite.is_some(), "saving");
-        let moved = edits.iter().any(|e| e.moved || !e.moves.is_empty());
-        let saved = self.persist(id, identity, &workbook, rewrite, moved, records);
+        let saved = self.persist(id, identity, &workbook, rewrite, records);
         match saved {
             Ok((identity, written, rewrite)) => {
                 let kept = Kept {
@@ -386,8 +386,7 @@ impl Store {
 
     /// Writes the workbook atomically, saving `rewrite` again with the rows
     /// that changed since it last saved when given (else rewriting it
-    /// whole, its rows kept in chunks for the next save unless the batch
-    /// `moved` rows); returns the new file's
+    /// whole, its rows kept in chunks for the next save); returns the new file's
     /// identity and version, and the rewrite that wrote it. The file must still be the
     /// one with identity `read` when the new one is renamed over it
     /// ([`StoreError::Moved`] otherwise); the idempotency keys' answers
@@ -398,7 +397,6 @@ impl Store {
         read: FileIdentity,
         workbook: &Workbook,
         rewrite: Option<(Rewrite, Vec<RowsChanged>)>,
-        moved: bool,
         records: Vec<(Key, Answer)>,
     ) -> Result<(FileIdentity, Version, Rewrite), StoreError> {
         let max_cells = self.inner.limits.max_cells;
@@ -409,7 +407,7 @@ impl Store {
         }
         let (mut rewrite, changed) = match rewrite {
             Some((rewrite, changed)) => (rewrite, Some(changed)),
-            None => (self.begin_rewrite(workbook)?.keeping_chunks(!moved), None),
+            None => (self.begin_rewrite(workbook)?.keeping_chunks(true), None),
         };
         let path = self.path(id);
         let prepared = Prepared::write(&path, &id.to_string(), |out| {

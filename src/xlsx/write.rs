@@ -399,17 +399,18 @@ impl Rewrite {
     }
 
     /// Whether this rewrite can save the workbook again after a batch that
-    /// `changed` these rows: in chunks any change in place; the writer, rows
-    /// appended (when every sheet is written in row order, see
-    /// `in_row_order`; in memory, the writer would hold every cell of the
-    /// workbook once more).
+    /// `changed` these rows: in chunks any change (rows moved: the chunks
+    /// from the first that moved down); the writer, rows appended (when
+    /// every sheet is written in row order, see `in_row_order`; in memory,
+    /// the writer would hold every cell of the workbook once more).
     pub fn takes(&self, workbook: &Workbook, changed: &[RowsChanged]) -> bool {
         match &self.stage {
             Stage::Chunked(..) => true,
             Stage::Writer(writer) => {
                 writer.resumable
-                    && (changed.iter().zip(&workbook.sheets))
-                        .all(|(c, sheet)| c.rows.is_empty() && sheet.extent() >= c.extent)
+                    && (changed.iter().zip(&workbook.sheets)).all(|(c, sheet)| {
+                        c.rows.is_empty() && c.moved_from.is_none() && sheet.extent() >= c.extent
+                    })
             }
         }
     }
@@ -453,6 +454,7 @@ impl Rewrite {
             .map(|&extent| RowsChanged {
                 extent,
                 rows: Vec::new(),
+                moved_from: None,
             })
             .collect();
         self.save_changed(workbook, &unchanged, out)
@@ -1244,7 +1246,7 @@ mod tests {
 
     use super::*;
     use crate::model::layout::{ArrayFormula, Range, RowProps};
-    use crate::model::request::InsertRows;
+    use crate::model::request::{DeleteRows, InsertRows};
     use crate::xlsx::read_workbook;
 
     /// Two sheets with formatted cells, dates and an autofilter.
@@ -1557,7 +1559,7 @@ mod tests {
 
         /// Saves that rewrite only the chunks of rows that changed write
         /// what a rewrite of the whole workbook writes, batch after batch
-        /// of updates and appends.
+        /// of updates, appends and deletes.
         #[test]
         fn saves_in_chunks_write_what_a_whole_rewrite_writes(
             base in any_rows(1..30),
@@ -1565,6 +1567,7 @@ mod tests {
                 (
                     proptest::collection::vec((0..40usize, 0..4usize, any_cell()), 0..4),
                     any_rows(0..4),
+                    proptest::option::of(0..40usize),
                 ),
                 1..5,
             ),
@@ -1589,10 +1592,10 @@ mod tests {
                 rewrite.save(&workbook, Cursor::new(Vec::new())).expect("saved again");
             }
             proptest::prop_assert_eq!(rewrite.files(), 0, "kept in chunks");
-            for (updates, appended) in &batches {
-                let extents: Vec<usize> = workbook.sheets.iter().map(Sheet::extent).collect();
+            for (updates, appended, deleted) in &batches {
+                workbook.take_edits();
+                let outline = workbook.outline();
                 let sheet = &mut workbook.sheets[0];
-                let mut rows = Vec::new();
                 for (row, column, cell) in updates {
                     let row = row % sheet.rows.len();
                     let cells = &mut sheet.rows[row];
@@ -1600,25 +1603,28 @@ mod tests {
                         cells.resize(column + 1, Cell::Empty);
                     }
                     cells[*column] = cell.clone();
-                    rows.push(row as u32);
+                    sheet.edited.cells.push((row as u32, *column as u32));
                 }
                 let first = sheet.extent();
                 for row in appended {
+                    let at = sheet.rows.len() as u32;
+                    sheet.edited.cells.extend((0..row.len() as u32).map(|c| (at, c)));
                     sheet.rows.push(row.iter().map(|(cell, _)| cell.clone()).collect());
                 }
                 sheet.layout.rows_appended(first, appended.len());
-                rows.sort_unstable();
-                rows.dedup();
-                let changed: Vec<RowsChanged> = extents
-                    .iter()
-                    .enumerate()
-                    .map(|(index, &extent)| RowsChanged {
-                        extent,
-                        rows: if index == 0 { rows.clone() } else { Vec::new() },
-                    })
-                    .collect();
+                if let Some(deleted) = deleted {
+                    // A data row (the header is row 1), as the API deletes it.
+                    let data_rows = workbook.sheets[0].rows.len().saturating_sub(1).max(1);
+                    let number = 2 + deleted % data_rows;
+                    let body = format!(r#"{{"type": "row", "row": {number}}}"#);
+                    let request = DeleteRows::from_json(body.as_bytes()).expect("a delete");
+                    let source = workbook.source("People", None).expect("the sheet");
+                    let _ = workbook.delete_rows(&source, &request);
+                }
+                let logs = workbook.take_edits();
+                let changed = workbook.changed_in_place(&outline, &[&logs]);
                 let mut in_part = Cursor::new(Vec::new());
-                if rewrite.takes(&workbook, &changed) {
+                if let Some(changed) = changed.filter(|c| rewrite.takes(&workbook, c)) {
                     rewrite.save_changed(&workbook, &changed, &mut in_part).expect("saved in part");
                 } else {
                     // After a save that met a new format (see `Saved::resave`).
@@ -1683,6 +1689,7 @@ mod tests {
             .map(|(index, sheet)| RowsChanged {
                 extent: sheet.extent(),
                 rows: if index == 0 { vec![4] } else { Vec::new() },
+                moved_from: None,
             })
             .collect();
         let mut in_part = Cursor::new(Vec::new());
@@ -1701,7 +1708,7 @@ mod tests {
 
     #[test]
     fn saves_in_chunks_of_files_that_carry_what_the_writer_does_not_write_are_whole_rewrites() {
-        let mut tried = 0;
+        let (mut tried, mut deleted) = (0, 0);
         for producer in ["openpyxl", "libreoffice"] {
             let dir = format!(
                 "{}/fixtures/fidelity/{producer}",
@@ -1748,6 +1755,7 @@ mod tests {
                     .map(|(index, &extent)| RowsChanged {
                         extent,
                         rows: if index == 0 { rows.clone() } else { Vec::new() },
+                        moved_from: None,
                     })
                     .collect();
                 assert!(rewrite.takes(&workbook, &changed));
@@ -1773,9 +1781,49 @@ mod tests {
                     );
                 }
                 assert_eq!(cells_as_shown(in_part), cells_as_shown(whole), "{path:?}");
+
+                // Then a delete of the middle data row, as the API makes it.
+                workbook.take_edits();
+                let outline = workbook.outline();
+                let name = workbook.sheets[0].name.clone();
+                let number = 2 + workbook.sheets[0].rows.len() / 2;
+                let body = format!(r#"{{"type": "row", "row": {number}}}"#);
+                let request = DeleteRows::from_json(body.as_bytes()).expect("a delete");
+                let source = workbook.source(&name, None).expect("the sheet");
+                if workbook.delete_rows(&source, &request).is_err()
+                    || crate::xlsx::carried_rows_moved(&mut workbook).is_err()
+                {
+                    continue;
+                }
+                let logs = workbook.take_edits();
+                let Some(changed) = workbook.changed_in_place(&outline, &[&logs]) else {
+                    continue;
+                };
+                deleted += 1;
+                let mut in_part = Cursor::new(Vec::new());
+                rewrite
+                    .save_changed(&workbook, &changed, &mut in_part)
+                    .expect("saved in part");
+                let mut whole = Cursor::new(Vec::new());
+                write_workbook(&workbook, &mut whole).expect("written");
+                let (in_part, whole) = (in_part.into_inner(), whole.into_inner());
+                assert_eq!(
+                    parts_apart_from_cells(&in_part),
+                    parts_apart_from_cells(&whole),
+                    "{path:?} after a delete"
+                );
+                for (index, _) in workbook.sheets.iter().enumerate() {
+                    let name = format!("xl/worksheets/sheet{}.xml", index + 1);
+                    assert_eq!(
+                        without_dimension(part(&in_part, &name)),
+                        without_dimension(part(&whole, &name)),
+                        "{path:?} {name} after a delete"
+                    );
+                }
             }
         }
         assert!(tried >= 20, "{tried} fixtures saved in part");
+        assert!(deleted >= 10, "{deleted} deletes saved in part");
     }
 
     /// A one-sheet package whose `<sheetData>` is `cells`.

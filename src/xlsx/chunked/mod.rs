@@ -175,8 +175,13 @@ impl Saved {
                 }
                 let mut chunks: Vec<usize> =
                     changed.rows.iter().map(|&r| saved.chunk_of(r)).collect();
+                let last = saved.chunks.len() - 1;
                 if extent != changed.extent {
-                    chunks.push(saved.chunks.len() - 1);
+                    chunks.push(last);
+                }
+                // Rows moved: every chunk from theirs down.
+                if let Some(from) = changed.moved_from {
+                    chunks.extend(saved.chunk_of(from)..=last);
                 }
                 chunks.sort_unstable();
                 chunks.dedup();
@@ -306,21 +311,26 @@ impl SavedSheet {
 }
 
 /// `rows` (each with its 0-based number) compressed in chunks of about
-/// `chunk_bytes`, the first one starting at `first_row`; none for no rows.
+/// `chunk_bytes` (from once to twice that, the last taking in what is
+/// left, so that rewriting a chunk leaves no small ones behind), the first
+/// one starting at `first_row`; none for no rows.
 fn in_chunks(
     rows: &[(u32, &[u8])],
     first_row: u32,
     chunk_bytes: usize,
 ) -> std::io::Result<Vec<Chunk>> {
     let mut chunks = Vec::new();
+    let mut left: usize = rows.iter().map(|r| r.1.len()).sum();
     let mut start = 0;
     while start < rows.len() {
         let mut end = start;
         let mut bytes = 0;
-        while end < rows.len() && (end == start || bytes < chunk_bytes) {
+        let take_all = left < 2 * chunk_bytes;
+        while end < rows.len() && (end == start || take_all || bytes < chunk_bytes) {
             bytes += rows[end].1.len();
             end += 1;
         }
+        left -= bytes;
         let raw: Vec<u8> = rows[start..end]
             .iter()
             .flat_map(|r| r.1.iter().copied())
