@@ -86,6 +86,9 @@ fn fate(bytes: &[u8]) -> Fate {
     let Some(changed) = workbook.changed_in_place(&outline, &[&logs]) else {
         return Fate::Whole("rows moved or more than cells changed".into());
     };
+    if !rewrite.takes(&workbook, &changed) {
+        return Fate::Whole("the rewrite cannot take the change".into());
+    }
     match compared(&mut rewrite, &workbook, &changed) {
         Fate::Same(_) => {}
         other => return other,
@@ -132,14 +135,13 @@ fn delete_middle_row(workbook: &mut sheetd::model::Workbook) -> bool {
 }
 
 /// Saves `workbook` in part with `rewrite` and whole, and compares them.
+/// (A delete of a middle row is saved in part here though the server
+/// would rewrite the workbook whole: see `Rewrite::takes`.)
 fn compared(
     rewrite: &mut Rewrite,
     workbook: &sheetd::model::Workbook,
     changed: &[sheetd::model::RowsChanged],
 ) -> Fate {
-    if !rewrite.takes(workbook, changed) {
-        return Fate::Whole("the rewrite cannot take the change".into());
-    }
     let mut in_part = Cursor::new(Vec::new());
     if let Err(e) = rewrite.save_changed(workbook, changed, &mut in_part) {
         return Fate::Differs(vec![format!("the save in part failed: {e}")]);

@@ -363,7 +363,8 @@ impl Store {
             .zip(changed)
             .filter(|(rewrite, changed)| rewrite.takes(&workbook, changed));
         tracing::debug!(spreadsheet = %id, in_part = rewrite.is_some(), "saving");
-        let saved = self.persist(id, identity, &workbook, rewrite, records);
+        let moved = edits.iter().any(|e| !e.moves.is_empty());
+        let saved = self.persist(id, identity, &workbook, rewrite, moved, records);
         match saved {
             Ok((identity, written, rewrite)) => {
                 let kept = Kept {
@@ -386,7 +387,9 @@ impl Store {
 
     /// Writes the workbook atomically, saving `rewrite` again with the rows
     /// that changed since it last saved when given (else rewriting it
-    /// whole, its rows kept in chunks for the next save); returns the new file's
+    /// whole, its rows kept in chunks for the next save unless the batch
+    /// `moved` rows: a run of deletes near the top would pay for chunks it
+    /// cannot use); returns the new file's
     /// identity and version, and the rewrite that wrote it. The file must still be the
     /// one with identity `read` when the new one is renamed over it
     /// ([`StoreError::Moved`] otherwise); the idempotency keys' answers
@@ -397,6 +400,7 @@ impl Store {
         read: FileIdentity,
         workbook: &Workbook,
         rewrite: Option<(Rewrite, Vec<RowsChanged>)>,
+        moved: bool,
         records: Vec<(Key, Answer)>,
     ) -> Result<(FileIdentity, Version, Rewrite), StoreError> {
         let max_cells = self.inner.limits.max_cells;
@@ -407,7 +411,7 @@ impl Store {
         }
         let (mut rewrite, changed) = match rewrite {
             Some((rewrite, changed)) => (rewrite, Some(changed)),
-            None => (self.begin_rewrite(workbook)?.keeping_chunks(true), None),
+            None => (self.begin_rewrite(workbook)?.keeping_chunks(!moved), None),
         };
         let path = self.path(id);
         let prepared = Prepared::write(&path, &id.to_string(), |out| {

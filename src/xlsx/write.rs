@@ -399,13 +399,17 @@ impl Rewrite {
     }
 
     /// Whether this rewrite can save the workbook again after a batch that
-    /// `changed` these rows: in chunks any change (rows moved: the chunks
-    /// from the first that moved down); the writer, rows appended (when
-    /// every sheet is written in row order, see `in_row_order`; in memory,
-    /// the writer would hold every cell of the workbook once more).
+    /// `changed` these rows: in chunks any change (when rows moved, from
+    /// the last quarter of a sheet's rows down, see [`Saved::takes`]); the
+    /// writer, rows appended (when every sheet is written in row order,
+    /// see `in_row_order`; in memory, the writer would hold every cell of
+    /// the workbook once more).
     pub fn takes(&self, workbook: &Workbook, changed: &[RowsChanged]) -> bool {
         match &self.stage {
-            Stage::Chunked(..) => true,
+            Stage::Chunked(saved, _) => {
+                let extents: Vec<usize> = workbook.sheets.iter().map(Sheet::extent).collect();
+                saved.takes(&extents, changed)
+            }
             Stage::Writer(writer) => {
                 writer.resumable
                     && (changed.iter().zip(&workbook.sheets)).all(|(c, sheet)| {
@@ -1627,8 +1631,12 @@ mod tests {
                 if let Some(changed) = changed.filter(|c| rewrite.takes(&workbook, c)) {
                     rewrite.save_changed(&workbook, &changed, &mut in_part).expect("saved in part");
                 } else {
-                    // After a save that met a new format (see `Saved::resave`).
-                    rewrite = Rewrite::begin(&workbook).expect("begun").with_chunks_of(chunk_bytes);
+                    // After a save that met a new format (see `Saved::resave`),
+                    // or rows moved from high up: as the commit does.
+                    rewrite = Rewrite::begin(&workbook)
+                        .expect("begun")
+                        .with_chunks_of(chunk_bytes)
+                        .keeping_chunks(true);
                     rewrite.save(&workbook, &mut in_part).expect("saved whole");
                 }
                 let mut whole = Cursor::new(Vec::new());

@@ -161,6 +161,24 @@ impl Saved {
         Ok(Some(saved))
     }
 
+    /// Whether the next save can be made in part after a batch that
+    /// `changed` these rows, sheets of `extents` rows now: when rows moved,
+    /// the chunks from the first that moved down must hold at most a
+    /// quarter of the sheet's rows. (The save writes their rows again
+    /// through the writer, compresses them twice and holds them inflated:
+    /// beyond a quarter, a whole rewrite costs less time and memory.)
+    pub(super) fn takes(&self, extents: &[usize], changed: &[RowsChanged]) -> bool {
+        let mut sheets = self.sheets.iter().zip(extents).zip(changed);
+        sheets.all(|((saved, &extent), changed)| match changed.moved_from {
+            None => true,
+            Some(_) if saved.chunks.is_empty() => false,
+            Some(from) => {
+                let start = saved.span(saved.chunk_of(from)).start as usize;
+                extent.saturating_sub(start) * 4 <= extent
+            }
+        })
+    }
+
     /// The rows each sheet of `workbook` needs written for the next save,
     /// given the rows `changed` since this one.
     pub(super) fn dirty(&self, extents: &[usize], changed: &[RowsChanged]) -> Vec<Dirty> {
