@@ -3,7 +3,9 @@
 //! rust_xlsxwriter cannot edit a file, so every write rebuilds the whole
 //! workbook from the model: every sheet with its name, order, visibility,
 //! values, types and formulas (with their cached results), its cell formats
-//! and its layout (defined names are carried, see [`super::merge`]).
+//! and its layout (defined names are carried, see [`super::merge`]). A
+//! save in part ([`super::chunked`]) makes the same file, the rows a batch
+//! did not change taken from the last save as they were compressed.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
