@@ -131,7 +131,9 @@ async fn the_etag_changes_with_a_write_through_sheetd_and_the_write_answers_with
 }
 
 /// §11.5: every write's answer carries the new ETag, the tag of the file
-/// it wrote — an upsert, a delete and a sheet added, as an insert does.
+/// it wrote — an upsert, a delete and a sheet added, as an insert does;
+/// and the insert, update and delete after the first write, which save
+/// the workbook in part (the file hashed as it is written).
 #[tokio::test]
 async fn every_kind_of_write_answers_the_tag_of_the_file_it_wrote() {
     let server = Server::start().await;
@@ -141,6 +143,18 @@ async fn every_kind_of_write_answers_the_tag_of_the_file_it_wrote() {
             Method::POST,
             format!("{}?on_conflict=name", rows_path("People")),
             json!({"data": [{"name": "Alice", "age": 31}, {"name": "Eve"}]}),
+            200,
+        ),
+        (
+            Method::POST,
+            rows_path("People"),
+            json!({"data": [{"name": "Finn", "age": 7}]}),
+            201,
+        ),
+        (
+            Method::PATCH,
+            rows_path("People"),
+            json!({"type": "filter", "filter": "name:eq:Finn", "data": {"age": 8}}),
             200,
         ),
         (

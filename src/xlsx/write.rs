@@ -1716,6 +1716,38 @@ mod tests {
         );
     }
 
+    /// Saves `workbook` in part with `rewrite` (after a batch that
+    /// `changed` it) and whole, asserts that every part but the time, the
+    /// styles and the sheets' dimensions is the same, and gives both.
+    fn saved_in_part_as_whole(
+        rewrite: &mut Rewrite,
+        workbook: &Workbook,
+        changed: &[RowsChanged],
+        what: &str,
+    ) -> (Vec<u8>, Vec<u8>) {
+        let mut in_part = Cursor::new(Vec::new());
+        rewrite
+            .save_changed(workbook, changed, &mut in_part)
+            .expect("saved in part");
+        let mut whole = Cursor::new(Vec::new());
+        write_workbook(workbook, &mut whole).expect("written");
+        let (in_part, whole) = (in_part.into_inner(), whole.into_inner());
+        assert_eq!(
+            parts_apart_from_cells(&in_part),
+            parts_apart_from_cells(&whole),
+            "{what}"
+        );
+        for index in 0..workbook.sheets.len() {
+            let name = format!("xl/worksheets/sheet{}.xml", index + 1);
+            assert_eq!(
+                without_dimension(part(&in_part, &name)),
+                without_dimension(part(&whole, &name)),
+                "{what} {name}"
+            );
+        }
+        (in_part, whole)
+    }
+
     #[test]
     fn saves_in_chunks_of_files_that_carry_what_the_writer_does_not_write_are_whole_rewrites() {
         let (mut tried, mut deleted) = (0, 0);
@@ -1769,27 +1801,9 @@ mod tests {
                     })
                     .collect();
                 assert!(rewrite.takes(&workbook, &changed));
-                let mut in_part = Cursor::new(Vec::new());
-                rewrite
-                    .save_changed(&workbook, &changed, &mut in_part)
-                    .expect("saved in part");
+                let (in_part, whole) =
+                    saved_in_part_as_whole(&mut rewrite, &workbook, &changed, &format!("{path:?}"));
                 assert_eq!(rewrite.files(), 0, "{path:?} saved in part");
-                let mut whole = Cursor::new(Vec::new());
-                write_workbook(&workbook, &mut whole).expect("written");
-                let (in_part, whole) = (in_part.into_inner(), whole.into_inner());
-                assert_eq!(
-                    parts_apart_from_cells(&in_part),
-                    parts_apart_from_cells(&whole),
-                    "{path:?}"
-                );
-                for (index, _) in workbook.sheets.iter().enumerate() {
-                    let name = format!("xl/worksheets/sheet{}.xml", index + 1);
-                    assert_eq!(
-                        without_dimension(part(&in_part, &name)),
-                        without_dimension(part(&whole, &name)),
-                        "{path:?} {name}"
-                    );
-                }
                 assert_eq!(cells_as_shown(in_part), cells_as_shown(whole), "{path:?}");
 
                 // Then a delete of the middle data row, as the API makes it.
@@ -1810,26 +1824,8 @@ mod tests {
                     continue;
                 };
                 deleted += 1;
-                let mut in_part = Cursor::new(Vec::new());
-                rewrite
-                    .save_changed(&workbook, &changed, &mut in_part)
-                    .expect("saved in part");
-                let mut whole = Cursor::new(Vec::new());
-                write_workbook(&workbook, &mut whole).expect("written");
-                let (in_part, whole) = (in_part.into_inner(), whole.into_inner());
-                assert_eq!(
-                    parts_apart_from_cells(&in_part),
-                    parts_apart_from_cells(&whole),
-                    "{path:?} after a delete"
-                );
-                for (index, _) in workbook.sheets.iter().enumerate() {
-                    let name = format!("xl/worksheets/sheet{}.xml", index + 1);
-                    assert_eq!(
-                        without_dimension(part(&in_part, &name)),
-                        without_dimension(part(&whole, &name)),
-                        "{path:?} {name} after a delete"
-                    );
-                }
+                let what = format!("{path:?} after a delete");
+                saved_in_part_as_whole(&mut rewrite, &workbook, &changed, &what);
             }
         }
         assert!(tried >= 20, "{tried} fixtures saved in part");

@@ -305,13 +305,16 @@ impl SavedSheet {
             true => vec![(0, 0..u32::MAX)],
             false => dirty.chunks.iter().map(|&c| (c, self.span(c))).collect(),
         };
+        // The writer writes rows in order: each span's are found by halving.
+        debug_assert!(rows.windows(2).all(|pair| pair[0].0 < pair[1].0));
         let mut replaced = Vec::with_capacity(spans.len());
         for (index, span) in spans {
-            let taken: Vec<(u32, &[u8])> = (rows.iter())
-                .filter(|(row, _)| span.contains(row))
-                .copied()
-                .collect();
-            replaced.push((index, in_chunks(&taken, span.start, chunk_bytes)?));
+            let first = rows.partition_point(|(row, _)| *row < span.start);
+            let end = rows.partition_point(|(row, _)| *row < span.end);
+            replaced.push((
+                index,
+                in_chunks(&rows[first..end], span.start, chunk_bytes)?,
+            ));
         }
         if self.chunks.is_empty() {
             self.chunks = replaced.into_iter().flat_map(|(_, c)| c).collect();
