@@ -13,10 +13,10 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 
 use crate::model::SpreadsheetId;
 use crate::model::value::days_from_civil;
-use crate::store::Tag;
 
 /// What a token may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -58,7 +58,7 @@ impl Permission {
 pub struct Grant {
     pub name: String,
     /// The SHA-256 of its secret.
-    secret: Tag,
+    secret: SecretHash,
     /// `None`: every workbook.
     spreadsheets: Option<Vec<SpreadsheetId>>,
     /// `None`: every sheet and table of the workbooks it reaches.
@@ -72,7 +72,7 @@ impl Grant {
     pub fn everywhere(name: &str, secret: &str, can: &[Permission]) -> Grant {
         Grant {
             name: name.to_owned(),
-            secret: Tag::of(secret.as_bytes()),
+            secret: SecretHash::of(secret),
             spreadsheets: None,
             sheets: None,
             can: can.iter().fold(0, |bits, p| bits | p.bit()),
@@ -158,7 +158,7 @@ impl Keyring {
     /// The grant of a presented secret, compared by its hash in time that
     /// does not depend on where the hashes differ.
     pub fn find(&self, secret: &str) -> Presented {
-        let hash = Tag::of(secret.as_bytes());
+        let hash = SecretHash::of(secret);
         let from_file = self.from_file.read().unwrap_or_else(|e| e.into_inner());
         let found = self
             .fixed
@@ -296,7 +296,7 @@ fn grant_of(entry: &TokenEntry) -> Result<Grant, String> {
     if entry.name.trim().is_empty() {
         return Err("name must not be empty".into());
     }
-    let secret = Tag::from_hex(&entry.sha256)
+    let secret = SecretHash::from_hex(&entry.sha256)
         .ok_or("sha256 must be 64 hex digits (the SHA-256 of the secret)")?;
     let spreadsheets = if entry.spreadsheets.iter().any(|s| s == "*") {
         None
@@ -362,7 +362,33 @@ fn system_time(datetime: &toml::value::Datetime) -> Result<SystemTime, String> {
 /// The lower-case hex form of a secret's SHA-256, as the tokens file
 /// holds it.
 pub fn sha256_hex(secret: &str) -> String {
-    Tag::of(secret.as_bytes()).hex()
+    crate::hex::encode(&SecretHash::of(secret).0)
+}
+
+/// The SHA-256 of a token's secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SecretHash([u8; 32]);
+
+impl SecretHash {
+    fn of(secret: &str) -> SecretHash {
+        SecretHash(Sha256::digest(secret.as_bytes()).into())
+    }
+
+    /// The hash the tokens file gives as 64 hex digits.
+    fn from_hex(text: &str) -> Option<SecretHash> {
+        crate::hex::decode(text).map(SecretHash)
+    }
+
+    /// Whether `other` is the same hash, compared in time that does not
+    /// depend on where they differ.
+    fn same_in_constant_time(&self, other: &SecretHash) -> bool {
+        let diff = self
+            .0
+            .iter()
+            .zip(&other.0)
+            .fold(0, |diff, (a, b)| diff | (a ^ b));
+        diff == 0
+    }
 }
 
 /// A new random secret (244 random bits, as 64 hex digits) and the
@@ -459,7 +485,7 @@ mod tests {
     fn a_new_token_is_found_by_its_entry() {
         let (secret, entry) = new_token("cli");
         let grant = &parse_tokens(&entry).unwrap()[0];
-        assert_eq!(grant.secret, Tag::of(secret.as_bytes()));
+        assert_eq!(grant.secret, SecretHash::of(&secret));
         assert_eq!(secret.len(), 64);
     }
 

@@ -10,6 +10,8 @@ pub mod access;
 pub mod calc;
 /// Flags and environment variables.
 pub mod config;
+/// Hashes as hex.
+mod hex;
 /// Routes, extractors, handlers, errors and layers.
 pub mod http;
 /// The workbook as plain data and every rule about it.

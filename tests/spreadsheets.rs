@@ -812,7 +812,6 @@ async fn types_fixture_reads_every_value_kind() {
 /// left out.
 #[tokio::test]
 async fn the_workbooks_are_listed_newest_first() {
-    use sha2::Digest;
     let server = Server::start().await;
     let older = "0b1e3a5c-0000-4000-8000-000000000001";
     let newer = "0b1e3a5c-0000-4000-8000-000000000002";
@@ -848,8 +847,8 @@ async fn the_workbooks_are_listed_newest_first() {
             "sheets": sheet_names(&server.file(newer)),
             "bytes": bytes,
             "modified": "2026-11-24T06:35:30Z",
-            // v1.2 (§11.5): the quoted SHA-256 of the file.
-            "etag": format!("\"{:x}\"", sha2::Sha256::digest(std::fs::read(server.file(newer)).unwrap())),
+            // v1.2 (§11.5): the quoted hash of the file.
+            "etag": etag_of(&std::fs::read(server.file(newer)).unwrap()),
         })
     );
     assert_eq!(body["spreadsheets"][1]["spreadsheet_id"], older);

@@ -17,11 +17,6 @@ fn versions_dir(server: &Server) -> PathBuf {
     server.data_dir().join(".sheetd-versions").join(ID)
 }
 
-/// The quoted SHA-256 of bytes, as an ETag.
-fn etag_of(bytes: &[u8]) -> String {
-    format!("\"{}\"", hex_sha256(bytes))
-}
-
 async fn insert(server: &Server, name: &str) {
     let (status, body) = server
         .post(&rows_path("People"), json!({"data": [{"name": name}]}))
@@ -153,13 +148,4 @@ async fn unknown_and_malformed_versions() {
     assert_eq!(status, 404);
     let (status, body) = server.get(&format!("{}/nope", versions_path())).await;
     assert_eq!(status, 400, "{body}");
-}
-
-/// The SHA-256 of `bytes` in lower-case hex, computed here, not by sheetd.
-fn hex_sha256(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }

@@ -120,7 +120,7 @@ impl From<Outcome> for OperationResult {
 #[utoipa::path(post, path = "/v1/batch/{spreadsheet_id}", tag = "rows",
     params(SpreadsheetParams, KeyParams, WriteConditionParams), request_body = BatchBody,
     responses((status = 200, description = "Every operation was applied; what each did, in order", body = BatchResults,
-        headers(("ETag" = String, description = "The workbook's version after the batch: the quoted SHA-256 of its file"),
+        headers(("ETag" = String, description = "The workbook's version after the batch: the quoted BLAKE3 hash of its file"),
             ("Last-Modified" = String, description = "When the workbook's file last changed"))), Errors))]
 async fn batch(
     State(state): State<AppState>,

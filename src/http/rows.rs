@@ -191,7 +191,7 @@ async fn rows_update(
         content((RowsPage = "application/json"), (String = "text/csv")),
         headers(("X-Total-Count" = u64, description = "Rows matching, before limit and offset"),
             ("Link" = String, description = "<…>; rel=\"next\": the same query at the next offset, when rows remain"),
-            ("ETag" = String, description = "The workbook's version: the quoted SHA-256 of its file"),
+            ("ETag" = String, description = "The workbook's version: the quoted BLAKE3 hash of its file"),
             ("Last-Modified" = String, description = "When the workbook's file last changed"))),
         (status = 304, description = "Not Modified: the workbook is the version If-None-Match names (or unchanged since If-Modified-Since); no body",
             headers(("ETag" = String, description = "The workbook's version"))),

@@ -133,7 +133,7 @@ pub struct SpreadsheetSummary {
     #[schema(format = DateTime)]
     pub modified: String,
     /// The file's version (v1.2), as the `ETag` its download carries: the
-    /// quoted SHA-256 of its bytes; absent if the file could not be read.
+    /// quoted BLAKE3 hash of its bytes; absent if the file could not be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
 }
@@ -145,7 +145,7 @@ pub struct SpreadsheetSummary {
 // Contract §4.5, §11.1.
 #[utoipa::path(get, path = "/v1/data/{spreadsheet_id}", tag = "spreadsheets", params(SpreadsheetParams, ReadConditionParams),
     responses((status = 200, description = "The workbook's sheets", body = SheetList, headers(
-            ("ETag" = String, description = "The workbook's version: the quoted SHA-256 of its file"),
+            ("ETag" = String, description = "The workbook's version: the quoted BLAKE3 hash of its file"),
             ("Last-Modified" = String, description = "When the workbook's file last changed"))),
         (status = 304, description = "Not Modified: the workbook is the version If-None-Match names (or unchanged since If-Modified-Since); no body",
             headers(("ETag" = String, description = "The workbook's version"))),
@@ -316,7 +316,7 @@ fn utc(time: SystemTime) -> (String, i64, u32) {
         (XlsxFile = "application/octet-stream"),
         (CreateBody = "application/json"))),
     responses((status = 201, description = "Stored under a new id", body = SpreadsheetCreated, headers(
-            ("ETag" = String, description = "The new workbook's version: the quoted SHA-256 of its file"),
+            ("ETag" = String, description = "The new workbook's version: the quoted BLAKE3 hash of its file"),
             ("Last-Modified" = String, description = "When the workbook's file was written"))),
         Errors))]
 async fn spreadsheets_upload(
@@ -393,7 +393,7 @@ fn upload_error(error: StoreError) -> ApiError {
             (XlsxFile = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
             (XlsxFile = "application/octet-stream")),
         headers(("Content-Disposition" = String, description = "attachment; filename=\"<id>.xlsx\""),
-            ("ETag" = String, description = "The workbook's version: the quoted SHA-256 of these bytes"),
+            ("ETag" = String, description = "The workbook's version: the quoted BLAKE3 hash of these bytes"),
             ("Last-Modified" = String, description = "When the workbook's file last changed"))),
         (status = 304, description = "Not Modified: the workbook is the version If-None-Match names (or unchanged since If-Modified-Since); no body",
             headers(("ETag" = String, description = "The workbook's version"))),

@@ -37,7 +37,7 @@ pub struct VersionList {
 
 #[derive(Serialize, ToSchema)]
 struct VersionListed {
-    /// The `ETag` the workbook had as this version: the quoted SHA-256 of
+    /// The `ETag` the workbook had as this version: the quoted BLAKE3 hash of
     /// its file.
     etag: String,
     /// When this version's file was written, RFC 3339 in UTC.

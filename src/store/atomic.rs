@@ -9,7 +9,6 @@ use std::path::Path;
 use super::StoreError;
 use super::cache::FileIdentity;
 use super::version::Tag;
-use sha2::{Digest, Sha256};
 
 /// Every temp file starts with this, followed by the spreadsheet id and `-`,
 /// so start-up can find the leftovers of a crash and whose they were.
@@ -62,14 +61,15 @@ impl<'a> Prepared<'a> {
         };
         temp.as_file().set_permissions(permissions)?;
         let hashed = {
-            let mut out = Output {
-                file: BufWriter::new(temp.as_file()),
-                hasher: Some(Sha256::new()),
+            let hashed = Hashed {
+                file: temp.as_file(),
+                hasher: Some(blake3::Hasher::new()),
                 position: 0,
             };
+            let mut out = BufWriter::with_capacity(OUTPUT_BUFFER, hashed);
             write(&mut out)?;
-            out.file.flush()?;
-            out.hasher.map(Tag::from)
+            let hashed = out.into_inner().map_err(|e| e.into_error())?;
+            hashed.hasher.map(Tag::from)
         };
         temp.as_file().sync_all()?;
         let written = temp.as_file().metadata()?;
@@ -127,17 +127,22 @@ impl<'a> Prepared<'a> {
     }
 }
 
-/// Where a new version is written: the temp file, hashed on the way out
-/// while the writer writes it in order.
-pub struct Output<'f> {
-    file: BufWriter<&'f File>,
+/// Where a new version is written: the temp file, through a buffer large
+/// enough for the hash to take many of BLAKE3's 1 KiB chunks at once.
+pub type Output<'f> = BufWriter<Hashed<'f>>;
+
+const OUTPUT_BUFFER: usize = 256 * 1024;
+
+/// The temp file, hashed on the way in while it is written in order.
+pub struct Hashed<'f> {
+    file: &'f File,
     /// The hash of the bytes written so far; `None` once the writer moved
     /// back or ahead.
-    hasher: Option<Sha256>,
+    hasher: Option<blake3::Hasher>,
     position: u64,
 }
 
-impl Write for Output<'_> {
+impl Write for Hashed<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let written = self.file.write(buf)?;
         if let Some(hasher) = &mut self.hasher {
@@ -152,7 +157,7 @@ impl Write for Output<'_> {
     }
 }
 
-impl Seek for Output<'_> {
+impl Seek for Hashed<'_> {
     fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
         let position = self.file.seek(to)?;
         if position != self.position {

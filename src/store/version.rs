@@ -1,5 +1,5 @@
 //! Versions of a workbook file, for conditional requests (contract §11.5):
-//! the tag that names a version (the SHA-256 of the file's bytes), the
+//! the tag that names a version (the BLAKE3 hash of the file's bytes), the
 //! preconditions a write can carry, and the tags already computed, by file
 //! identity, so that no request hashes a file that has not changed.
 //!
@@ -15,67 +15,46 @@ use std::fmt;
 use std::io::Read;
 use std::time::SystemTime;
 
-use sha2::{Digest, Sha256};
-
 use super::cache::FileIdentity;
 use crate::model::SpreadsheetId;
 
-/// The SHA-256 of a workbook file's bytes.
+/// The BLAKE3 hash of a workbook file's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tag([u8; 32]);
 
 impl Tag {
     /// The tag of `bytes`.
     pub fn of(bytes: &[u8]) -> Tag {
-        Tag(Sha256::digest(bytes).into())
+        Tag(*blake3::hash(bytes).as_bytes())
     }
 
     /// The tag of what `reader` gives, read to its end.
     pub fn read(mut reader: impl Read) -> std::io::Result<Tag> {
-        let mut hasher = Sha256::new();
+        let mut hasher = blake3::Hasher::new();
         let mut buffer = vec![0; 64 * 1024];
         loop {
             match reader.read(&mut buffer)? {
-                0 => return Ok(Tag(hasher.finalize().into())),
+                0 => return Ok(Tag::from(hasher)),
                 n => hasher.update(&buffer[..n]),
-            }
+            };
         }
     }
-}
 
-impl From<Sha256> for Tag {
-    /// The tag of the bytes given to `hasher`.
-    fn from(hasher: Sha256) -> Tag {
-        Tag(hasher.finalize().into())
-    }
-}
-
-impl Tag {
-    /// The hash in lower-case hex: what `sha256sum` prints for the file.
+    /// The hash in lower-case hex: what `b3sum` prints for the file.
     pub fn hex(&self) -> String {
-        self.0.iter().map(|byte| format!("{byte:02x}")).collect()
-    }
-
-    /// Whether `other` is the same hash, compared in time that does not
-    /// depend on where they differ (for secrets' hashes).
-    pub fn same_in_constant_time(&self, other: &Tag) -> bool {
-        self.0
-            .iter()
-            .zip(&other.0)
-            .fold(0, |diff, (a, b)| diff | (a ^ b))
-            == 0
+        crate::hex::encode(&self.0)
     }
 
     /// The tag whose [`Tag::hex`] is `text` (either letter case).
     pub fn from_hex(text: &str) -> Option<Tag> {
-        if text.len() != 64 || !text.is_ascii() {
-            return None;
-        }
-        let mut hash = [0; 32];
-        for (i, byte) in hash.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
-        }
-        Some(Tag(hash))
+        crate::hex::decode(text).map(Tag)
+    }
+}
+
+impl From<blake3::Hasher> for Tag {
+    /// The tag of the bytes given to `hasher`.
+    fn from(hasher: blake3::Hasher) -> Tag {
+        Tag(*hasher.finalize().as_bytes())
     }
 }
 
@@ -263,10 +242,11 @@ mod tests {
     }
 
     #[test]
-    fn the_tag_is_the_quoted_sha256_of_the_bytes() {
+    fn the_tag_is_the_quoted_blake3_hash_of_the_bytes() {
+        // BLAKE3's published hash of "abc".
         assert_eq!(
             Tag::of(b"abc").to_string(),
-            "\"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\""
+            "\"6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85\""
         );
         let read = Tag::read(std::io::Cursor::new(vec![7u8; 200_000])).unwrap();
         assert_eq!(read, Tag::of(&vec![7u8; 200_000]));

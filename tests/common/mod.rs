@@ -25,6 +25,12 @@ pub fn fixture_path(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The `ETag` of a file holding `bytes`: its BLAKE3 hash in lower-case
+/// hex, quoted (what `b3sum` prints), computed here, not by sheetd.
+pub fn etag_of(bytes: &[u8]) -> String {
+    format!("\"{}\"", blake3::hash(bytes).to_hex())
+}
+
 /// The spreadsheet id tests use for their main workbook.
 pub const ID: &str = "0b1e3a5c-0000-4000-8000-00000000000a";
 
