@@ -1716,6 +1716,49 @@ mod tests {
         );
     }
 
+    #[test]
+    fn rows_appended_below_a_large_last_chunk_are_compressed_in_a_chunk_of_their_own() {
+        let base: Vec<Vec<(Cell, u32)>> = (0..30)
+            .map(|row| vec![(Cell::Number(f64::from(row)), 0)])
+            .collect();
+        let mut workbook = generated(&base, &Default::default());
+        // A row's XML is about 40 bytes: a chunk of one is under a quarter
+        // of 400 bytes, the last chunk of the first save over it.
+        let mut rewrite = Rewrite::begin(&workbook)
+            .expect("begun")
+            .with_chunks_of(400)
+            .keeping_chunks(true);
+        rewrite
+            .save(&workbook, Cursor::new(Vec::new()))
+            .expect("saved");
+        let chunks = |rewrite: &Rewrite| match &rewrite.stage {
+            Stage::Chunked(saved, _) => saved.chunk_rows(0),
+            Stage::Writer(_) => panic!("rows kept in chunks"),
+        };
+        let first = chunks(&rewrite);
+        assert!(first.len() > 1, "{first:?}");
+        let append = |workbook: &mut Workbook, rewrite: &mut Rewrite, value: f64| {
+            let changed: Vec<RowsChanged> = (workbook.sheets.iter())
+                .map(|sheet| RowsChanged {
+                    extent: sheet.extent(),
+                    rows: Vec::new(),
+                    moved_from: None,
+                })
+                .collect();
+            let sheet = &mut workbook.sheets[0];
+            let at = sheet.extent();
+            sheet.rows.push(vec![Cell::Number(value)]);
+            sheet.layout.rows_appended(at, 1);
+            saved_in_part_as_whole(rewrite, workbook, &changed, "an append");
+        };
+        let row = workbook.sheets[0].extent() as u32;
+        append(&mut workbook, &mut rewrite, 30.0);
+        assert_eq!(chunks(&rewrite), [&first[..], &[(row, row)]].concat());
+        // That chunk is small: the next append is compressed with it.
+        append(&mut workbook, &mut rewrite, 31.0);
+        assert_eq!(chunks(&rewrite), [&first[..], &[(row, row + 1)]].concat());
+    }
+
     /// Saves `workbook` in part with `rewrite` (after a batch that
     /// `changed` it) and whole, asserts that every part but the time, the
     /// styles and the sheets' dimensions is the same, and gives both.
