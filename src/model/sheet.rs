@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::filter::{FilterExpr, number_key, to_seconds};
+use super::filter::{BoundFilter, FilterExpr, number_key, to_seconds};
 use super::format::CellFormat;
 use super::formula::{
     RowMove, SheetRows, Unadjustable, cell_name, quoted_sheet, rows_moved, same_sheet, shifted,
@@ -1142,10 +1142,7 @@ impl Sheet {
                 index,
             })
         };
-        let mut rows: Vec<usize> = self
-            .data_rows(&header)
-            .filter(|&index| filters.iter().all(|f| f.matches(self.row(index))))
-            .collect();
+        let mut rows = self.matching(self.data_rows(&header), &filters);
         let total = rows.len();
         let keys: Vec<(usize, bool)> = query
             .order
@@ -1201,6 +1198,13 @@ impl Sheet {
     }
 
     /// 0-based indexes of the data rows.
+    /// The rows of `range` whose cells satisfy every filter.
+    fn matching(&self, range: std::ops::Range<usize>, filters: &[BoundFilter<'_>]) -> Vec<usize> {
+        range
+            .filter(|&index| filters.iter().all(|f| f.matches(self.row(index))))
+            .collect()
+    }
+
     pub(super) fn data_rows(&self, header: &Header) -> std::ops::Range<usize> {
         let end = match header.last_row {
             Some(last) => last + 1,
@@ -1234,13 +1238,7 @@ impl Sheet {
                 let Some(header) = header else {
                     return Ok(Vec::new());
                 };
-                Ok(self
-                    .data_rows(header)
-                    .filter(|&i| {
-                        let cells = self.row(i);
-                        bound.iter().all(|f| f.matches(cells))
-                    })
-                    .collect())
+                Ok(self.matching(self.data_rows(header), &bound))
             }
             Selector::Row(number) => self.numbered(&[*number], header, "row", problems),
             Selector::Numbers(numbers) => self.numbered(numbers, header, "rows", problems),

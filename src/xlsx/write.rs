@@ -394,7 +394,7 @@ impl Rewrite {
     }
 
     /// Keeps saves in chunks of about `bytes` of XML rows, rather than
-    /// 256 KiB: tests and tools make many chunks of small sheets.
+    /// 64 KiB: tests and tools make many chunks of small sheets.
     pub fn with_chunks_of(mut self, bytes: usize) -> Rewrite {
         self.chunk_bytes = bytes;
         self
@@ -1717,16 +1717,16 @@ mod tests {
     }
 
     #[test]
-    fn rows_appended_below_a_large_last_chunk_are_compressed_in_a_chunk_of_their_own() {
+    fn rows_appended_below_a_full_last_chunk_are_compressed_in_a_chunk_of_their_own() {
         let base: Vec<Vec<(Cell, u32)>> = (0..30)
             .map(|row| vec![(Cell::Number(f64::from(row)), 0)])
             .collect();
         let mut workbook = generated(&base, &Default::default());
-        // A row's XML is about 40 bytes: a chunk of one is under a quarter
-        // of 400 bytes, the last chunk of the first save over it.
+        // A row's XML is about 40 bytes: a chunk of one is under 100 bytes,
+        // the last chunk of the first save over it.
         let mut rewrite = Rewrite::begin(&workbook)
             .expect("begun")
-            .with_chunks_of(400)
+            .with_chunks_of(100)
             .keeping_chunks(true);
         rewrite
             .save(&workbook, Cursor::new(Vec::new()))

@@ -20,8 +20,24 @@ pub(super) struct Segment {
 impl Segment {
     /// `raw` compressed at the rewrite's level.
     pub(super) fn of(raw: &[u8]) -> std::io::Result<Segment> {
+        Deflater::new().segment(raw)
+    }
+}
+
+/// A compressor at the rewrite's level, used again for segment after
+/// segment: making one allocates and clears a few hundred KiB of tables.
+pub(super) struct Deflater(Compress);
+
+impl Deflater {
+    pub(super) fn new() -> Deflater {
         let level = u32::from(crate::xlsx::write::COMPRESSION_LEVEL);
-        let mut compress = Compress::new(Compression::new(level), false);
+        Deflater(Compress::new(Compression::new(level), false))
+    }
+
+    /// `raw` compressed as a segment.
+    pub(super) fn segment(&mut self, raw: &[u8]) -> std::io::Result<Segment> {
+        let compress = &mut self.0;
+        compress.reset();
         let mut deflated = Vec::with_capacity(raw.len() / 4 + 64);
         loop {
             if deflated.capacity() - deflated.len() < 64 {
