@@ -41,8 +41,9 @@ use crate::model::layout;
 
 /// About how many bytes of a sheet's XML rows a chunk holds: a change
 /// costs compressing up to twice this much again (a fraction of a
-/// millisecond), and the rows compress about 2 % less well than in one
-/// stream (chunks of 256 KiB: 1 %, but an update cost four times as much).
+/// millisecond), and the rows compress about 2.5 % less well than in one
+/// stream (measured on 100k rows; chunks of 256 KiB lost under 1 %, but an
+/// update cost four times as much).
 pub(super) const CHUNK_BYTES: usize = 1 << 16;
 
 const STYLES: &str = "xl/styles.xml";
