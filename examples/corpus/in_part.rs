@@ -9,7 +9,8 @@
 //! byte, but the time in the document properties and each sheet's
 //! `<dimension>` (a save in part keeps a dimension that held cells since
 //! emptied). Then the same for a delete of the middle data row of the
-//! first sheet with data (the rows below it move up).
+//! first sheet with data (the rows below it move up), and for an insert of
+//! a row before it (they move down again).
 
 use std::collections::BTreeMap;
 use std::io::{Cursor, Read};
@@ -21,7 +22,8 @@ use sheetd::xlsx::{Rewrite, write_workbook};
 
 /// How a workbook fared.
 enum Fate {
-    /// Saved in part and whole alike; whether a delete was too.
+    /// Saved in part and whole alike; whether a delete and an insert
+    /// between rows were too.
     Same(bool),
     /// The parts that differ.
     Differs(Vec<String>),
@@ -47,7 +49,7 @@ pub fn run(files: &[PathBuf], show: usize) {
         }
     }
     println!(
-        "{} workbooks: {same} saved in part as written whole ({deletes} of them a delete too), \
+        "{} workbooks: {same} saved in part as written whole ({deletes} of them a delete and an insert between rows too), \
          {} otherwise, {} not saved in part",
         files.len(),
         differ.len(),
@@ -94,49 +96,76 @@ fn fate(bytes: &[u8]) -> Fate {
         other => return other,
     }
     // Then a delete of the middle data row of the first sheet that has
-    // one: the rows below it move up.
-    let outline = workbook.outline();
-    if !delete_middle_row(&mut workbook) {
-        return Fate::Same(false);
+    // one (the rows below it move up), and an insert of a row before it
+    // (they move down again).
+    for (what, mv) in [
+        ("a delete", Move::Delete),
+        ("an insert between rows", Move::Insert),
+    ] {
+        let outline = workbook.outline();
+        if !middle_row_moved(&mut workbook, mv) {
+            return Fate::Same(false);
+        }
+        let logs = workbook.take_edits();
+        let Some(changed) = workbook.changed_in_place(&outline, &[&logs]) else {
+            return Fate::Same(false);
+        };
+        match compared(&mut rewrite, &workbook, &changed) {
+            Fate::Same(_) => {}
+            Fate::Differs(parts) => {
+                return Fate::Differs(
+                    parts
+                        .into_iter()
+                        .map(|p| format!("{p} after {what}"))
+                        .collect(),
+                );
+            }
+            other => return other,
+        }
     }
-    let logs = workbook.take_edits();
-    match workbook.changed_in_place(&outline, &[&logs]) {
-        Some(changed) => match compared(&mut rewrite, &workbook, &changed) {
-            Fate::Differs(parts) => Fate::Differs(
-                parts
-                    .into_iter()
-                    .map(|p| format!("{p} after a delete"))
-                    .collect(),
-            ),
-            Fate::Same(_) => Fate::Same(true),
-            other => other,
-        },
-        None => Fate::Same(false),
-    }
+    Fate::Same(true)
 }
 
-/// Deletes the middle data row of the first sheet with data rows, as the
-/// API does, and moves what the file carries with it; whether it did.
-fn delete_middle_row(workbook: &mut sheetd::model::Workbook) -> bool {
+#[derive(Clone, Copy)]
+enum Move {
+    Delete,
+    Insert,
+}
+
+/// Deletes the middle data row of the first sheet with data rows, or
+/// inserts a row before it, as the API does, and moves what the file
+/// carries with it; whether it did.
+fn middle_row_moved(workbook: &mut sheetd::model::Workbook, mv: Move) -> bool {
     let Some(index) = workbook.sheets.iter().position(|s| s.rows.len() > 2) else {
         return false;
     };
     let name = workbook.sheets[index].name.clone();
     let number = 2 + workbook.sheets[index].rows.len() / 2;
-    let body = format!(r#"{{"type": "row", "row": {number}}}"#);
-    let Ok(request) = DeleteRows::from_json(body.as_bytes()) else {
-        return false;
-    };
     let Ok(source) = workbook.source(&name, None) else {
         return false;
     };
-    workbook.delete_rows(&source, &request).is_ok()
-        && sheetd::xlsx::carried_rows_moved(workbook).is_ok()
+    let moved = match mv {
+        Move::Delete => {
+            let body = format!(r#"{{"type": "row", "row": {number}}}"#);
+            let Ok(request) = DeleteRows::from_json(body.as_bytes()) else {
+                return false;
+            };
+            workbook.delete_rows(&source, &request).is_ok()
+        }
+        Move::Insert => match super::moves::insert_request(workbook, index) {
+            Some(request) => workbook
+                .insert_before(&source, request, number as u64)
+                .is_ok(),
+            None => false,
+        },
+    };
+    moved && sheetd::xlsx::carried_rows_moved(workbook).is_ok()
 }
 
 /// Saves `workbook` in part with `rewrite` and whole, and compares them.
-/// (A delete of a middle row is saved in part here though the server
-/// would rewrite the workbook whole: see `Rewrite::takes`.)
+/// (A delete is saved in part here even where the server would rewrite
+/// the workbook whole, because the window would write more than a
+/// quarter of the rows: see `Rewrite::takes`.)
 fn compared(
     rewrite: &mut Rewrite,
     workbook: &sheetd::model::Workbook,

@@ -318,7 +318,7 @@ fn operation(
 }
 
 /// One row whose first addressable column holds [`INSERTED`].
-fn insert_request(workbook: &Workbook, index: usize) -> Option<InsertRows> {
+pub(super) fn insert_request(workbook: &Workbook, index: usize) -> Option<InsertRows> {
     let sheet = &workbook.sheets[index];
     let source = workbook.source(&sheet.name, None).ok()?;
     let header = Header::of(sheet, &source.region)?;

@@ -94,8 +94,7 @@ impl Workbook {
         let unchanged: Vec<RowsChanged> = (base.sheets.iter())
             .map(|sheet| RowsChanged {
                 extent: sheet.extent(),
-                rows: Vec::new(),
-                moved_from: None,
+                ..RowsChanged::default()
             })
             .collect();
         self.changed_only_in(base, &unchanged)
@@ -145,10 +144,12 @@ impl Workbook {
             let extent = base.extents[index];
             let mut rows = Vec::new();
             let mut moved_from: Option<u32> = None;
+            let mut moves = Vec::new();
             for edited in logs.iter().filter_map(|log| log.get(index)) {
                 if edited.moved && edited.moves.is_empty() {
                     return None;
                 }
+                moves.extend(edited.moves.iter().cloned());
                 for moved in &edited.moves {
                     // 1-based: the first row the move takes or pushes down.
                     let first = match moved {
@@ -158,14 +159,25 @@ impl Workbook {
                     let first = first.saturating_sub(1);
                     moved_from = Some(moved_from.map_or(first, |from| from.min(first)));
                 }
-                let logged = edited.cells.iter().map(|&(row, _)| row);
-                rows.extend(logged.filter(|&row| (row as usize) < extent));
+                rows.extend(edited.cells.iter().map(|&(row, _)| row));
             }
+            let mut logged = Vec::new();
             let was = &bare.sheets[index];
             let same = match moved_from {
-                None => sheet.same_apart_from_cells(was),
+                None => {
+                    rows.retain(|&row| (row as usize) < extent);
+                    sheet.same_apart_from_cells(was)
+                }
                 Some(from) => {
-                    rows.retain(|&row| row < from);
+                    let moved_or_new = |row: u32| row >= from || row as usize >= extent;
+                    logged = rows
+                        .iter()
+                        .copied()
+                        .filter(|&row| moved_or_new(row))
+                        .collect();
+                    logged.sort_unstable();
+                    logged.dedup();
+                    rows.retain(|&row| row < from && (row as usize) < extent);
                     sheet.name == was.name
                         && sheet.visibility == was.visibility
                         && sheet.layout.same_rows_above(&was.layout, from)
@@ -180,6 +192,8 @@ impl Workbook {
                 extent,
                 rows,
                 moved_from,
+                moves,
+                logged,
             });
         }
         let same_book = match changed.iter().any(|c| c.moved_from.is_some()) {
@@ -683,7 +697,7 @@ pub const BYTES_PER_CELL: usize = 80;
 
 /// The rows of one sheet a batch changed in place (see
 /// [`Workbook::changed_in_place`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RowsChanged {
     /// The sheet's [extent](Sheet::extent) before: rows from here on are
     /// new, or were.
@@ -694,6 +708,13 @@ pub struct RowsChanged {
     /// The first row (0-based) rows moved from, when rows moved: from it
     /// down, every row may be another.
     pub moved_from: Option<u32>,
+    /// The moves, in the order they were made.
+    pub moves: Vec<RowMove>,
+    /// When rows moved, the rows at or below `moved_from` or `extent` with
+    /// a changed cell, 0-based, in order, each numbered as the sheet was
+    /// when it changed: before the moves, between two of them, or after
+    /// them all.
+    pub logged: Vec<u32>,
 }
 
 /// A workbook without its cells and their formats (see

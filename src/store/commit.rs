@@ -359,12 +359,17 @@ impl Store {
                 .is_none_or(|c| whole.is_some_and(|w| workbook.changed_only_in(&w, c))),
             "the logs missed a change"
         );
+        // A whole rewrite keeps its rows in chunks for the next save, but
+        // not when the last save's chunks could not take a batch that moved
+        // rows (the window would have written most of them): a run of such
+        // deletes would pay for chunks it cannot use.
+        let moved = edits.iter().any(|e| !e.moves.is_empty());
+        let keep_chunks = !moved || rewrite.is_none();
         let rewrite = rewrite
             .zip(changed)
             .filter(|(rewrite, changed)| rewrite.takes(&workbook, changed));
         tracing::debug!(spreadsheet = %id, in_part = rewrite.is_some(), "saving");
-        let moved = edits.iter().any(|e| !e.moves.is_empty());
-        let saved = self.persist(id, identity, &workbook, rewrite, moved, records);
+        let saved = self.persist(id, identity, &workbook, rewrite, keep_chunks, records);
         match saved {
             Ok((identity, written, rewrite)) => {
                 let kept = Kept {
@@ -387,9 +392,8 @@ impl Store {
 
     /// Writes the workbook atomically, saving `rewrite` again with the rows
     /// that changed since it last saved when given (else rewriting it
-    /// whole, its rows kept in chunks for the next save unless the batch
-    /// `moved` rows: a run of deletes near the top would pay for chunks it
-    /// cannot use); returns the new file's
+    /// whole, its rows kept in chunks for the next save when
+    /// `keep_chunks`); returns the new file's
     /// identity and version, and the rewrite that wrote it. The file must still be the
     /// one with identity `read` when the new one is renamed over it
     /// ([`StoreError::Moved`] otherwise); the idempotency keys' answers
@@ -400,7 +404,7 @@ impl Store {
         read: FileIdentity,
         workbook: &Workbook,
         rewrite: Option<(Rewrite, Vec<RowsChanged>)>,
-        moved: bool,
+        keep_chunks: bool,
         records: Vec<(Key, Answer)>,
     ) -> Result<(FileIdentity, Version, Rewrite), StoreError> {
         let max_cells = self.inner.limits.max_cells;
@@ -411,7 +415,10 @@ impl Store {
         }
         let (mut rewrite, changed) = match rewrite {
             Some((rewrite, changed)) => (rewrite, Some(changed)),
-            None => (self.begin_rewrite(workbook)?.keeping_chunks(!moved), None),
+            None => (
+                self.begin_rewrite(workbook)?.keeping_chunks(keep_chunks),
+                None,
+            ),
         };
         let path = self.path(id);
         let prepared = Prepared::write(&path, &id.to_string(), |out| {

@@ -401,8 +401,9 @@ impl Rewrite {
     }
 
     /// Whether this rewrite can save the workbook again after a batch that
-    /// `changed` these rows: in chunks any change (when rows moved, from
-    /// the last quarter of a sheet's rows down, see [`Saved::takes`]); the
+    /// `changed` these rows: in chunks any change (when rows moved, if the
+    /// window writes at most a quarter of a sheet's rows, see
+    /// [`Saved::takes`]); the
     /// writer, rows appended (when every sheet is written in row order,
     /// see `in_row_order`; in memory, the writer would hold every cell of
     /// the workbook once more).
@@ -459,8 +460,7 @@ impl Rewrite {
         let unchanged: Vec<RowsChanged> = (self.extents.iter())
             .map(|&extent| RowsChanged {
                 extent,
-                rows: Vec::new(),
-                moved_from: None,
+                ..RowsChanged::default()
             })
             .collect();
         self.save_changed(workbook, &unchanged, out)
@@ -1574,6 +1574,7 @@ mod tests {
                     proptest::collection::vec((0..40usize, 0..4usize, any_cell()), 0..4),
                     any_rows(0..4),
                     proptest::option::of(0..40usize),
+                    proptest::option::of(0..40usize),
                 ),
                 1..5,
             ),
@@ -1598,7 +1599,7 @@ mod tests {
                 rewrite.save(&workbook, Cursor::new(Vec::new())).expect("saved again");
             }
             proptest::prop_assert_eq!(rewrite.files(), 0, "kept in chunks");
-            for (updates, appended, deleted) in &batches {
+            for (updates, appended, deleted, inserted_before) in &batches {
                 workbook.take_edits();
                 let outline = workbook.outline();
                 let sheet = &mut workbook.sheets[0];
@@ -1626,6 +1627,16 @@ mod tests {
                     let request = DeleteRows::from_json(body.as_bytes()).expect("a delete");
                     let source = workbook.source("People", None).expect("the sheet");
                     let _ = workbook.delete_rows(&source, &request);
+                }
+                if let Some(before) = inserted_before {
+                    // Before a data row or the row after the last, as the API
+                    // inserts between rows.
+                    let data_rows = workbook.sheets[0].rows.len().saturating_sub(1) + 1;
+                    let before = 2 + before % data_rows;
+                    let body = br#"{"data": [{"name": "inserted"}, {"name": 2}]}"#;
+                    let request = InsertRows::from_json(body, 10).expect("an insert");
+                    let source = workbook.source("People", None).expect("the sheet");
+                    let _ = workbook.insert_before(&source, request, before as u64);
                 }
                 let logs = workbook.take_edits();
                 let changed = workbook.changed_in_place(&outline, &[&logs]);
@@ -1699,7 +1710,7 @@ mod tests {
             .map(|(index, sheet)| RowsChanged {
                 extent: sheet.extent(),
                 rows: if index == 0 { vec![4] } else { Vec::new() },
-                moved_from: None,
+                ..RowsChanged::default()
             })
             .collect();
         let mut in_part = Cursor::new(Vec::new());
@@ -1741,8 +1752,7 @@ mod tests {
             let changed: Vec<RowsChanged> = (workbook.sheets.iter())
                 .map(|sheet| RowsChanged {
                     extent: sheet.extent(),
-                    rows: Vec::new(),
-                    moved_from: None,
+                    ..RowsChanged::default()
                 })
                 .collect();
             let sheet = &mut workbook.sheets[0];
@@ -1840,7 +1850,7 @@ mod tests {
                     .map(|(index, &extent)| RowsChanged {
                         extent,
                         rows: if index == 0 { rows.clone() } else { Vec::new() },
-                        moved_from: None,
+                        ..RowsChanged::default()
                     })
                     .collect();
                 assert!(rewrite.takes(&workbook, &changed));

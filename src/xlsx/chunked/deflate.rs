@@ -3,7 +3,7 @@
 //! of them followed by [`END`] is one deflate stream, and the run's CRC-32
 //! is combined from theirs without reading the bytes again.
 
-use flate2::{Compress, Compression, FlushCompress};
+use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress};
 
 /// The empty final block that ends a stream of joined segments.
 pub(super) const END: [u8; 2] = [0x03, 0x00];
@@ -21,6 +21,28 @@ impl Segment {
     /// `raw` compressed at the rewrite's level.
     pub(super) fn of(raw: &[u8]) -> std::io::Result<Segment> {
         Deflater::new().segment(raw)
+    }
+
+    /// The bytes compressed.
+    pub(super) fn inflate(&self) -> std::io::Result<Vec<u8>> {
+        let mut raw = Vec::with_capacity(self.len as usize);
+        let mut inflater = Decompress::new(false);
+        while (raw.len() as u64) < self.len {
+            let read = inflater.total_in() as usize;
+            let before = raw.len();
+            inflater
+                .decompress_vec(&self.deflated[read..], &mut raw, FlushDecompress::Sync)
+                .map_err(std::io::Error::other)?;
+            if raw.len() == before {
+                break;
+            }
+        }
+        match raw.len() as u64 == self.len && crc32fast::hash(&raw) == self.crc {
+            true => Ok(raw),
+            false => Err(std::io::Error::other(
+                "a kept chunk does not inflate to what was compressed",
+            )),
+        }
     }
 }
 
@@ -101,5 +123,12 @@ mod tests {
         let (crc, len, deflated) = joined(&segments);
         assert_eq!((crc, len), (crc32fast::hash(&whole), whole.len() as u64));
         assert_eq!(deflated, stream.len() as u64);
+        // Each inflates on its own; one damaged does not pass for another.
+        for (segment, part) in segments.iter().zip(&parts) {
+            assert_eq!(&segment.inflate().unwrap(), part);
+        }
+        let mut damaged = segments[0].clone();
+        damaged.crc ^= 1;
+        assert!(damaged.inflate().is_err());
     }
 }

@@ -22,6 +22,7 @@
 //! nothing and the workbook is rewritten whole.
 
 mod deflate;
+mod moved;
 mod zip_out;
 
 use std::io::{Cursor, Read, Write};
@@ -31,6 +32,7 @@ use memchr::memmem;
 use zip::ZipArchive;
 
 use self::deflate::{Deflater, Segment};
+use self::moved::Moved;
 use self::zip_out::{PackageOut, dos_time};
 use super::WriteError;
 use super::fix::range_name;
@@ -71,7 +73,23 @@ struct Chunk {
     first_row: u32,
     /// The number of the last row it holds (0-based; 0 for none).
     last_row: u32,
+    /// The rows (0-based, in order) with a formula that may name other
+    /// rows: when rows move, these are written again (see [`moved`]).
+    formulas: Vec<u32>,
     segment: Segment,
+}
+
+impl Chunk {
+    /// The chunk of the rows `raw`, the first numbered `first_row` (or,
+    /// for the first chunk of a sheet, 0).
+    fn of(first_row: u32, raw: &[u8], deflater: &mut Deflater) -> std::io::Result<Chunk> {
+        Ok(Chunk {
+            first_row,
+            last_row: last_row(raw).unwrap_or(0),
+            formulas: formula_rows(raw),
+            segment: deflater.segment(raw)?,
+        })
+    }
 }
 
 impl SavedSheet {
@@ -117,7 +135,11 @@ pub(super) struct Dirty {
     /// The first row of a chunk added after the last, for rows appended
     /// below every row kept.
     tail: Option<u32>,
-    /// Their rows, the new chunk's last.
+    /// After rows moved: the chunks from the first that moved are made
+    /// again from the rows kept and the window's (see [`moved`]).
+    moved: Option<Moved>,
+    /// The rows the window writes: those of `chunks`, the new chunk's and
+    /// those `moved` takes from the window, in order.
     pub(super) rows: Vec<Range<usize>>,
 }
 
@@ -171,13 +193,7 @@ impl Saved {
                             false => first_row(rows).unwrap_or(u32::MAX),
                         };
                         if !rows.is_empty() {
-                            let last_row = last_row(rows).unwrap_or(0);
-                            let segment = deflater.segment(rows)?;
-                            chunks.push(Chunk {
-                                first_row,
-                                last_row,
-                                segment,
-                            });
+                            chunks.push(Chunk::of(first_row, rows, &mut deflater)?);
                         }
                     }
                     (head, pieces.tail())
@@ -192,19 +208,26 @@ impl Saved {
     }
 
     /// Whether the next save can be made in part after a batch that
-    /// `changed` these rows, sheets of `extents` rows now: when rows moved,
-    /// the chunks from the first that moved down must hold at most a
-    /// quarter of the sheet's rows. (The save writes their rows again
-    /// through the writer, compresses them twice and holds them inflated:
-    /// beyond a quarter, a whole rewrite costs less time and memory.)
+    /// `changed` these rows, sheets of `extents` rows now. When rows moved,
+    /// the rows the window writes must be at most a quarter of the sheet's:
+    /// after a deletion, those [`Moved`] plans; after an insertion, every
+    /// row from the chunk of the first that moved down. (The window writes
+    /// its rows through the writer, compresses them twice and holds them
+    /// inflated: beyond a quarter, a whole rewrite costs less time and
+    /// memory.)
     pub(super) fn takes(&self, extents: &[usize], changed: &[RowsChanged]) -> bool {
         let mut sheets = self.sheets.iter().zip(extents).zip(changed);
         sheets.all(|((saved, &extent), changed)| match changed.moved_from {
             None => true,
             Some(_) if saved.chunks.is_empty() => false,
             Some(from) => {
-                let start = saved.span(saved.chunk_of(from)).start as usize;
-                extent.saturating_sub(start) * 4 <= extent
+                let written = match Moved::plan(saved, changed) {
+                    Some(plan) => {
+                        plan.window.len() + extent.saturating_sub(plan.window_from as usize)
+                    }
+                    None => extent.saturating_sub(saved.span(saved.chunk_of(from)).start as usize),
+                };
+                written * 4 <= extent
             }
         })
     }
@@ -219,20 +242,22 @@ impl Saved {
                     return Dirty {
                         chunks: Vec::new(),
                         tail: None,
+                        moved: None,
                         rows: std::iter::once(0..extent).collect(),
                     };
                 }
+                let moved = Moved::plan(saved, changed);
                 let mut chunks: Vec<usize> =
                     changed.rows.iter().map(|&r| saved.chunk_of(r)).collect();
                 let last = saved.chunks.len() - 1;
-                // Rows moved: every chunk from theirs down.
-                if let Some(from) = changed.moved_from {
-                    chunks.extend(saved.chunk_of(from)..=last);
+                // Rows moved: the chunks from the first that moved are made again.
+                if let Some(moved) = &moved {
+                    chunks.retain(|&c| c < moved.from_chunk);
                 }
                 chunks.sort_unstable();
                 chunks.dedup();
                 let mut tail = None;
-                if extent != changed.extent {
+                if extent != changed.extent && moved.is_none() {
                     match saved.takes_tail(changed, &chunks, self.chunk_bytes) {
                         true => tail = Some(changed.extent as u32),
                         false if chunks.last() != Some(&last) => chunks.push(last),
@@ -241,10 +266,23 @@ impl Saved {
                 }
                 let spans = chunks.iter().map(|&c| saved.span(c));
                 let spans = spans.chain(tail.map(|first| first..u32::MAX));
+                let window = (moved.iter()).flat_map(|m| {
+                    m.window
+                        .iter()
+                        .map(|&r| r..r + 1)
+                        .chain(std::iter::once(m.window_from..u32::MAX))
+                });
                 let rows = spans
+                    .chain(window)
                     .map(|span| (span.start as usize).min(extent)..(span.end as usize).min(extent))
+                    .filter(|rows| !rows.is_empty())
                     .collect();
-                Dirty { chunks, tail, rows }
+                Dirty {
+                    chunks,
+                    tail,
+                    moved,
+                    rows,
+                }
             })
             .collect()
     }
@@ -271,28 +309,51 @@ impl Saved {
         if rows + window.len() as u64 >= u64::from(u32::MAX) {
             return Ok(false);
         }
-        let mut out = PackageOut::new(out);
+        // Every sheet's new chunks are made before anything is written or
+        // kept, so that a kept row not as expected leaves this save whole.
+        let mut parts = Vec::new();
         for index in 0..archive.len() {
             let name = name_at(&archive, index)?;
             let Some(sheet) = sheet_index(&name).filter(|&s| s < self.sheets.len()) else {
-                out.copy(archive.by_index_raw(index).map_err(zip_error)?)?;
                 continue;
             };
             let mut file = archive.by_index(index).map_err(zip_error)?;
             let time = dos_time(&file);
             let mut xml = Vec::with_capacity(file.size() as usize);
             file.read_to_end(&mut xml)?;
-            let (head, rows, tail) = around_rows(&xml).ok_or_else(|| no_rows_element(&name))?;
-            let saved = &mut self.sheets[sheet];
-            let (dirty, written) = (&dirty[sheet], dimension(head));
-            saved.dimension = match (saved.chunks.is_empty(), rows) {
+            let (head, rows, _) = around_rows(&xml).ok_or_else(|| no_rows_element(&name))?;
+            let saved = &self.sheets[sheet];
+            let written = dimension(head);
+            let kept = match &dirty[sheet].moved {
+                Some(moved) => moved.dimension(saved.dimension),
+                None => saved.dimension,
+            };
+            let dimension = match (saved.chunks.is_empty(), rows) {
                 // The window wrote every row.
                 (true, _) => written,
                 // The window wrote no rows: its dimension names none.
-                (false, []) => saved.dimension,
-                (false, _) => union(saved.dimension, written),
+                (false, []) => kept,
+                (false, _) => union(kept, written),
             };
-            saved.replace(dirty, &each_row(rows), self.chunk_bytes)?;
+            let Some(splices) = saved.splices(&dirty[sheet], &each_row(rows), self.chunk_bytes)?
+            else {
+                return Ok(false);
+            };
+            parts.push((index, sheet, time, xml, dimension, splices));
+        }
+        let mut parts = parts.into_iter().peekable();
+        let mut out = PackageOut::new(out);
+        for index in 0..archive.len() {
+            let Some((_, sheet, time, xml, dimension, splices)) = parts.next_if(|p| p.0 == index)
+            else {
+                out.copy(archive.by_index_raw(index).map_err(zip_error)?)?;
+                continue;
+            };
+            let name = name_at(&archive, index)?;
+            let (head, _, tail) = around_rows(&xml).ok_or_else(|| no_rows_element(&name))?;
+            let saved = &mut self.sheets[sheet];
+            saved.dimension = dimension;
+            saved.apply(splices);
             let head = with_dimension(head, saved.dimension);
             saved.write_part(&mut out, &name, time, &head, tail)?;
         }
@@ -334,53 +395,58 @@ impl SavedSheet {
         out.deflated(name, time, &parts)
     }
 
-    /// Puts in place of the `dirty` chunks the window's `rows` in their
-    /// spans (rows outside them the window wrote only for its own sake),
-    /// and its appended rows after the last, in chunks of about
-    /// `chunk_bytes`.
-    fn replace(
-        &mut self,
+    /// What takes the place of the `dirty` chunks: the window's `rows` in
+    /// their spans (rows outside them the window wrote only for its own
+    /// sake), its appended rows after the last, and the chunks from the
+    /// first whose rows moved made again; each as the chunks (in chunks of
+    /// about `chunk_bytes`) that replace a run of the kept ones, back to
+    /// front. `None` when a kept row is not as expected.
+    fn splices(
+        &self,
         dirty: &Dirty,
         rows: &[(u32, &[u8])],
         chunk_bytes: usize,
-    ) -> std::io::Result<()> {
-        let spans: Vec<(usize, Range<u32>)> = match self.chunks.is_empty() {
-            true => vec![(0, 0..u32::MAX)],
-            false => (dirty.chunks.iter().map(|&c| (c, self.span(c))))
-                .chain(dirty.tail.map(|first| (self.chunks.len(), first..u32::MAX)))
+    ) -> std::io::Result<Option<Vec<Splice>>> {
+        let len = self.chunks.len();
+        let spans: Vec<(Range<usize>, Range<u32>)> = match self.chunks.is_empty() {
+            true => vec![(0..0, 0..u32::MAX)],
+            false => (dirty.chunks.iter().map(|&c| (c..c + 1, self.span(c))))
+                .chain(dirty.tail.map(|first| (len..len, first..u32::MAX)))
                 .collect(),
         };
         // The writer writes rows in order: each span's are found by halving.
         debug_assert!(rows.windows(2).all(|pair| pair[0].0 < pair[1].0));
-        let mut replaced = Vec::with_capacity(spans.len());
-        for (index, span) in spans {
+        let mut splices = Vec::with_capacity(spans.len() + 1);
+        for (replaced, span) in spans {
             let first = rows.partition_point(|(row, _)| *row < span.start);
             let end = rows.partition_point(|(row, _)| *row < span.end);
-            replaced.push((
-                index,
-                in_chunks(&rows[first..end], span.start, chunk_bytes)?,
-            ));
+            let chunks = in_chunks(&rows[first..end], span.start, chunk_bytes)?;
+            splices.push((replaced, chunks));
         }
-        if self.chunks.is_empty() {
-            self.chunks = replaced.into_iter().flat_map(|(_, c)| c).collect();
-            return Ok(());
+        if let Some(moved) = &dirty.moved {
+            match moved.chunks(self, rows, chunk_bytes)? {
+                Some(chunks) => splices.push((moved.from_chunk..len, chunks)),
+                None => return Ok(None),
+            }
         }
-        // Back to front, so that the indices before stay as they were; the
-        // new tail's index is one past the last, where nothing is replaced.
-        let len = self.chunks.len();
-        for (index, chunks) in replaced.into_iter().rev() {
-            let end = match index == len {
-                true => len,
-                false => index + 1,
-            };
-            self.chunks.splice(index..end, chunks);
+        splices.reverse();
+        Ok(Some(splices))
+    }
+
+    /// Makes the `splices` (back to front, so that the indices before stay
+    /// as they were).
+    fn apply(&mut self, splices: Vec<Splice>) {
+        for (replaced, chunks) in splices {
+            self.chunks.splice(replaced, chunks);
         }
         if let Some(first) = self.chunks.first_mut() {
             first.first_row = 0;
         }
-        Ok(())
     }
 }
+
+/// Kept chunks, by index, and the chunks that replace them.
+type Splice = (Range<usize>, Vec<Chunk>);
 
 /// `rows` (each with its 0-based number) compressed in chunks of about
 /// `chunk_bytes` (from once to twice that, the last taking in what is
@@ -408,14 +474,11 @@ fn in_chunks(
             .iter()
             .flat_map(|r| r.1.iter().copied())
             .collect();
-        chunks.push(Chunk {
-            first_row: match chunks.is_empty() {
-                true => first_row,
-                false => rows[start].0,
-            },
-            last_row: rows[end - 1].0,
-            segment: deflater.segment(&raw)?,
-        });
+        let first = match chunks.is_empty() {
+            true => first_row,
+            false => rows[start].0,
+        };
+        chunks.push(Chunk::of(first, &raw, &mut deflater)?);
         start = end;
     }
     Ok(chunks)
@@ -474,6 +537,35 @@ fn each_row(rows: &[u8]) -> Vec<(u32, &[u8])> {
 }
 
 const ROW: &[u8] = b"<row r=\"";
+const CELL: &[u8] = b"<c r=\"";
+
+/// The rows (0-based, in order) of `rows` with a formula that may name
+/// other rows: an `<f>` element with a digit in it (a cell reference has
+/// one; `TRUE()` or `SUM(A:A)` have none, and keep their text when rows
+/// move). Other elements starting `<f` in a row are taken for formulas
+/// too, which costs only time.
+fn formula_rows(rows: &[u8]) -> Vec<u32> {
+    let mut found: Vec<u32> = Vec::new();
+    let mut from = 0;
+    while let Some(at) = memmem::find(&rows[from..], b"<f").map(|at| from + at) {
+        let end = match memchr::memchr(b'>', &rows[at..]) {
+            Some(close) if rows[at + close - 1] == b'/' => at + close,
+            Some(close) => {
+                memmem::find(&rows[at + close..], b"</f>").map_or(rows.len(), |e| at + close + e)
+            }
+            None => rows.len(),
+        };
+        let names_cells = rows[at..end].iter().any(u8::is_ascii_digit);
+        if let Some(start) = memmem::rfind(&rows[..at], ROW).filter(|_| names_cells) {
+            let row = row_number(&rows[start + ROW.len()..]);
+            if found.last() != Some(&row) {
+                found.push(row);
+            }
+        }
+        from = end.max(at + 2);
+    }
+    found
+}
 
 /// The number (0-based) of the first `<row>` of `rows`.
 fn first_row(rows: &[u8]) -> Option<u32> {

@@ -120,7 +120,14 @@ pub(super) fn splice_workbook(
         std::mem::take(&mut parts.children),
         elements,
     );
-    Ok(reassemble(&parts, &carried.root_attributes, &children))
+    // The file's namespaces matter only to the elements carried: without
+    // any, the part is declared as the writer declares it, whether or not
+    // anything else sent the package through here.
+    let root = match carried.is_empty() {
+        true => &[][..],
+        false => &carried.root_attributes[..],
+    };
+    Ok(reassemble(&parts, root, &children))
 }
 
 /// Puts the entries of the sheets the model does not hold (chart sheets)

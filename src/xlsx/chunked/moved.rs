@@ -1,0 +1,285 @@
+//! Rows that only moved, saved without writing them again.
+//!
+//! When rows are deleted or inserted, every row below moves, and in the file each
+//! of them carries its number: the row's `r` and each of its cells'. What
+//! else a row holds does not depend on where it is, except formulas, whose
+//! references may shift with it. So the rows of the kept chunks below the
+//! first deleted one are taken as they were saved, with their numbers
+//! changed ([`renumber`]); only the rows the batch changed and those with a
+//! formula that names cells (and rows inserted) go through the writer, in
+//! the window. The save
+//! then costs inflating and compressing the rows that moved, not writing
+//! them.
+
+use std::io;
+
+use memchr::memmem;
+
+use super::deflate::Deflater;
+use super::{CELL, Chunk, ROW, SavedSheet, each_row};
+use crate::model::RowsChanged;
+use crate::model::formula::RowMove;
+use crate::model::layout;
+
+/// How the rows of a sheet from one of its chunks down are saved after
+/// rows were deleted.
+pub(super) struct Moved {
+    /// The first chunk whose rows may have moved: it and every chunk after
+    /// it are made again.
+    pub(super) from_chunk: usize,
+    moves: Vec<RowMove>,
+    /// The rows (as numbered now, 0-based, in order) from that chunk's
+    /// first down that the window writes: those with a changed cell, and
+    /// those whose formula may read other rows…
+    pub(super) window: Vec<u32>,
+    /// … and every row from this one down: rows appended, which may have
+    /// only formats and no cell logged.
+    pub(super) window_from: u32,
+}
+
+impl Moved {
+    /// The plan for a sheet kept as `sheet` after a batch that `changed`
+    /// it and moved rows.
+    pub(super) fn plan(sheet: &SavedSheet, changed: &RowsChanged) -> Option<Moved> {
+        let from = changed.moved_from?;
+        if sheet.chunks.is_empty() {
+            return None;
+        }
+        let moves = changed.moves.clone();
+        let from_chunk = sheet.chunk_of(from);
+        let start = sheet.span(from_chunk).start;
+        let mut window: Vec<u32> = (sheet.chunks[from_chunk..].iter())
+            .flat_map(|chunk| &chunk.formulas)
+            .filter_map(|&row| moved_row(&moves, 0, row))
+            .collect();
+        // A changed row is numbered as the sheet was when it changed: it
+        // is taken at each numbering it could have had.
+        for &row in &changed.logged {
+            window.extend((0..=moves.len()).filter_map(|stage| moved_row(&moves, stage, row)));
+        }
+        window.extend(changed.rows.iter().copied().filter(|&row| row >= start));
+        // Rows inserted are new, with or without cells.
+        for (stage, moved) in moves.iter().enumerate() {
+            if let RowMove::Inserted { before, count } = *moved {
+                let new = before.saturating_sub(1)..before.saturating_sub(1).saturating_add(count);
+                window.extend(new.filter_map(|row| moved_row(&moves, stage + 1, row)));
+            }
+        }
+        window.sort_unstable();
+        window.dedup();
+        // A row at or below the extent before, at any point of the moves,
+        // is at most as many rows higher now as were deleted (inserts push
+        // rows down).
+        let deleted: usize = (moves.iter())
+            .map(|m| match m {
+                RowMove::Deleted(rows) => rows.len(),
+                RowMove::Inserted { .. } => 0,
+            })
+            .sum();
+        let window_from = (changed.extent.saturating_sub(deleted) as u32).max(start);
+        window.retain(|&row| row < window_from);
+        Some(Moved {
+            from_chunk,
+            moves,
+            window,
+            window_from,
+        })
+    }
+
+    /// The dimension `kept` of the last save, its last row moved down by
+    /// the rows inserted above it (or, once deleted itself, by every row
+    /// inserted).
+    pub(super) fn dimension(&self, kept: Option<layout::Range>) -> Option<layout::Range> {
+        let mut range = kept?;
+        let inserted: u32 = (self.moves.iter())
+            .map(|m| match m {
+                RowMove::Inserted { count, .. } => *count,
+                RowMove::Deleted(_) => 0,
+            })
+            .sum();
+        range.last_row = moved_row(&self.moves, 0, range.last_row)
+            .map_or(range.last_row.saturating_add(inserted), |row| {
+                row.max(range.last_row)
+            });
+        Some(range)
+    }
+
+    /// Whether the window writes row `row` (as numbered now).
+    pub(super) fn writes(&self, row: u32) -> bool {
+        row >= self.window_from || self.window.binary_search(&row).is_ok()
+    }
+
+    /// The chunks that take the place of `sheet`'s from [`Moved::from_chunk`]
+    /// down: its rows that are left, numbered as they are now, with the
+    /// window's `written` rows (in order) in place of those in
+    /// [`Moved::window`]. `None` when a kept row is not as this expects.
+    pub(super) fn chunks(
+        &self,
+        sheet: &SavedSheet,
+        written: &[(u32, &[u8])],
+        chunk_bytes: usize,
+    ) -> io::Result<Option<Vec<Chunk>>> {
+        let start = sheet.span(self.from_chunk).start;
+        let mut written = (written.iter())
+            .filter(|(row, _)| self.writes(*row))
+            .peekable();
+        let mut out = Chunks::new(start, chunk_bytes);
+        for chunk in &sheet.chunks[self.from_chunk..] {
+            let xml = chunk.segment.inflate()?;
+            for (old, row) in each_row(&xml) {
+                let Some(new) = moved_row(&self.moves, 0, old) else {
+                    continue;
+                };
+                if self.writes(new) {
+                    continue;
+                }
+                while let Some((row, xml)) = written.next_if(|(row, _)| *row < new) {
+                    out.push(*row, xml)?;
+                }
+                let Some(renumbered) = renumber(row, old + 1, new + 1) else {
+                    return Ok(None);
+                };
+                out.push(new, &renumbered)?;
+            }
+        }
+        for (row, xml) in written {
+            out.push(*row, xml)?;
+        }
+        out.finish().map(Some)
+    }
+}
+
+/// Where row `row` (0-based), numbered as the sheet was after the first
+/// `stage` of `moves`, is after them all; `None` once deleted.
+fn moved_row(moves: &[RowMove], stage: usize, row: u32) -> Option<u32> {
+    let mut number = row.checked_add(1)?;
+    for moved in &moves[stage.min(moves.len())..] {
+        number = moved.row(number)?;
+    }
+    Some(number - 1)
+}
+
+/// `row`, a `<row>` element numbered `old` (1-based) whose cells all carry
+/// their reference first, numbered `new`: its `r` and each cell's. `None`
+/// when it is not such an element.
+pub(super) fn renumber(row: &[u8], old: u32, new: u32) -> Option<Vec<u8>> {
+    let (old, new) = (old.to_string(), new.to_string());
+    let numbered = |at: usize| {
+        let rest = row.get(at..)?;
+        (rest.strip_prefix(old.as_bytes())?.first() == Some(&b'"')).then_some(at + old.len())
+    };
+    let mut out = Vec::with_capacity(row.len() + 16);
+    let mut at = numbered(row.strip_prefix(ROW).map(|_| ROW.len())?)?;
+    out.extend_from_slice(ROW);
+    out.extend_from_slice(new.as_bytes());
+    let mut cells = 0;
+    while let Some(found) = memmem::find(&row[at..], CELL) {
+        let letters = at + found + CELL.len();
+        let digits = letters
+            + row[letters..]
+                .iter()
+                .take_while(|b| b.is_ascii_uppercase())
+                .count();
+        let past = numbered(digits)?;
+        out.extend_from_slice(&row[at..digits]);
+        out.extend_from_slice(new.as_bytes());
+        at = past;
+        cells += 1;
+    }
+    out.extend_from_slice(&row[at..]);
+    // Every cell was found by its reference.
+    let elements = memmem::find_iter(row, b"<c ").count() + memmem::find_iter(row, b"<c>").count();
+    (elements == cells).then_some(out)
+}
+
+/// Chunks made from rows given in order.
+struct Chunks {
+    deflater: Deflater,
+    chunk_bytes: usize,
+    /// The first row of the next chunk.
+    first_row: u32,
+    raw: Vec<u8>,
+    last_row: u32,
+    made: Vec<Chunk>,
+}
+
+impl Chunks {
+    fn new(first_row: u32, chunk_bytes: usize) -> Chunks {
+        Chunks {
+            deflater: Deflater::new(),
+            chunk_bytes,
+            first_row,
+            raw: Vec::with_capacity(chunk_bytes + chunk_bytes / 4),
+            last_row: first_row,
+            made: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, row: u32, xml: &[u8]) -> io::Result<()> {
+        if self.raw.is_empty() && !self.made.is_empty() {
+            self.first_row = row;
+        }
+        self.raw.extend_from_slice(xml);
+        self.last_row = row;
+        if self.raw.len() >= self.chunk_bytes {
+            self.cut()?;
+        }
+        Ok(())
+    }
+
+    fn cut(&mut self) -> io::Result<()> {
+        let chunk = Chunk::of(self.first_row, &self.raw, &mut self.deflater)?;
+        debug_assert_eq!(chunk.last_row, self.last_row);
+        self.made.push(chunk);
+        self.raw.clear();
+        Ok(())
+    }
+
+    fn finish(mut self) -> io::Result<Vec<Chunk>> {
+        if !self.raw.is_empty() {
+            self.cut()?;
+        }
+        Ok(self.made)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_is_numbered_again_in_its_r_and_each_cells() {
+        let row = br#"<row r="9" ht="20"><c r="A9" s="1"><v>9</v></c><c r="AB9" t="inlineStr"><is><t>r="A9"</t></is></c></row>"#;
+        let again = renumber(row, 9, 10).expect("renumbered");
+        assert_eq!(
+            String::from_utf8(again).unwrap(),
+            r#"<row r="10" ht="20"><c r="A10" s="1"><v>9</v></c><c r="AB10" t="inlineStr"><is><t>r="A9"</t></is></c></row>"#
+        );
+    }
+
+    #[test]
+    fn a_row_not_as_written_is_not_numbered_again() {
+        // Another number, a cell without its reference first, a cell
+        // numbered otherwise.
+        assert_eq!(renumber(br#"<row r="8"><c r="A8"/></row>"#, 9, 10), None);
+        assert_eq!(
+            renumber(br#"<row r="9"><c s="1" r="A9"/></row>"#, 9, 10),
+            None
+        );
+        assert_eq!(renumber(br#"<row r="9"><c r="A90"/></row>"#, 9, 10), None);
+    }
+
+    #[test]
+    fn rows_move_through_every_deletion_from_the_numbering_they_had() {
+        let moves = [RowMove::Deleted(vec![3]), RowMove::Deleted(vec![5, 6])];
+        // 0-based row 9 (row 10) before both: up one, then two.
+        assert_eq!(moved_row(&moves, 0, 9), Some(6));
+        // Numbered after the first: up two.
+        assert_eq!(moved_row(&moves, 1, 9), Some(7));
+        assert_eq!(moved_row(&moves, 2, 9), Some(9));
+        // Row 3 goes; row 6 goes after the first move made it row 5.
+        assert_eq!(moved_row(&moves, 0, 2), None);
+        assert_eq!(moved_row(&moves, 0, 5), None);
+        assert_eq!(moved_row(&moves, 0, 1), Some(1));
+    }
+}
