@@ -27,6 +27,7 @@ mod zip_out;
 
 use std::io::{Cursor, Read, Write};
 use std::ops::Range;
+use std::sync::LazyLock;
 
 use memchr::memmem;
 use zip::ZipArchive;
@@ -545,18 +546,23 @@ const CELL: &[u8] = b"<c r=\"";
 /// move). Other elements starting `<f` in a row are taken for formulas
 /// too, which costs only time.
 fn formula_rows(rows: &[u8]) -> Vec<u32> {
+    static OPEN: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b"<f"));
+    static CLOSE: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(b"</f>"));
+    static ROW_BACK: LazyLock<memmem::FinderRev<'static>> =
+        LazyLock::new(|| memmem::FinderRev::new(ROW));
     let mut found: Vec<u32> = Vec::new();
     let mut from = 0;
-    while let Some(at) = memmem::find(&rows[from..], b"<f").map(|at| from + at) {
+    while let Some(at) = OPEN.find(&rows[from..]).map(|at| from + at) {
         let end = match memchr::memchr(b'>', &rows[at..]) {
             Some(close) if rows[at + close - 1] == b'/' => at + close,
-            Some(close) => {
-                memmem::find(&rows[at + close..], b"</f>").map_or(rows.len(), |e| at + close + e)
-            }
+            Some(close) => CLOSE
+                .find(&rows[at + close..])
+                .map_or(rows.len(), |e| at + close + e),
             None => rows.len(),
         };
         let names_cells = rows[at..end].iter().any(u8::is_ascii_digit);
-        if let Some(start) = memmem::rfind(&rows[..at], ROW).filter(|_| names_cells) {
+        if let Some(start) = ROW_BACK.rfind(&rows[..at]).filter(|_| names_cells) {
             let row = row_number(&rows[start + ROW.len()..]);
             if found.last() != Some(&row) {
                 found.push(row);

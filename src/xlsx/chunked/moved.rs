@@ -12,6 +12,7 @@
 //! them.
 
 use std::io;
+use std::sync::LazyLock;
 
 use memchr::memmem;
 
@@ -163,6 +164,8 @@ fn moved_row(moves: &[RowMove], stage: usize, row: u32) -> Option<u32> {
 /// their reference first, numbered `new`: its `r` and each cell's. `None`
 /// when it is not such an element.
 pub(super) fn renumber(row: &[u8], old: u32, new: u32) -> Option<Vec<u8>> {
+    static ELEMENT: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(b"<c"));
     let (old, new) = (old.to_string(), new.to_string());
     let numbered = |at: usize| {
         let rest = row.get(at..)?;
@@ -172,9 +175,21 @@ pub(super) fn renumber(row: &[u8], old: u32, new: u32) -> Option<Vec<u8>> {
     let mut at = numbered(row.strip_prefix(ROW).map(|_| ROW.len())?)?;
     out.extend_from_slice(ROW);
     out.extend_from_slice(new.as_bytes());
-    let mut cells = 0;
-    while let Some(found) = memmem::find(&row[at..], CELL) {
-        let letters = at + found + CELL.len();
+    let mut from = at;
+    while let Some(found) = ELEMENT.find(&row[from..]).map(|found| from + found) {
+        let rest = &row[found..];
+        if !rest.starts_with(CELL) {
+            // Another element named `c…`, or a cell whose reference is not
+            // its first attribute.
+            match rest.get(2) {
+                Some(b' ' | b'>' | b'/') => return None,
+                _ => {
+                    from = found + 2;
+                    continue;
+                }
+            }
+        }
+        let letters = found + CELL.len();
         let digits = letters
             + row[letters..]
                 .iter()
@@ -184,12 +199,10 @@ pub(super) fn renumber(row: &[u8], old: u32, new: u32) -> Option<Vec<u8>> {
         out.extend_from_slice(&row[at..digits]);
         out.extend_from_slice(new.as_bytes());
         at = past;
-        cells += 1;
+        from = past;
     }
     out.extend_from_slice(&row[at..]);
-    // Every cell was found by its reference.
-    let elements = memmem::find_iter(row, b"<c ").count() + memmem::find_iter(row, b"<c>").count();
-    (elements == cells).then_some(out)
+    Some(out)
 }
 
 /// Chunks made from rows given in order.
