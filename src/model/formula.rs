@@ -257,6 +257,11 @@ pub fn rows_moved(
             "deleted rows are sorted and distinct"
         );
     }
+    // A reference to cells has a row number or a `:` (`A:A`): without
+    // either (`TRUE()`, a name, a table column) the text stays.
+    if !formula.bytes().any(|b| b.is_ascii_digit() || b == b':') {
+        return Ok(formula.to_owned());
+    }
     let mut out = String::with_capacity(formula.len());
     for piece in pieces(formula) {
         match piece {
