@@ -290,6 +290,12 @@ async fn run(
                 // At least one request each, then until the deadline.
                 while latencies.is_empty() || Instant::now() < deadline {
                     let n = counter.fetch_add(1, Ordering::Relaxed);
+                    // Targets are distinct for the first `rows` requests (7,919
+                    // is prime to every size); a delete after that would find
+                    // its row gone and write nothing.
+                    if op == Op::DeleteOne && n >= rows as u64 && !latencies.is_empty() {
+                        break;
+                    }
                     let target = (n * 7919) % rows as u64;
                     let request = request(&client, &url, op, producer, n, target);
                     let sent = Instant::now();

@@ -210,26 +210,18 @@ impl Saved {
 
     /// Whether the next save can be made in part after a batch that
     /// `changed` these rows, sheets of `extents` rows now. When rows moved,
-    /// the rows the window writes must be at most a quarter of the sheet's:
-    /// after a deletion, those [`Moved`] plans; after an insertion, every
-    /// row from the chunk of the first that moved down. (The window writes
-    /// its rows through the writer, compresses them twice and holds them
-    /// inflated: beyond a quarter, a whole rewrite costs less time and
-    /// memory.)
+    /// the rows [`Moved`] has the window write must be at most a quarter
+    /// of the sheet's. (The window writes its rows through the writer,
+    /// compresses them twice and holds them inflated: beyond a quarter, a
+    /// whole rewrite costs less time and memory.)
     pub(super) fn takes(&self, extents: &[usize], changed: &[RowsChanged]) -> bool {
         let mut sheets = self.sheets.iter().zip(extents).zip(changed);
         sheets.all(|((saved, &extent), changed)| match changed.moved_from {
             None => true,
-            Some(_) if saved.chunks.is_empty() => false,
-            Some(from) => {
-                let written = match Moved::plan(saved, changed) {
-                    Some(plan) => {
-                        plan.window.len() + extent.saturating_sub(plan.window_from as usize)
-                    }
-                    None => extent.saturating_sub(saved.span(saved.chunk_of(from)).start as usize),
-                };
+            Some(_) => Moved::plan(saved, changed).is_some_and(|plan| {
+                let written = plan.window.len() + extent.saturating_sub(plan.window_from as usize);
                 written * 4 <= extent
-            }
+            }),
         })
     }
 
@@ -372,7 +364,8 @@ impl Saved {
     /// The bytes this save holds.
     pub(super) fn bytes(&self) -> usize {
         let chunks = self.sheets.iter().flat_map(|s| &s.chunks);
-        self.styles.len() + chunks.map(|c| c.segment.deflated.len()).sum::<usize>()
+        let chunk = |c: &Chunk| c.segment.deflated.len() + c.formulas.len() * size_of::<u32>();
+        self.styles.len() + chunks.map(chunk).sum::<usize>()
     }
 }
 
