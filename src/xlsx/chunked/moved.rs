@@ -1,15 +1,14 @@
 //! Rows that only moved, saved without writing them again.
 //!
-//! When rows are deleted or inserted, every row below moves, and in the file each
-//! of them carries its number: the row's `r` and each of its cells'. What
-//! else a row holds does not depend on where it is, except formulas, whose
-//! references may shift with it. So the rows of the kept chunks below the
-//! first deleted one are taken as they were saved, with their numbers
-//! changed ([`renumber`]); only the rows the batch changed and those with a
-//! formula that names cells (and rows inserted) go through the writer, in
-//! the window. The save
-//! then costs inflating and compressing the rows that moved, not writing
-//! them.
+//! When rows are deleted or inserted, every row below moves, and in the
+//! file each of them carries its number: the row's `r` and each of its
+//! cells'. What else a row holds does not depend on where it is, except
+//! formulas, whose references may shift with it. So the rows of the kept
+//! chunks from the first that moved are taken as they were saved, with
+//! their numbers changed ([`renumber`]); only the rows the batch changed,
+//! the rows inserted and those with a formula that names cells go through
+//! the writer, in the window. The save then costs inflating and
+//! compressing again the rows that moved, not writing them.
 
 use std::io;
 use std::sync::LazyLock;
@@ -23,7 +22,7 @@ use crate::model::formula::RowMove;
 use crate::model::layout;
 
 /// How the rows of a sheet from one of its chunks down are saved after
-/// rows were deleted.
+/// rows were deleted or inserted.
 pub(super) struct Moved {
     /// The first chunk whose rows may have moved: it and every chunk after
     /// it are made again.
