@@ -130,7 +130,7 @@ impl Workbook {
     /// nothing but cells changed (and autofilters and tables grew down):
     /// what an update or an append does. When rows moved (a delete, an
     /// insert between rows), every row from the first that moved down may
-    /// be another (`RowsChanged::moved_from`), and what is written apart
+    /// be another ([`RowsChanged::moved_from`]), and what is written apart
     /// from the rows may differ too; the rows above it and the columns
     /// must be as they were. `None` when more changed. `logs` as for
     /// [`Workbook::appended`].
@@ -143,40 +143,30 @@ impl Workbook {
         for (index, sheet) in self.sheets.iter().enumerate() {
             let extent = base.extents[index];
             let mut rows = Vec::new();
-            let mut moved_from: Option<u32> = None;
             let mut moves = Vec::new();
             for edited in logs.iter().filter_map(|log| log.get(index)) {
                 if edited.moved && edited.moves.is_empty() {
                     return None;
                 }
                 moves.extend(edited.moves.iter().cloned());
-                for moved in &edited.moves {
-                    // 1-based: the first row the move takes or pushes down.
-                    let first = match moved {
-                        RowMove::Deleted(rows) => *rows.first()?,
-                        RowMove::Inserted { before, .. } => *before,
-                    };
-                    let first = first.saturating_sub(1);
-                    moved_from = Some(moved_from.map_or(first, |from| from.min(first)));
-                }
                 rows.extend(edited.cells.iter().map(|&(row, _)| row));
             }
-            let mut logged = Vec::new();
+            let mut changes = RowsChanged {
+                extent,
+                moves,
+                ..RowsChanged::default()
+            };
             let was = &bare.sheets[index];
-            let same = match moved_from {
+            let same = match changes.moved_from() {
                 None => {
                     rows.retain(|&row| (row as usize) < extent);
                     sheet.same_apart_from_cells(was)
                 }
                 Some(from) => {
                     let moved_or_new = |row: u32| row >= from || row as usize >= extent;
-                    logged = rows
-                        .iter()
-                        .copied()
-                        .filter(|&row| moved_or_new(row))
-                        .collect();
-                    logged.sort_unstable();
-                    logged.dedup();
+                    changes.logged = rows.iter().copied().filter(|&r| moved_or_new(r)).collect();
+                    changes.logged.sort_unstable();
+                    changes.logged.dedup();
                     rows.retain(|&row| row < from && (row as usize) < extent);
                     sheet.name == was.name
                         && sheet.visibility == was.visibility
@@ -188,19 +178,21 @@ impl Workbook {
             }
             rows.sort_unstable();
             rows.dedup();
-            changed.push(RowsChanged {
-                extent,
-                rows,
-                moved_from,
-                moves,
-                logged,
-            });
+            changes.rows = rows;
+            changed.push(changes);
         }
-        let same_book = match changed.iter().any(|c| c.moved_from.is_some()) {
-            false => self.same_apart_from_sheets(bare),
-            true => self.writes_cells_as(bare),
-        };
-        same_book.then_some(changed)
+        self.same_book(bare, &changed).then_some(changed)
+    }
+
+    /// Whether what is not in a sheet is as in `base`, for a batch that
+    /// `changed` these rows: when rows moved, only what decides how cells
+    /// are written ([`Workbook::writes_cells_as`]), for the rest is
+    /// written again anyway.
+    fn same_book(&self, base: &Workbook, changed: &[RowsChanged]) -> bool {
+        match changed.iter().any(|c| c.moved_from().is_some()) {
+            false => self.same_apart_from_sheets(base),
+            true => self.writes_cells_as(base),
+        }
     }
 
     /// Whether this workbook's cells are written as `base`'s would be, cell
@@ -218,24 +210,20 @@ impl Workbook {
     /// and those below each sheet's old extent: the whole comparison that
     /// [`Workbook::changed_in_place`] stands for, for debug builds' checks.
     pub fn changed_only_in(&self, base: &Workbook, changed: &[RowsChanged]) -> bool {
-        let moved = changed.iter().any(|c| c.moved_from.is_some());
         self.sheets.len() == base.sheets.len()
-            && match moved {
-                false => self.same_apart_from_sheets(base),
-                true => self.writes_cells_as(base),
-            }
+            && self.same_book(base, changed)
             && self
                 .sheets
                 .iter()
                 .zip(&base.sheets)
                 .zip(changed)
                 .all(|((sheet, was), changed)| {
-                    let layout_same = match changed.moved_from {
+                    let layout_same = match changed.moved_from() {
                         None => sheet.same_apart_from_cells(was),
                         Some(from) => sheet.layout.same_rows_above(&was.layout, from),
                     };
                     let end = changed
-                        .moved_from
+                        .moved_from()
                         .map_or(changed.extent, |from| from as usize);
                     layout_same
                         && was.extent() == changed.extent
@@ -703,11 +691,8 @@ pub struct RowsChanged {
     /// new, or were.
     pub extent: usize,
     /// The rows above `extent` with a changed cell, 0-based, in order
-    /// (above `moved_from` when rows moved).
+    /// (above [`RowsChanged::moved_from`] when rows moved).
     pub rows: Vec<u32>,
-    /// The first row (0-based) rows moved from, when rows moved: from it
-    /// down, every row may be another.
-    pub moved_from: Option<u32>,
     /// The moves, in the order they were made.
     pub moves: Vec<RowMove>,
     /// When rows moved, the rows at or below `moved_from` or `extent` with
@@ -715,6 +700,20 @@ pub struct RowsChanged {
     /// when it changed: before the moves, between two of them, or after
     /// them all.
     pub logged: Vec<u32>,
+}
+
+impl RowsChanged {
+    /// The first row (0-based) rows moved from, when rows moved: from it
+    /// down, every row may be another.
+    pub fn moved_from(&self) -> Option<u32> {
+        (self.moves.iter())
+            .filter_map(|moved| match moved {
+                RowMove::Deleted(rows) => rows.first().copied(),
+                RowMove::Inserted { before, .. } => Some(*before),
+            })
+            .map(|first| first.saturating_sub(1))
+            .min()
+    }
 }
 
 /// A workbook without its cells and their formats (see
@@ -1218,7 +1217,6 @@ impl Sheet {
         Value::Object(object)
     }
 
-    /// 0-based indexes of the data rows.
     /// The rows of `range` whose cells satisfy every filter.
     fn matching(&self, range: std::ops::Range<usize>, filters: &[BoundFilter<'_>]) -> Vec<usize> {
         range
@@ -1226,6 +1224,7 @@ impl Sheet {
             .collect()
     }
 
+    /// 0-based indexes of the data rows.
     pub(super) fn data_rows(&self, header: &Header) -> std::ops::Range<usize> {
         let end = match header.last_row {
             Some(last) => last + 1,

@@ -29,15 +29,10 @@ impl Tag {
     }
 
     /// The tag of what `reader` gives, read to its end.
-    pub fn read(mut reader: impl Read) -> std::io::Result<Tag> {
+    pub fn read(reader: impl Read) -> std::io::Result<Tag> {
         let mut hasher = blake3::Hasher::new();
-        let mut buffer = vec![0; 64 * 1024];
-        loop {
-            match reader.read(&mut buffer)? {
-                0 => return Ok(Tag::from(hasher)),
-                n => hasher.update(&buffer[..n]),
-            };
-        }
+        hasher.update_reader(reader)?;
+        Ok(Tag::from(hasher))
     }
 
     /// The hash in lower-case hex: what `b3sum` prints for the file.

@@ -416,7 +416,7 @@ impl Rewrite {
             Stage::Writer(writer) => {
                 writer.resumable
                     && (changed.iter().zip(&workbook.sheets)).all(|(c, sheet)| {
-                        c.rows.is_empty() && c.moved_from.is_none() && sheet.extent() >= c.extent
+                        c.rows.is_empty() && c.moved_from().is_none() && sheet.extent() >= c.extent
                     })
             }
         }
@@ -526,8 +526,9 @@ impl Rewrite {
         }
         // The window cannot stand for the last save: rewritten whole.
         let chunk_bytes = self.chunk_bytes;
-        *self = Rewrite::begin_in(workbook, temp_dir)?.keeping_chunks(true);
-        self.chunk_bytes = chunk_bytes;
+        *self = (Rewrite::begin_in(workbook, temp_dir)?)
+            .keeping_chunks(true)
+            .with_chunks_of(chunk_bytes);
         self.save(workbook, out)
     }
 }
@@ -1565,7 +1566,7 @@ mod tests {
 
         /// Saves that rewrite only the chunks of rows that changed write
         /// what a rewrite of the whole workbook writes, batch after batch
-        /// of updates, appends and deletes.
+        /// of updates, appends, deletes and inserts between rows.
         #[test]
         fn saves_in_chunks_write_what_a_whole_rewrite_writes(
             base in any_rows(1..30),
@@ -1696,23 +1697,11 @@ mod tests {
             .map(|row| vec![(Cell::Number(f64::from(row)), 0)])
             .collect();
         let mut workbook = generated(&base, &[4, 6].into());
-        let mut rewrite = Rewrite::begin(&workbook)
-            .expect("begun")
-            .with_chunks_of(1)
-            .keeping_chunks(true);
-        rewrite
-            .save(&workbook, Cursor::new(Vec::new()))
-            .expect("saved");
+        let mut rewrite = saved_in_chunks_of(&workbook, 1);
         // The update's chunk is row 5 alone: the writer holds it at the
         // save, with heights of its own and below it (row 7).
         workbook.sheets[0].rows[4][0] = Cell::Number(40.0);
-        let changed: Vec<RowsChanged> = (workbook.sheets.iter().enumerate())
-            .map(|(index, sheet)| RowsChanged {
-                extent: sheet.extent(),
-                rows: if index == 0 { vec![4] } else { Vec::new() },
-                ..RowsChanged::default()
-            })
-            .collect();
+        let changed = first_sheet_changed(workbook.sheets.iter().map(Sheet::extent), &[4]);
         let mut in_part = Cursor::new(Vec::new());
         rewrite
             .save_changed(&workbook, &changed, &mut in_part)
@@ -1735,13 +1724,7 @@ mod tests {
         let mut workbook = generated(&base, &Default::default());
         // A row's XML is about 40 bytes: a chunk of one is under 100 bytes,
         // the last chunk of the first save over it.
-        let mut rewrite = Rewrite::begin(&workbook)
-            .expect("begun")
-            .with_chunks_of(100)
-            .keeping_chunks(true);
-        rewrite
-            .save(&workbook, Cursor::new(Vec::new()))
-            .expect("saved");
+        let mut rewrite = saved_in_chunks_of(&workbook, 100);
         let chunks = |rewrite: &Rewrite| match &rewrite.stage {
             Stage::Chunked(saved, _) => saved.chunk_rows(0),
             Stage::Writer(_) => panic!("rows kept in chunks"),
@@ -1749,12 +1732,7 @@ mod tests {
         let first = chunks(&rewrite);
         assert!(first.len() > 1, "{first:?}");
         let append = |workbook: &mut Workbook, rewrite: &mut Rewrite, value: f64| {
-            let changed: Vec<RowsChanged> = (workbook.sheets.iter())
-                .map(|sheet| RowsChanged {
-                    extent: sheet.extent(),
-                    ..RowsChanged::default()
-                })
-                .collect();
+            let changed = first_sheet_changed(workbook.sheets.iter().map(Sheet::extent), &[]);
             let sheet = &mut workbook.sheets[0];
             let at = sheet.extent();
             sheet.rows.push(vec![Cell::Number(value)]);
@@ -1767,6 +1745,38 @@ mod tests {
         // That chunk is small: the next append is compressed with it.
         append(&mut workbook, &mut rewrite, 31.0);
         assert_eq!(chunks(&rewrite), [&first[..], &[(row, row + 1)]].concat());
+    }
+
+    /// A rewrite of `workbook` saved once, its rows kept in chunks of about
+    /// `bytes` of XML.
+    fn saved_in_chunks_of(workbook: &Workbook, bytes: usize) -> Rewrite {
+        let mut rewrite = Rewrite::begin(workbook)
+            .expect("begun")
+            .with_chunks_of(bytes)
+            .keeping_chunks(true);
+        rewrite
+            .save(workbook, Cursor::new(Vec::new()))
+            .expect("saved");
+        rewrite
+    }
+
+    /// What a batch that changed `rows` of the first sheet, and moved
+    /// none, changed in sheets of `extents` rows before.
+    fn first_sheet_changed(
+        extents: impl IntoIterator<Item = usize>,
+        rows: &[u32],
+    ) -> Vec<RowsChanged> {
+        (extents.into_iter().enumerate())
+            .map(|(index, extent)| RowsChanged {
+                extent,
+                rows: if index == 0 {
+                    rows.to_vec()
+                } else {
+                    Vec::new()
+                },
+                ..RowsChanged::default()
+            })
+            .collect()
     }
 
     /// Saves `workbook` in part with `rewrite` (after a batch that
@@ -1846,13 +1856,7 @@ mod tests {
                     .rows
                     .push(vec![Cell::Number(7.0), Cell::Text("appended".into())]);
                 sheet.layout.rows_appended(first, 1);
-                let changed: Vec<RowsChanged> = (extents.iter().enumerate())
-                    .map(|(index, &extent)| RowsChanged {
-                        extent,
-                        rows: if index == 0 { rows.clone() } else { Vec::new() },
-                        ..RowsChanged::default()
-                    })
-                    .collect();
+                let changed = first_sheet_changed(extents, &rows);
                 assert!(rewrite.takes(&workbook, &changed));
                 let (in_part, whole) =
                     saved_in_part_as_whole(&mut rewrite, &workbook, &changed, &format!("{path:?}"));

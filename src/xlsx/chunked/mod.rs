@@ -114,15 +114,14 @@ impl SavedSheet {
     /// Whether rows appended after a batch that `changed` these rows (whose
     /// `dirty` chunks are rewritten anyway) go into a chunk of their own
     /// rather than into the last: when the last chunk is not rewritten and
-    /// already holds `chunk_bytes`, and every row it holds is above them.
-    /// An append then compresses its rows and at most a chunk, whatever
-    /// the size of the last chunk.
+    /// already holds `chunk_bytes`, and every row it holds is above them
+    /// (asked only when no row moved). An append then compresses its rows
+    /// and at most a chunk, whatever the size of the last chunk.
     fn takes_tail(&self, changed: &RowsChanged, dirty: &[usize], chunk_bytes: usize) -> bool {
         let Some(last) = self.chunks.last() else {
             return false;
         };
-        changed.moved_from.is_none()
-            && dirty.last() != Some(&(self.chunks.len() - 1))
+        dirty.last() != Some(&(self.chunks.len() - 1))
             && last.segment.len as usize >= chunk_bytes
             && (last.last_row as usize) < changed.extent
     }
@@ -216,7 +215,7 @@ impl Saved {
     /// whole rewrite costs less time and memory.)
     pub(super) fn takes(&self, extents: &[usize], changed: &[RowsChanged]) -> bool {
         let mut sheets = self.sheets.iter().zip(extents).zip(changed);
-        sheets.all(|((saved, &extent), changed)| match changed.moved_from {
+        sheets.all(|((saved, &extent), changed)| match changed.moved_from() {
             None => true,
             Some(_) => Moved::plan(saved, changed).is_some_and(|plan| {
                 let written = plan.window.len() + extent.saturating_sub(plan.window_from as usize);

@@ -42,7 +42,7 @@ impl Moved {
     /// The plan for a sheet kept as `sheet` after a batch that `changed`
     /// it and moved rows.
     pub(super) fn plan(sheet: &SavedSheet, changed: &RowsChanged) -> Option<Moved> {
-        let from = changed.moved_from?;
+        let from = changed.moved_from()?;
         if sheet.chunks.is_empty() {
             return None;
         }
