@@ -156,6 +156,13 @@ async fn every_kind_of_write_answers_the_tag_of_the_file_it_wrote() {
             json!({"type": "filter", "filter": "name:eq:Eve"}),
             200,
         ),
+        // Rows that move below: taken from the last save, numbered again.
+        (
+            Method::POST,
+            format!("{}?before=3", rows_path("People")),
+            json!({"data": [{"name": "Gus", "age": 3}]}),
+            201,
+        ),
         (
             Method::POST,
             format!("/v1/data/{ID}"),

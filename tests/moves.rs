@@ -782,3 +782,53 @@ async fn rows_inserted_before_a_row_take_the_formats_of_the_row_above() {
     assert_eq!(style("A3"), style("A2"), "{xml}");
     assert_eq!(style("A4"), None, "{xml}");
 }
+
+/// Deletes and inserts between rows after a first write, which leaves the
+/// last save's rows kept: the rows below are taken from it and numbered
+/// again. What the file holds must be what a spreadsheet app makes.
+#[tokio::test]
+async fn rows_that_move_after_a_write_are_where_a_spreadsheet_app_puts_them() {
+    let server = Server::start().await;
+    let mut expected: Vec<Vec<Data>> = vec![vec![s("n"), s("name")]];
+    {
+        let mut book = rust_xlsxwriter::Workbook::new();
+        let sheet = book.add_worksheet().set_name("Data").unwrap();
+        sheet.write_string(0, 0, "n").unwrap();
+        sheet.write_string(0, 1, "name").unwrap();
+        for n in 1..=40u32 {
+            sheet.write_number(n, 0, f64::from(n)).unwrap();
+            sheet.write_string(n, 1, format!("row {n}")).unwrap();
+            expected.push(vec![Data::Float(f64::from(n)), s(&format!("row {n}"))]);
+        }
+        book.save(server.file(ID)).unwrap();
+    }
+    let path = rows_path("Data");
+    let (status, body) = server
+        .patch(
+            &path,
+            json!({"type": "filter", "filter": "n:eq:40", "data": {"name": "last"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    expected[40][1] = s("last");
+    // Row 11 (n = 10) goes; the rows below move up.
+    let (status, body) = server
+        .delete(&path, json!({"type": "row", "row": 11}))
+        .await;
+    assert_eq!((status, body), (StatusCode::OK, json!({"deleted": 1})));
+    expected.remove(10);
+    // Two rows before row 5; the rows from it move down.
+    let (status, body) = server
+        .post(
+            &format!("{path}?before=5"),
+            json!({"data": [{"n": 100, "name": "new"}, {"n": 101}]}),
+        )
+        .await;
+    assert_eq!(
+        (status, body),
+        (StatusCode::CREATED, json!({"inserted": 2}))
+    );
+    expected.insert(4, vec![Data::Float(100.0), s("new")]);
+    expected.insert(5, vec![Data::Float(101.0), Data::Empty]);
+    assert_grid_eq(&read_sheet(&server.file(ID), "Data"), &expected);
+}

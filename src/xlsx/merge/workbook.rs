@@ -280,4 +280,24 @@ mod tests {
         assert_eq!(text.matches("_xlnm._FilterDatabase").count(), 1, "{text}");
         assert!(text.contains(r#"xmlns:x=""#), "{text}");
     }
+
+    #[test]
+    fn a_workbook_part_that_carries_nothing_declares_what_the_writer_declares() {
+        // Whether the package goes through here depends on more than the
+        // workbook part (a cell needing a fix): the part must come out as
+        // the writer wrote it either way.
+        let written = format!(
+            r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<workbook xmlns="{MAIN}" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Data" sheetId="1" r:id="rId1"/></sheets><calcPr calcId="124519" fullCalcOnLoad="1"/></workbook>"#
+        );
+        let carried = Carried {
+            workbook: CarriedXml {
+                root_attributes: vec![("xmlns:x".into(), MAIN.into())],
+                ..CarriedXml::default()
+            },
+            ..Carried::default()
+        };
+        let out = splice_workbook(written.as_bytes(), &carried, &[], &HashMap::new()).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), written);
+    }
 }
