@@ -166,10 +166,9 @@ impl Moved {
                 while let Some((row, xml)) = written.next_if(|(row, _)| *row < new) {
                     out.push(*row, xml)?;
                 }
-                let Some(renumbered) = renumber(row, old + 1, new + 1) else {
+                if !out.push_renumbered(new, row, old)? {
                     return Ok(None);
-                };
-                out.push(new, &renumbered)?;
+                }
             }
         }
         for (row, xml) in written {
@@ -190,21 +189,24 @@ fn moved_row(moves: &[RowMove], stage: usize, row: u32) -> Option<u32> {
     Some(number - 1)
 }
 
-/// `row`, a `<row>` element numbered `old` (1-based) whose cells all carry
-/// their reference first, numbered `new`: its `r` and each cell's. `None`
-/// when it is not such an element.
-pub(super) fn renumber(row: &[u8], old: u32, new: u32) -> Option<Vec<u8>> {
+/// Appends to `out` `row`, a `<row>` element numbered `old` (1-based)
+/// whose cells all carry their reference first, numbered `new`: its `r`
+/// and each cell's. False, with part of it appended, when it is not such
+/// an element.
+pub(super) fn renumber(row: &[u8], old: u32, new: u32, out: &mut Vec<u8>) -> bool {
     static ELEMENT: LazyLock<memmem::Finder<'static>> =
         LazyLock::new(|| memmem::Finder::new(b"<c"));
-    let (old, new) = (old.to_string(), new.to_string());
+    let (mut old_digits, mut new_digits) = ([0; 10], [0; 10]);
+    let (old, new) = (decimal(old, &mut old_digits), decimal(new, &mut new_digits));
     let numbered = |at: usize| {
         let rest = row.get(at..)?;
-        (rest.strip_prefix(old.as_bytes())?.first() == Some(&b'"')).then_some(at + old.len())
+        (rest.strip_prefix(old)?.first() == Some(&b'"')).then_some(at + old.len())
     };
-    let mut out = Vec::with_capacity(row.len() + 16);
-    let mut at = numbered(row.strip_prefix(ROW).map(|_| ROW.len())?)?;
+    let Some(mut at) = row.strip_prefix(ROW).and_then(|_| numbered(ROW.len())) else {
+        return false;
+    };
     out.extend_from_slice(ROW);
-    out.extend_from_slice(new.as_bytes());
+    out.extend_from_slice(new);
     let mut from = at;
     while let Some(found) = ELEMENT.find(&row[from..]).map(|found| from + found) {
         let rest = &row[found..];
@@ -212,7 +214,7 @@ pub(super) fn renumber(row: &[u8], old: u32, new: u32) -> Option<Vec<u8>> {
             // Another element named `c…`, or a cell whose reference is not
             // its first attribute.
             match rest.get(2) {
-                Some(b' ' | b'>' | b'/') => return None,
+                Some(b' ' | b'>' | b'/') => return false,
                 _ => {
                     from = found + 2;
                     continue;
@@ -225,14 +227,29 @@ pub(super) fn renumber(row: &[u8], old: u32, new: u32) -> Option<Vec<u8>> {
                 .iter()
                 .take_while(|b| b.is_ascii_uppercase())
                 .count();
-        let past = numbered(digits)?;
+        let Some(past) = numbered(digits) else {
+            return false;
+        };
         out.extend_from_slice(&row[at..digits]);
-        out.extend_from_slice(new.as_bytes());
+        out.extend_from_slice(new);
         at = past;
         from = past;
     }
     out.extend_from_slice(&row[at..]);
-    Some(out)
+    true
+}
+
+/// `n` in decimal digits, written at the end of `digits`.
+fn decimal(mut n: u32, digits: &mut [u8; 10]) -> &[u8] {
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &digits[start..];
+        }
+    }
 }
 
 /// Rows given in order, cut into chunks of about `chunk_bytes` that go to
@@ -258,14 +275,32 @@ impl Chunks {
     }
 
     fn push(&mut self, row: u32, xml: &[u8]) -> io::Result<()> {
+        self.start(row);
+        self.raw.extend_from_slice(xml);
+        self.cut_when_full()
+    }
+
+    /// [`Chunks::push`] of the kept `row` numbered `old` (0-based), as
+    /// [`renumber`] numbers it `new`; false when it cannot.
+    fn push_renumbered(&mut self, new: u32, row: &[u8], old: u32) -> io::Result<bool> {
+        self.start(new);
+        if !renumber(row, old + 1, new + 1, &mut self.raw) {
+            return Ok(false);
+        }
+        self.cut_when_full().map(|()| true)
+    }
+
+    fn start(&mut self, row: u32) {
         if self.raw.is_empty() && self.cut {
             self.first_row = row;
         }
-        self.raw.extend_from_slice(xml);
-        if self.raw.len() >= self.chunk_bytes {
-            self.cut()?;
+    }
+
+    fn cut_when_full(&mut self) -> io::Result<()> {
+        match self.raw.len() >= self.chunk_bytes {
+            true => self.cut(),
+            false => Ok(()),
         }
-        Ok(())
     }
 
     fn cut(&mut self) -> io::Result<()> {
@@ -288,13 +323,23 @@ impl Chunks {
 mod tests {
     use super::*;
 
+    /// [`renumber`] into a buffer of its own.
+    fn renumbered(row: &[u8], old: u32, new: u32) -> Option<String> {
+        let mut out = Vec::new();
+        renumber(row, old, new, &mut out).then(|| String::from_utf8(out).unwrap())
+    }
+
     #[test]
     fn a_row_is_numbered_again_in_its_r_and_each_cells() {
         let row = br#"<row r="9" ht="20"><c r="A9" s="1"><v>9</v></c><c r="AB9" t="inlineStr"><is><t>r="A9"</t></is></c></row>"#;
-        let again = renumber(row, 9, 10).expect("renumbered");
         assert_eq!(
-            String::from_utf8(again).unwrap(),
+            renumbered(row, 9, 10).expect("renumbered"),
             r#"<row r="10" ht="20"><c r="A10" s="1"><v>9</v></c><c r="AB10" t="inlineStr"><is><t>r="A9"</t></is></c></row>"#
+        );
+        let row = br#"<row r="1048576"><c r="XFD1048576"/></row>"#;
+        assert_eq!(
+            renumbered(row, 1_048_576, 7).as_deref(),
+            Some(r#"<row r="7"><c r="XFD7"/></row>"#)
         );
     }
 
@@ -302,12 +347,12 @@ mod tests {
     fn a_row_not_as_written_is_not_numbered_again() {
         // Another number, a cell without its reference first, a cell
         // numbered otherwise.
-        assert_eq!(renumber(br#"<row r="8"><c r="A8"/></row>"#, 9, 10), None);
+        assert_eq!(renumbered(br#"<row r="8"><c r="A8"/></row>"#, 9, 10), None);
         assert_eq!(
-            renumber(br#"<row r="9"><c s="1" r="A9"/></row>"#, 9, 10),
+            renumbered(br#"<row r="9"><c s="1" r="A9"/></row>"#, 9, 10),
             None
         );
-        assert_eq!(renumber(br#"<row r="9"><c r="A90"/></row>"#, 9, 10), None);
+        assert_eq!(renumbered(br#"<row r="9"><c r="A90"/></row>"#, 9, 10), None);
     }
 
     #[test]
