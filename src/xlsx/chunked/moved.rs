@@ -12,7 +12,6 @@
 
 use std::io;
 use std::sync::LazyLock;
-use std::sync::mpsc::SyncSender;
 
 use memchr::memmem;
 
@@ -115,46 +114,82 @@ impl Moved {
     /// window's `written` rows (in order) in place of those in
     /// [`Moved::window`]. `None` when a kept row is not as this expects.
     ///
-    /// The rows are numbered on this thread and compressed on another, a
-    /// chunk at a time: at 100k rows each takes about half of a delete's
-    /// time, and the two overlap.
+    /// The kept chunks are shared out in runs, one a core, each numbered
+    /// and compressed on a thread of its own: at 100k rows compressing
+    /// takes about twice as long as inflating and numbering, and a thread
+    /// that waits for another's chunks waits again for each.
     pub(super) fn chunks(
         &self,
         sheet: &SavedSheet,
         written: &[(u32, &[u8])],
         chunk_bytes: usize,
     ) -> io::Result<Option<Vec<Chunk>>> {
-        let start = sheet.span(self.from_chunk).start;
-        std::thread::scope(|scope| {
-            let (send, receive) = std::sync::mpsc::sync_channel::<(u32, Vec<u8>)>(2);
-            let compressing = scope.spawn(move || -> io::Result<Vec<Chunk>> {
-                let mut deflater = Deflater::new();
-                (receive.iter())
-                    .map(|(first_row, raw)| Chunk::of(first_row, &raw, &mut deflater))
-                    .collect()
+        let written: Vec<(u32, &[u8])> = (written.iter().copied())
+            .filter(|(row, _)| self.writes(*row))
+            .collect();
+        let kept = &sheet.chunks[self.from_chunk..];
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let runs = threads.min(kept.len() / MIN_RUN_CHUNKS).max(1);
+        // Run `i` takes the rows kept from its first chunk's first row down
+        // to the next run's, and the rows written from the number the
+        // first of them has now down to the next run's.
+        let cuts: Vec<(usize, u32)> = (0..runs)
+            .map(|run| {
+                let chunk = run * kept.len() / runs;
+                let now = match run {
+                    0 => sheet.span(self.from_chunk).start,
+                    _ => moved_bound(&self.moves, kept[chunk].first_row),
+                };
+                (chunk, now)
+            })
+            .collect();
+        let run = |index: usize| {
+            let (chunk, first_row) = cuts[index];
+            let (end, below) = cuts.get(index + 1).map_or((kept.len(), u32::MAX), |c| *c);
+            let from = written.partition_point(|(row, _)| *row < first_row);
+            let to = written.partition_point(|(row, _)| *row < below);
+            let out = Chunks::new(first_row, chunk_bytes);
+            self.number(&kept[chunk..end], &written[from..to], out)
+        };
+        let made: Vec<io::Result<Option<Vec<Chunk>>>> = std::thread::scope(|scope| {
+            let others: Vec<_> = (1..runs)
+                .map(|index| scope.spawn(move || run(index)))
+                .collect();
+            let first = run(0);
+            let others = others.into_iter().map(|thread| {
+                (thread.join())
+                    .unwrap_or_else(|_| Err(io::Error::other("numbering rows that moved panicked")))
             });
-            let numbered = self.number(sheet, written, Chunks::new(start, chunk_bytes, send));
-            let made = (compressing.join())
-                .map_err(|_| io::Error::other("compressing the rows that moved panicked"))?;
-            // The compressor's error first: the numbering stops when it does.
-            let made = made?;
-            Ok(numbered?.map(|()| made))
-        })
+            std::iter::once(first).chain(others).collect()
+        });
+        let mut chunks = Vec::new();
+        for run in made {
+            let Some(made) = run? else {
+                return Ok(None);
+            };
+            chunks.extend(made);
+        }
+        // Runs above that kept no row leave the first chunk's span where
+        // the first run's began.
+        if let Some(first) = chunks.first_mut() {
+            first.first_row = cuts[0].1;
+        }
+        Ok(Some(chunks))
     }
 
-    /// Hands `out` the rows of `sheet` from [`Moved::from_chunk`] down as
-    /// [`Moved::chunks`] makes them; `None` when a kept row is not as this
-    /// expects.
+    /// The rows of the `kept` chunks, numbered as they are now, with the
+    /// window's `written` rows (in order, each of them between the first
+    /// of those and the first of the next run's) in place of those it
+    /// writes: made into chunks by `out`. `None` when a kept row is not as
+    /// this expects.
     fn number(
         &self,
-        sheet: &SavedSheet,
+        kept: &[Chunk],
         written: &[(u32, &[u8])],
         mut out: Chunks,
-    ) -> io::Result<Option<()>> {
-        let mut written = (written.iter())
-            .filter(|(row, _)| self.writes(*row))
-            .peekable();
-        for chunk in &sheet.chunks[self.from_chunk..] {
+    ) -> io::Result<Option<Vec<Chunk>>> {
+        let mut written = written.iter().peekable();
+        for chunk in kept {
             let xml = chunk.segment.inflate()?;
             for (old, row) in each_row(&xml) {
                 let Some(new) = moved_row(&self.moves, 0, old) else {
@@ -174,9 +209,29 @@ impl Moved {
         for (row, xml) in written {
             out.push(*row, xml)?;
         }
-        out.finish()?;
-        Ok(Some(()))
+        out.finish().map(Some)
     }
+}
+
+/// The fewest kept chunks a thread numbers: fewer are not worth a thread.
+const MIN_RUN_CHUNKS: usize = 4;
+
+/// The number (0-based) the moves give the first row at or below `row`
+/// (0-based, numbered before them) that they keep, or would give it if
+/// there were one: every kept row above `row` ends above it, every one
+/// from it down at or below it, and so does every row they insert.
+fn moved_bound(moves: &[RowMove], row: u32) -> u32 {
+    let mut number = row.saturating_add(1);
+    for moved in moves {
+        number = match *moved {
+            RowMove::Deleted(ref deleted) => {
+                number - deleted.partition_point(|&d| d < number) as u32
+            }
+            RowMove::Inserted { before, count } if number >= before => number.saturating_add(count),
+            RowMove::Inserted { .. } => number,
+        };
+    }
+    number - 1
 }
 
 /// Where row `row` (0-based), numbered as the sheet was after the first
@@ -252,25 +307,25 @@ fn decimal(mut n: u32, digits: &mut [u8; 10]) -> &[u8] {
     }
 }
 
-/// Rows given in order, cut into chunks of about `chunk_bytes` that go to
-/// be compressed, each with its first row.
+/// Rows given in order, cut into chunks of about `chunk_bytes` and
+/// compressed, each with its first row.
 struct Chunks {
-    to_compress: SyncSender<(u32, Vec<u8>)>,
+    deflater: Deflater,
+    made: Vec<Chunk>,
     chunk_bytes: usize,
     /// The first row of the next chunk.
     first_row: u32,
     raw: Vec<u8>,
-    cut: bool,
 }
 
 impl Chunks {
-    fn new(first_row: u32, chunk_bytes: usize, to_compress: SyncSender<(u32, Vec<u8>)>) -> Chunks {
+    fn new(first_row: u32, chunk_bytes: usize) -> Chunks {
         Chunks {
-            to_compress,
+            deflater: Deflater::new(),
+            made: Vec::new(),
             chunk_bytes,
             first_row,
             raw: Vec::with_capacity(chunk_bytes + chunk_bytes / 4),
-            cut: false,
         }
     }
 
@@ -291,7 +346,7 @@ impl Chunks {
     }
 
     fn start(&mut self, row: u32) {
-        if self.raw.is_empty() && self.cut {
+        if self.raw.is_empty() && !self.made.is_empty() {
             self.first_row = row;
         }
     }
@@ -304,18 +359,17 @@ impl Chunks {
     }
 
     fn cut(&mut self) -> io::Result<()> {
-        let room = Vec::with_capacity(self.raw.capacity());
-        let raw = std::mem::replace(&mut self.raw, room);
-        self.cut = true;
-        (self.to_compress.send((self.first_row, raw)))
-            .map_err(|_| io::Error::other("the compressor of the rows that moved stopped"))
+        let chunk = Chunk::of(self.first_row, &self.raw, &mut self.deflater)?;
+        self.made.push(chunk);
+        self.raw.clear();
+        Ok(())
     }
 
-    fn finish(mut self) -> io::Result<()> {
-        match self.raw.is_empty() {
-            true => Ok(()),
-            false => self.cut(),
+    fn finish(mut self) -> io::Result<Vec<Chunk>> {
+        if !self.raw.is_empty() {
+            self.cut()?;
         }
+        Ok(self.made)
     }
 }
 
@@ -367,5 +421,29 @@ mod tests {
         assert_eq!(moved_row(&moves, 0, 2), None);
         assert_eq!(moved_row(&moves, 0, 5), None);
         assert_eq!(moved_row(&moves, 0, 1), Some(1));
+    }
+
+    #[test]
+    fn a_bound_splits_the_rows_kept_and_inserted_where_the_moves_put_them() {
+        // Rows 3, 5 and 6 deleted, then two inserted before row 4.
+        let moves = [
+            RowMove::Deleted(vec![3, 5, 6]),
+            RowMove::Inserted {
+                before: 4,
+                count: 2,
+            },
+        ];
+        // From 0-based row 4 (row 5, deleted with row 6) down, the first
+        // kept is row 7: row 4 after the deletions, row 6 after the insert.
+        assert_eq!(moved_bound(&moves, 4), 5);
+        assert_eq!(moved_row(&moves, 0, 6), Some(5));
+        // Every row kept above is above the bound, the rows inserted too.
+        assert!(moved_row(&moves, 0, 3).is_some_and(|row| row < 5));
+        assert!(moved_bound(&moves, 3) <= 3);
+        // Above the insert, a kept row is its own bound.
+        assert_eq!(moved_bound(&moves, 1), moved_row(&moves, 0, 1).unwrap());
+        // Every row deleted from the bound's row down: where the next
+        // would be.
+        assert_eq!(moved_bound(&[RowMove::Deleted(vec![9, 10])], 8), 8);
     }
 }
