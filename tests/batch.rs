@@ -279,6 +279,39 @@ async fn formulas_in_a_batch_are_computed_and_a_bad_one_changes_nothing() {
 }
 
 #[tokio::test]
+async fn a_formula_written_by_one_operation_moves_with_the_rows_a_later_one_deletes() {
+    let server = Server::start().await;
+    // No formula anywhere before the batch.
+    use Spec::*;
+    make_workbook(
+        &server.file(ID),
+        &[(
+            "Stock",
+            vec![
+                vec![S("sku"), S("left")],
+                vec![S("A1"), N(10.0)],
+                vec![S("B2"), N(5.0)],
+                vec![S("C3"), N(7.0)],
+            ],
+        )],
+    );
+    let body = json!({"operations": [
+        {"op": "update", "sheet": "Stock", "type": "row", "row": 4,
+         "data": {"left": {"formula": "=B3*2"}}},
+        {"op": "delete", "sheet": "Stock", "type": "row", "row": 2},
+    ]});
+    let (status, answer) = server.post(&batch_path(), body).await;
+    assert_eq!(status, 200, "{answer}");
+    // Row 3 moved up to row 2, and the formula (row 4, now 3) with it.
+    assert_eq!(
+        formulas_of(&server.file(ID), "Stock"),
+        [(2, 1, "B2*2".to_owned())]
+    );
+    let (_, rows) = server.get(&rows_path("Stock")).await;
+    assert_eq!(rows["data"][1]["left"], 10, "{rows}");
+}
+
+#[tokio::test]
 async fn a_batch_honours_if_match_and_answers_the_new_etag() {
     let server = Server::start().await;
     shop_workbook(&server);

@@ -290,7 +290,11 @@ impl Workbook {
         let before = (batch.operations.len() > 1).then(|| self.clone());
         let mut outcomes = Vec::with_capacity(batch.operations.len());
         for (index, operation) in batch.operations.iter().enumerate() {
-            match operation.apply(self, check) {
+            let applied = operation.apply(self, check);
+            // What the store knew of the workbook before the batch holds no
+            // more once an operation may have written formulas.
+            self.formulas_absent = false;
+            match applied {
                 Ok(outcome) => outcomes.push(outcome),
                 Err(error) => {
                     if let Some(before) = before {

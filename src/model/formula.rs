@@ -145,6 +145,16 @@ pub enum RowMove {
     Inserted { before: u32, count: u32 },
 }
 
+/// Where the 0-based row `row` is after every one of `moves`, in order;
+/// `None` once one of them deletes it (or pushes it past the last row).
+pub fn moved_through(moves: &[RowMove], row: u32) -> Option<u32> {
+    let mut number = row.checked_add(1)?;
+    for moved in moves {
+        number = moved.row(number)?;
+    }
+    Some(number - 1)
+}
+
 impl RowMove {
     /// The number row `row` (1-based) has after the move; `None` when it
     /// is deleted, or pushed past the sheet's last row.

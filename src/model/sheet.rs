@@ -248,6 +248,8 @@ impl Workbook {
             active_sheet,
             properties,
             carried,
+            // A hint to the edits of a batch, not what the workbook holds.
+            formulas_absent: _,
         } = self;
         *unkept == base.unkept
             && *formats == base.formats
@@ -270,6 +272,7 @@ impl Workbook {
             active_sheet: self.active_sheet,
             properties: self.properties.clone(),
             carried: Arc::clone(&self.carried),
+            formulas_absent: self.formulas_absent,
         }
     }
 
@@ -601,8 +604,16 @@ impl Workbook {
             RowMove::Inserted { .. } => false,
         };
         let mut adjusted = Adjusted::default();
+        debug_assert!(
+            !self.formulas_absent || !self.has_formulas(),
+            "formulas not absent"
+        );
         for (s, sheet) in self.sheets.iter().enumerate() {
-            for (r, row) in sheet.rows.iter().enumerate() {
+            let rows = match self.formulas_absent {
+                true => &[][..],
+                false => &sheet.rows[..],
+            };
+            for (r, row) in rows.iter().enumerate() {
                 if deleted(s, r) {
                     continue;
                 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::carried::{Carried, CarriedSheet};
 use super::format::{CellFormat, Font};
-use super::formula::RowMove;
+use super::formula::{RowMove, moved_through};
 use super::layout::Layout;
 use super::value::Cell;
 
@@ -38,6 +38,11 @@ pub struct Workbook {
     pub properties: DocumentProperties,
     /// What the file holds beyond the model, written back as it was.
     pub carried: Arc<Carried>,
+    /// Set by the store for a batch's edits while it knows that no cell
+    /// holds a formula (it keeps that with the workbook), until an edit
+    /// changes the workbook: moving rows then does not look through every
+    /// cell for formulas to adjust. False, look, otherwise.
+    pub formulas_absent: bool,
 }
 
 /// What File → Properties shows. Empty fields are `None`.
@@ -113,9 +118,16 @@ impl Workbook {
     /// one, or filled one down (a look at those cells, not at all).
     pub fn edits_wrote_formulas(&self) -> bool {
         self.sheets.iter().any(|sheet| {
+            let moves = &sheet.edited.moves;
             (sheet.edited.cells.iter()).any(|&(row, column)| {
-                let cell = sheet.row(row as usize).get(column as usize);
-                matches!(cell, Some(Cell::Formula(_)))
+                // Logged as numbered when it was written: taken wherever
+                // the rows moved since may have put it.
+                (0..=moves.len())
+                    .filter_map(|stage| moved_through(&moves[stage..], row))
+                    .any(|row| {
+                        let cell = sheet.row(row as usize).get(column as usize);
+                        matches!(cell, Some(Cell::Formula(_)))
+                    })
             })
         })
     }

@@ -282,16 +282,19 @@ impl Store {
         // request has seen, so of several edits sent with the same
         // `If-Match` only the first goes on.
         let mut current = Current::File(version);
+        workbook.formulas_absent = !has_formulas;
         let changes: Vec<bool> = batch
             .iter_mut()
             .map(|edit| {
                 let changed = edit.apply(&mut workbook, current);
                 if changed {
                     current = Current::Changed;
+                    workbook.formulas_absent = false;
                 }
                 changed
             })
             .collect();
+        workbook.formulas_absent = false;
         let changed = changes.iter().filter(|&&c| c).count();
         // A workbook without formulas has no engine: the formulas the batch
         // wrote into it (§11.4) get one, so that they are computed.

@@ -18,7 +18,7 @@ use memchr::memmem;
 use super::deflate::Deflater;
 use super::{CELL, Chunk, ROW, SavedSheet, each_row};
 use crate::model::RowsChanged;
-use crate::model::formula::RowMove;
+use crate::model::formula::{RowMove, moved_through};
 use crate::model::layout;
 
 /// How the rows of a sheet from one of its chunks down are saved after
@@ -237,11 +237,7 @@ fn moved_bound(moves: &[RowMove], row: u32) -> u32 {
 /// Where row `row` (0-based), numbered as the sheet was after the first
 /// `stage` of `moves`, is after them all; `None` once deleted.
 fn moved_row(moves: &[RowMove], stage: usize, row: u32) -> Option<u32> {
-    let mut number = row.checked_add(1)?;
-    for moved in &moves[stage.min(moves.len())..] {
-        number = moved.row(number)?;
-    }
-    Some(number - 1)
+    moved_through(&moves[stage.min(moves.len())..], row)
 }
 
 /// Appends to `out` `row`, a `<row>` element numbered `old` (1-based)
