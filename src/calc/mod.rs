@@ -26,7 +26,7 @@ pub use check::formula_problems;
 use std::collections::HashSet;
 
 use crate::model::formula::{References, references};
-use crate::model::value::{Cell, Freshness};
+use crate::model::value::{Cell, Formula, Freshness};
 use crate::model::{Edited, Workbook};
 
 /// A cell: sheet index, 0-based row and column.
@@ -145,7 +145,7 @@ impl Calculator {
             if formula.freshness != Freshness::Computed {
                 continue;
             }
-            let computed = engine.value(at);
+            let computed = value_of(engine.as_ref(), at, &formula.expr);
             let failed = is_failure(&computed);
             // The engine's result replaces a placeholder, unless it is an
             // error where the file has a value (`MAXA` of text is 0).
@@ -175,7 +175,7 @@ impl Calculator {
     fn load(workbook: &Workbook) -> Option<Calculator> {
         let mut reads = reads::Reads::new(workbook.sheets.len());
         for (at, cell) in all_cells(workbook) {
-            if let Cell::Formula(formula) = cell {
+            if let Some(formula) = computes(cell) {
                 reads.add(workbook, at.0, &references(&formula.expr));
             }
         }
@@ -197,10 +197,11 @@ impl Calculator {
 
     /// Gives the engine a cell, if it is a formula or a formula reads it.
     fn give(&mut self, at: At, cell: &Cell) {
-        if let Cell::Formula(formula) = cell {
+        let formula = computes(cell);
+        if let Some(formula) = formula {
             self.volatile |= is_volatile(&formula.expr);
         }
-        if matches!(cell, Cell::Formula(_)) || self.reads.contains(at) {
+        if formula.is_some() || self.reads.contains(at) {
             self.engine.set(at, input(cell));
         }
     }
@@ -327,7 +328,7 @@ impl Calculator {
             };
             match formula.freshness {
                 Freshness::Computed => {
-                    let computed = self.engine.value(at);
+                    let computed = value_of(self.engine.as_ref(), at, &formula.expr);
                     if agrees(&computed, &formula.cached) {
                         continue;
                     }
@@ -494,11 +495,44 @@ impl Changes {
 fn input(cell: &Cell) -> Input<'_> {
     match cell {
         Cell::Formula(formula) => match formula.freshness {
-            Freshness::Computed => Input::Formula(&formula.expr),
+            Freshness::Computed => match constant(&formula.expr) {
+                Some(value) => Input::Bool(value),
+                None => Input::Formula(&formula.expr),
+            },
             Freshness::Kept => input_of_value(&formula.cached),
             Freshness::Stale => Input::Empty,
         },
         value => input_of_value(value),
+    }
+}
+
+/// The formula of a cell that the engine computes: not a constant one.
+fn computes(cell: &Cell) -> Option<&Formula> {
+    match cell {
+        Cell::Formula(formula) if constant(&formula.expr).is_none() => Some(formula),
+        _ => None,
+    }
+}
+
+/// The result of the formula `expr` at `at`, as `engine` last computed
+/// it; a constant's own.
+fn value_of(engine: &dyn Engine, at: At, expr: &str) -> Computed {
+    match constant(expr) {
+        Some(value) => Computed::Bool(value),
+        None => engine.value(at),
+    }
+}
+
+/// The value of a formula that is a constant whatever the cells hold:
+/// `TRUE()` and `FALSE()`, which LibreOffice writes for every boolean
+/// cell (100k of them in a sheet of 100k rows). The engine does not hold
+/// them as formulas, to parse and compute, but as values, and only when a
+/// formula reads them.
+fn constant(expr: &str) -> Option<bool> {
+    match expr.trim() {
+        e if e.eq_ignore_ascii_case("TRUE()") => Some(true),
+        e if e.eq_ignore_ascii_case("FALSE()") => Some(false),
+        _ => None,
     }
 }
 
@@ -598,11 +632,15 @@ fn is_failure(computed: &Computed) -> bool {
 }
 
 fn is_volatile(expr: &str) -> bool {
-    let upper = expr.to_ascii_uppercase();
+    let text = expr.as_bytes();
     VOLATILE.iter().any(|function| {
-        upper.match_indices(function).any(|(at, _)| {
+        let function = function.as_bytes();
+        (0..=text.len().saturating_sub(function.len())).any(|at| {
+            let named = text.get(at..at + function.len());
             // `NOW(` but not `KNOW(`.
-            !upper[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '.' || c == '_')
+            let part_of_another = at > 0
+                && matches!(text[at - 1], b'.' | b'_' | b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z');
+            named.is_some_and(|named| named.eq_ignore_ascii_case(function)) && !part_of_another
         })
     })
 }
@@ -733,6 +771,43 @@ mod tests {
             workbook.sheets[0].rows[0][1].to_json(),
             serde_json::Value::Null
         );
+    }
+
+    #[test]
+    fn constant_formulas_keep_their_value_and_give_it_to_their_readers() {
+        // As LibreOffice saves booleans: `TRUE()` and `FALSE()` formulas.
+        let constant = |expr: &str, value: bool| {
+            Cell::Formula(Box::new(Formula::new(expr, Cell::Bool(value))))
+        };
+        let rows = vec![
+            vec![constant("TRUE()", true), formula("IF(A1,1,2)", 1.0)],
+            vec![constant("false()", false), formula("IF(A2,1,2)", 2.0)],
+        ];
+        let mut workbook = Workbook {
+            sheets: vec![Sheet::new("S", rows)],
+            ..Workbook::default()
+        };
+        let mut calculator = Calculator::build(&mut workbook).expect("engine");
+        // Row 1's constant becomes the other one; its reader follows.
+        workbook.sheets[0].rows[0][0] = constant("FALSE()", true);
+        let edits = [Edited {
+            cells: vec![(0, 0)],
+            ..Edited::default()
+        }];
+
+        calculator.recalculate(&mut workbook, &edits).unwrap();
+
+        let values: Vec<_> = [(0, 0), (0, 1), (1, 0), (1, 1)]
+            .iter()
+            .map(|&(r, c)| workbook.sheets[0].rows[r][c].to_json())
+            .collect();
+        assert_eq!(
+            values,
+            [false.into(), 2.into(), false.into(), 2.into()] as [serde_json::Value; 4]
+        );
+        assert!(!is_volatile("TRUE()"));
+        assert_eq!(super::constant(" TRUE() "), Some(true));
+        assert_eq!(super::constant("TRUE()+0"), None);
     }
 
     #[test]
