@@ -51,6 +51,10 @@ const FAILURES: &[&str] = &[
 /// held to the cached result.
 const VOLATILE: &[&str] = &["NOW(", "TODAY(", "RAND(", "RANDBETWEEN(", "RANDARRAY("];
 
+/// Functions that tell a formula from its value: while a formula calls
+/// one, `TRUE()` and `FALSE()` are given to the engine as formulas.
+const FORMULA_READERS: &[&str] = &["ISFORMULA(", "FORMULATEXT("];
+
 /// What a cell gives the engine.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Input<'a> {
@@ -100,6 +104,10 @@ pub struct Calculator {
     /// whole recalculation ran since the engine was built (the file may
     /// lack results, or hold placeholders).
     settled: bool,
+    /// Whether `TRUE()` and `FALSE()` are given to the engine as the values
+    /// they always have ([`constant`]): unless a formula tells a formula
+    /// from a value ([`FORMULA_READERS`]).
+    constants: bool,
 }
 
 /// What a recalculation did.
@@ -135,6 +143,7 @@ impl Calculator {
 
     fn classify(workbook: &mut Workbook) -> Option<Calculator> {
         let mut calculator = Calculator::load(workbook)?;
+        let constants = calculator.constants;
         let engine = &mut calculator.engine;
         engine.recalculate();
         let mut unknown = Vec::new();
@@ -145,7 +154,7 @@ impl Calculator {
             if formula.freshness != Freshness::Computed {
                 continue;
             }
-            let computed = value_of(engine.as_ref(), at, &formula.expr);
+            let computed = value_of(engine.as_ref(), at, &formula.expr, constants);
             let failed = is_failure(&computed);
             // The engine's result replaces a placeholder, unless it is an
             // error where the file has a value (`MAXA` of text is 0).
@@ -174,9 +183,12 @@ impl Calculator {
     /// A new engine given every cell of `workbook` as its freshness says.
     fn load(workbook: &Workbook) -> Option<Calculator> {
         let mut reads = reads::Reads::new(workbook.sheets.len());
+        let mut constants = true;
         for (at, cell) in all_cells(workbook) {
-            if let Some(formula) = computes(cell) {
+            // A constant reads no cell and tells nothing of formulas.
+            if let Some(formula) = computes(cell, true) {
                 reads.add(workbook, at.0, &references(&formula.expr));
+                constants &= !calls(&formula.expr, FORMULA_READERS);
             }
         }
         let last_row = row_bound(workbook);
@@ -188,6 +200,7 @@ impl Calculator {
             cells: workbook.cell_slots(),
             volatile: false,
             settled: false,
+            constants,
         };
         for (at, cell) in all_cells(workbook) {
             calculator.give(at, cell);
@@ -197,12 +210,12 @@ impl Calculator {
 
     /// Gives the engine a cell, if it is a formula or a formula reads it.
     fn give(&mut self, at: At, cell: &Cell) {
-        let formula = computes(cell);
+        let formula = computes(cell, self.constants);
         if let Some(formula) = formula {
             self.volatile |= is_volatile(&formula.expr);
         }
         if formula.is_some() || self.reads.contains(at) {
-            self.engine.set(at, input(cell));
+            self.engine.set(at, input(cell, self.constants));
         }
     }
 
@@ -232,7 +245,7 @@ impl Calculator {
         }
         for at in news {
             if let Some(cell) = cell_at(workbook, at) {
-                self.engine.set(at, input(cell));
+                self.engine.set(at, input(cell, self.constants));
             }
         }
     }
@@ -278,9 +291,13 @@ impl Calculator {
         // Rows that moved, or grew past where the engine's references stop,
         // no longer line up with the engine's cells; a sheet added is one
         // the engine lacks (and formulas naming it read it now).
+        // So is a formula that tells formulas from values, written where
+        // the engine holds the constant ones as values.
+        let reads_formulas = |&at: &At| matches!(cell_at(workbook, at), Some(Cell::Formula(f)) if calls(&f.expr, FORMULA_READERS));
         let reload = !changes.moved.is_empty()
             || row_bound(workbook) > self.last_row
-            || workbook.sheets.len() != self.reads.sheets();
+            || workbook.sheets.len() != self.reads.sheets()
+            || (self.constants && changes.cells.iter().any(reads_formulas));
         if !reload {
             let formulas: Vec<At> = changes
                 .cells
@@ -297,7 +314,7 @@ impl Calculator {
                 // A cell no formula reads is cleared: it may have held one.
                 let given = if matches!(cell, Cell::Formula(_)) || self.reads.contains(at) {
                     reaches_a_formula = true;
-                    input(cell)
+                    input(cell, self.constants)
                 } else {
                     Input::Empty
                 };
@@ -328,7 +345,8 @@ impl Calculator {
             };
             match formula.freshness {
                 Freshness::Computed => {
-                    let computed = value_of(self.engine.as_ref(), at, &formula.expr);
+                    let computed =
+                        value_of(self.engine.as_ref(), at, &formula.expr, self.constants);
                     if agrees(&computed, &formula.cached) {
                         continue;
                     }
@@ -490,12 +508,13 @@ impl Changes {
     }
 }
 
-/// What the engine is given for a cell: a computed formula's text; a kept
-/// one's cached result; nothing for a stale one.
-fn input(cell: &Cell) -> Input<'_> {
+/// What the engine is given for a cell: a computed formula's text (a
+/// [`constant`]'s value, with `constants`); a kept one's cached result;
+/// nothing for a stale one.
+fn input(cell: &Cell, constants: bool) -> Input<'_> {
     match cell {
         Cell::Formula(formula) => match formula.freshness {
-            Freshness::Computed => match constant(&formula.expr) {
+            Freshness::Computed => match constant(&formula.expr).filter(|_| constants) {
                 Some(value) => Input::Bool(value),
                 None => Input::Formula(&formula.expr),
             },
@@ -506,18 +525,21 @@ fn input(cell: &Cell) -> Input<'_> {
     }
 }
 
-/// The formula of a cell that the engine computes: not a constant one.
-fn computes(cell: &Cell) -> Option<&Formula> {
+/// The formula of a cell that the engine computes: with `constants`, not a
+/// [`constant`] one.
+fn computes(cell: &Cell, constants: bool) -> Option<&Formula> {
     match cell {
-        Cell::Formula(formula) if constant(&formula.expr).is_none() => Some(formula),
+        Cell::Formula(formula) if !(constants && constant(&formula.expr).is_some()) => {
+            Some(formula)
+        }
         _ => None,
     }
 }
 
 /// The result of the formula `expr` at `at`, as `engine` last computed
-/// it; a constant's own.
-fn value_of(engine: &dyn Engine, at: At, expr: &str) -> Computed {
-    match constant(expr) {
+/// it; with `constants`, a [`constant`]'s own.
+fn value_of(engine: &dyn Engine, at: At, expr: &str, constants: bool) -> Computed {
+    match constant(expr).filter(|_| constants) {
         Some(value) => Computed::Bool(value),
         None => engine.value(at),
     }
@@ -525,9 +547,9 @@ fn value_of(engine: &dyn Engine, at: At, expr: &str) -> Computed {
 
 /// The value of a formula that is a constant whatever the cells hold:
 /// `TRUE()` and `FALSE()`, which LibreOffice writes for every boolean
-/// cell (100k of them in a sheet of 100k rows). The engine does not hold
-/// them as formulas, to parse and compute, but as values, and only when a
-/// formula reads them.
+/// cell (100k of them in a sheet of 100k rows). Unless a formula tells
+/// formulas from values, the engine does not hold them as formulas, to
+/// parse and compute, but as values, and only when a formula reads them.
 fn constant(expr: &str) -> Option<bool> {
     match expr.trim() {
         e if e.eq_ignore_ascii_case("TRUE()") => Some(true),
@@ -632,8 +654,14 @@ fn is_failure(computed: &Computed) -> bool {
 }
 
 fn is_volatile(expr: &str) -> bool {
+    calls(expr, VOLATILE)
+}
+
+/// Whether `expr` calls one of `functions` (each named with its `(`,
+/// in capitals), in any case.
+fn calls(expr: &str, functions: &[&str]) -> bool {
     let text = expr.as_bytes();
-    VOLATILE.iter().any(|function| {
+    functions.iter().any(|function| {
         let function = function.as_bytes();
         (0..=text.len().saturating_sub(function.len())).any(|at| {
             let named = text.get(at..at + function.len());
@@ -808,6 +836,40 @@ mod tests {
         assert!(!is_volatile("TRUE()"));
         assert_eq!(super::constant(" TRUE() "), Some(true));
         assert_eq!(super::constant("TRUE()+0"), None);
+    }
+
+    #[test]
+    fn constant_formulas_stay_formulas_to_a_formula_that_tells_them_from_values() {
+        let boolean = Cell::Formula(Box::new(Formula::new("TRUE()", Cell::Bool(true))));
+        let told = |expr: &str| Cell::Formula(Box::new(Formula::new(expr, Cell::Empty)));
+        let rows = vec![vec![boolean, Cell::Number(1.0), Cell::Empty]];
+        let mut workbook = Workbook {
+            sheets: vec![Sheet::new("S", rows)],
+            ..Workbook::default()
+        };
+        let mut calculator = Calculator::build(&mut workbook).expect("engine");
+        // Written after the engine took the constant as a value.
+        workbook.sheets[0].rows[0][1] = told("ISFORMULA(A1)");
+        workbook.sheets[0].rows[0][2] = told("formulatext(A1)");
+        let edits = [Edited {
+            cells: vec![(0, 1), (0, 2)],
+            ..Edited::default()
+        }];
+        for formula in &mut workbook.sheets[0].rows[0][1..] {
+            if let Cell::Formula(formula) = formula {
+                formula.freshness = Freshness::Computed;
+            }
+        }
+
+        calculator.recalculate(&mut workbook, &edits).unwrap();
+
+        let values: Vec<_> = (0..3)
+            .map(|c| workbook.sheets[0].rows[0][c].to_json())
+            .collect();
+        assert_eq!(
+            values,
+            [true.into(), true.into(), "=TRUE()".into()] as [serde_json::Value; 3]
+        );
     }
 
     #[test]

@@ -1240,7 +1240,7 @@ impl Sheet {
             part.filter(|&index| filters.iter().all(|f| f.matches(self.row(index))))
                 .collect()
         };
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = crate::cores();
         let parts = threads.min(range.len() / MIN_SCAN_ROWS).max(1);
         if parts == 1 {
             return scan(range);

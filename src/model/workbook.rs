@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::carried::{Carried, CarriedSheet};
 use super::format::{CellFormat, Font};
-use super::formula::{RowMove, moved_through};
+use super::formula::RowMove;
 use super::layout::Layout;
 use super::value::Cell;
 
@@ -114,22 +114,20 @@ pub struct Edited {
 }
 
 impl Workbook {
-    /// Whether a cell the edits logged holds a formula: the edits wrote
-    /// one, or filled one down (a look at those cells, not at all).
+    /// Whether the edits wrote a formula (or filled one down) into a
+    /// workbook that held none before them: a look at the cells they
+    /// logged; on a sheet whose rows moved since, where a logged cell may
+    /// be elsewhere now, at every cell of the sheet (as each move does).
     pub fn edits_wrote_formulas(&self) -> bool {
-        self.sheets.iter().any(|sheet| {
-            let moves = &sheet.edited.moves;
-            (sheet.edited.cells.iter()).any(|&(row, column)| {
-                // Logged as numbered when it was written: taken wherever
-                // the rows moved since may have put it.
-                (0..=moves.len())
-                    .filter_map(|stage| moved_through(&moves[stage..], row))
-                    .any(|row| {
-                        let cell = sheet.row(row as usize).get(column as usize);
-                        matches!(cell, Some(Cell::Formula(_)))
-                    })
+        let is_formula = |cell: &Cell| matches!(cell, Cell::Formula(_));
+        self.sheets
+            .iter()
+            .any(|sheet| match sheet.edited.moves.is_empty() {
+                true => (sheet.edited.cells.iter()).any(|&(row, column)| {
+                    (sheet.row(row as usize).get(column as usize)).is_some_and(is_formula)
+                }),
+                false => sheet.cells().any(is_formula),
             })
-        })
     }
 
     /// Each sheet's edits since the last call, in sheet order.

@@ -128,7 +128,7 @@ impl Moved {
             .filter(|(row, _)| self.writes(*row))
             .collect();
         let kept = &sheet.chunks[self.from_chunk..];
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = crate::cores();
         let runs = threads.min(kept.len() / MIN_RUN_CHUNKS).max(1);
         // Run `i` takes the rows kept from its first chunk's first row down
         // to the next run's, and the rows written from the number the
