@@ -1747,6 +1747,34 @@ mod tests {
         assert_eq!(chunks(&rewrite), [&first[..], &[(row, row + 1)]].concat());
     }
 
+    #[test]
+    fn rows_moved_on_several_threads_leave_no_short_chunk_where_runs_meet() {
+        let base: Vec<Vec<(Cell, u32)>> = (0..300)
+            .map(|row| vec![(Cell::Number(f64::from(row)), 0)])
+            .collect();
+        let mut workbook = generated(&base, &Default::default());
+        let mut rewrite = saved_in_chunks_of(&workbook, 100);
+        workbook.take_edits();
+        let outline = workbook.outline();
+        let request = DeleteRows::from_json(br#"{"type": "row", "row": 3}"#).expect("a delete");
+        let source = workbook.source("People", None).expect("the sheet");
+        assert_eq!(workbook.delete_rows(&source, &request).expect("deleted"), 1);
+        let logs = workbook.take_edits();
+        let changed = workbook
+            .changed_in_place(&outline, &[&logs])
+            .expect("in place");
+        assert!(rewrite.takes(&workbook, &changed), "saved in part");
+
+        saved_in_part_as_whole(&mut rewrite, &workbook, &changed, "a delete");
+
+        let sizes = match &rewrite.stage {
+            Stage::Chunked(saved, _) => saved.chunk_sizes(0),
+            Stage::Writer(_) => panic!("rows kept in chunks"),
+        };
+        let (_, above_last) = sizes.split_last().expect("chunks");
+        assert!(above_last.iter().all(|&size| size >= 100), "{sizes:?}");
+    }
+
     /// A rewrite of `workbook` saved once, its rows kept in chunks of about
     /// `bytes` of XML.
     fn saved_in_chunks_of(workbook: &Workbook, bytes: usize) -> Rewrite {

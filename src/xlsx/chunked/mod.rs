@@ -91,6 +91,13 @@ impl Chunk {
             segment: deflater.segment(raw)?,
         })
     }
+
+    /// This chunk's rows and then `next`'s, as one chunk.
+    fn joined(self, next: Chunk) -> std::io::Result<Chunk> {
+        let mut raw = self.segment.inflate()?;
+        raw.extend_from_slice(&next.segment.inflate()?);
+        Chunk::of(self.first_row, &raw, &mut Deflater::new())
+    }
 }
 
 impl SavedSheet {
@@ -358,6 +365,13 @@ impl Saved {
     pub(super) fn chunk_rows(&self, sheet: usize) -> Vec<(u32, u32)> {
         let chunks = &self.sheets[sheet].chunks;
         chunks.iter().map(|c| (c.first_row, c.last_row)).collect()
+    }
+
+    /// The bytes of XML each chunk of sheet `sheet` holds.
+    #[cfg(test)]
+    pub(super) fn chunk_sizes(&self, sheet: usize) -> Vec<u64> {
+        let chunks = &self.sheets[sheet].chunks;
+        chunks.iter().map(|c| c.segment.len).collect()
     }
 
     /// The bytes this save holds.

@@ -162,11 +162,21 @@ impl Moved {
             });
             std::iter::once(first).chain(others).collect()
         });
-        let mut chunks = Vec::new();
+        let mut chunks: Vec<Chunk> = Vec::new();
         for run in made {
             let Some(made) = run? else {
                 return Ok(None);
             };
+            let mut made = made.into_iter();
+            // The run above was cut short where this one begins: its last
+            // chunk and this one's first are joined, so that saves leave no
+            // small chunks behind.
+            if let Some(short) = chunks.pop_if(|c| (c.segment.len as usize) < chunk_bytes) {
+                chunks.push(match made.next() {
+                    Some(next) => short.joined(next)?,
+                    None => short,
+                });
+            }
             chunks.extend(made);
         }
         // Runs above that kept no row leave the first chunk's span where
