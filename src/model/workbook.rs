@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::carried::{Carried, CarriedSheet};
 use super::format::{CellFormat, Font};
-use super::formula::RowMove;
+use super::formula::{RowMove, moved_through};
 use super::layout::Layout;
 use super::value::Cell;
 
@@ -116,18 +116,26 @@ pub struct Edited {
 impl Workbook {
     /// Whether the edits wrote a formula (or filled one down) into a
     /// workbook that held none before them: a look at the cells they
-    /// logged; on a sheet whose rows moved since, where a logged cell may
-    /// be elsewhere now, at every cell of the sheet (as each move does).
+    /// logged. On a sheet whose rows moved since, a logged cell may be
+    /// elsewhere now: it is looked for wherever the moves after each point
+    /// may have put it, or, when that would take longer than a look at
+    /// every row, the whole sheet is looked through.
     pub fn edits_wrote_formulas(&self) -> bool {
         let is_formula = |cell: &Cell| matches!(cell, Cell::Formula(_));
-        self.sheets
-            .iter()
-            .any(|sheet| match sheet.edited.moves.is_empty() {
-                true => (sheet.edited.cells.iter()).any(|&(row, column)| {
-                    (sheet.row(row as usize).get(column as usize)).is_some_and(is_formula)
-                }),
-                false => sheet.cells().any(is_formula),
+        self.sheets.iter().any(|sheet| {
+            let (cells, moves) = (&sheet.edited.cells, &sheet.edited.moves);
+            let looks = cells.len().saturating_mul(moves.len() * (moves.len() + 1));
+            if looks > sheet.rows.len() {
+                return sheet.cells().any(is_formula);
+            }
+            cells.iter().any(|&(row, column)| {
+                (0..=moves.len())
+                    .filter_map(|stage| moved_through(&moves[stage..], row))
+                    .any(|row| {
+                        (sheet.row(row as usize).get(column as usize)).is_some_and(is_formula)
+                    })
             })
+        })
     }
 
     /// Each sheet's edits since the last call, in sheet order.
@@ -136,5 +144,40 @@ impl Workbook {
             .iter_mut()
             .map(|sheet| std::mem::take(&mut sheet.edited))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Sheet;
+    use crate::model::value::Formula;
+
+    /// A workbook of one sheet of `rows` rows, a formula at 0-based row
+    /// `formula_at`, whose edits logged the cell at row 6 and then made
+    /// `moves`.
+    fn logged(rows: usize, formula_at: usize, moves: Vec<RowMove>) -> Workbook {
+        let mut cells: Vec<Vec<Cell>> = (0..rows).map(|_| vec![Cell::Number(1.0)]).collect();
+        cells[formula_at][0] = Cell::Formula(Box::new(Formula::new("1+1", Cell::Number(2.0))));
+        let mut sheet = Sheet::new("S", cells);
+        sheet.edited.cells.push((6, 0));
+        sheet.edited.moves = moves;
+        Workbook {
+            sheets: vec![sheet],
+            ..Workbook::default()
+        }
+    }
+
+    #[test]
+    fn a_formula_written_is_found_where_the_rows_moved_since_put_it() {
+        // Row 7 (0-based 6) logged, then row 2 deleted: it is row 6 now.
+        let one_delete = || vec![RowMove::Deleted(vec![2])];
+        assert!(logged(100, 5, one_delete()).edits_wrote_formulas());
+        assert!(!logged(100, 40, one_delete()).edits_wrote_formulas());
+        // Many moves over few rows: the whole sheet is looked through.
+        let moves = (0..4)
+            .map(|_| RowMove::Deleted(vec![1]))
+            .collect::<Vec<_>>();
+        assert!(logged(10, 9, moves).edits_wrote_formulas());
     }
 }
