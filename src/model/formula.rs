@@ -241,6 +241,13 @@ pub struct SheetRows<'a> {
     pub rows: &'a RowMove,
 }
 
+/// Whether moving rows may change `formula`'s text: a reference to cells
+/// has a row number or a `:` (`A:A`); without either (`TRUE()`, a name, a
+/// table column) the text stays as it is.
+pub fn names_rows(formula: &str) -> bool {
+    formula.bytes().any(|b| b.is_ascii_digit() || b == b':')
+}
+
 /// The formula as a spreadsheet app rewrites it once rows of one sheet
 /// have moved ([`SheetRows`]), for a formula on sheet `home_sheet` ("" for
 /// a defined name or a chart: its unqualified references then point at no
@@ -267,9 +274,7 @@ pub fn rows_moved(
             "deleted rows are sorted and distinct"
         );
     }
-    // A reference to cells has a row number or a `:` (`A:A`): without
-    // either (`TRUE()`, a name, a table column) the text stays.
-    if !formula.bytes().any(|b| b.is_ascii_digit() || b == b':') {
+    if !names_rows(formula) {
         return Ok(formula.to_owned());
     }
     let mut out = String::with_capacity(formula.len());

@@ -14,7 +14,8 @@ use serde_json::{Map, Value};
 use super::filter::{BoundFilter, FilterExpr, number_key, to_seconds};
 use super::format::CellFormat;
 use super::formula::{
-    RowMove, SheetRows, Unadjustable, cell_name, quoted_sheet, rows_moved, same_sheet, shifted,
+    RowMove, SheetRows, Unadjustable, cell_name, names_rows, quoted_sheet, rows_moved, same_sheet,
+    shifted,
 };
 use super::header::{Column, Header, ROW_KEY, Region};
 use super::layout::{Layout, LinkTarget, Range};
@@ -621,6 +622,9 @@ impl Workbook {
                     let Cell::Formula(formula) = cell else {
                         continue;
                     };
+                    if !names_rows(&formula.expr) {
+                        continue;
+                    }
                     let text = rows_moved(&formula.expr, &sheet.name, &moved).map_err(|why| {
                         let place = format!("{}!{}", sheet.name, cell_name(r as u32, c as u32));
                         unadjustable(format!("the formula in {place}"), why)
