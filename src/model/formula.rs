@@ -155,6 +155,13 @@ pub fn moved_through(moves: &[RowMove], row: u32) -> Option<u32> {
     Some(number - 1)
 }
 
+/// Every number the 0-based row `row` may have after `moves`, for a row
+/// logged without saying when: numbered as the sheet was before them,
+/// between two of them, or after them all.
+pub fn moved_from_any_stage(moves: &[RowMove], row: u32) -> impl Iterator<Item = u32> + '_ {
+    (0..=moves.len()).filter_map(move |stage| moved_through(&moves[stage..], row))
+}
+
 impl RowMove {
     /// The number row `row` (1-based) has after the move; `None` when it
     /// is deleted, or pushed past the sheet's last row.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::carried::{Carried, CarriedSheet};
 use super::format::{CellFormat, Font};
-use super::formula::{RowMove, moved_through};
+use super::formula::{RowMove, moved_from_any_stage};
 use super::layout::Layout;
 use super::value::Cell;
 
@@ -129,11 +129,9 @@ impl Workbook {
                 return sheet.cells().any(is_formula);
             }
             cells.iter().any(|&(row, column)| {
-                (0..=moves.len())
-                    .filter_map(|stage| moved_through(&moves[stage..], row))
-                    .any(|row| {
-                        (sheet.row(row as usize).get(column as usize)).is_some_and(is_formula)
-                    })
+                moved_from_any_stage(moves, row).any(|row| {
+                    (sheet.row(row as usize).get(column as usize)).is_some_and(is_formula)
+                })
             })
         })
     }

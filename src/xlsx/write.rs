@@ -1725,10 +1725,7 @@ mod tests {
         // A row's XML is about 40 bytes: a chunk of one is under 100 bytes,
         // the last chunk of the first save over it.
         let mut rewrite = saved_in_chunks_of(&workbook, 100);
-        let chunks = |rewrite: &Rewrite| match &rewrite.stage {
-            Stage::Chunked(saved, _) => saved.chunk_rows(0),
-            Stage::Writer(_) => panic!("rows kept in chunks"),
-        };
+        let chunks = |rewrite: &Rewrite| chunked(rewrite).chunk_rows(0);
         let first = chunks(&rewrite);
         assert!(first.len() > 1, "{first:?}");
         let append = |workbook: &mut Workbook, rewrite: &mut Rewrite, value: f64| {
@@ -1767,12 +1764,17 @@ mod tests {
 
         saved_in_part_as_whole(&mut rewrite, &workbook, &changed, "a delete");
 
-        let sizes = match &rewrite.stage {
-            Stage::Chunked(saved, _) => saved.chunk_sizes(0),
-            Stage::Writer(_) => panic!("rows kept in chunks"),
-        };
+        let sizes = chunked(&rewrite).chunk_sizes(0);
         let (_, above_last) = sizes.split_last().expect("chunks");
         assert!(above_last.iter().all(|&size| size >= 100), "{sizes:?}");
+    }
+
+    /// The chunks `rewrite` keeps its last save's rows in.
+    fn chunked(rewrite: &Rewrite) -> &Saved {
+        match &rewrite.stage {
+            Stage::Chunked(saved, _) => saved,
+            Stage::Writer(_) => panic!("rows kept in chunks"),
+        }
     }
 
     /// A rewrite of `workbook` saved once, its rows kept in chunks of about

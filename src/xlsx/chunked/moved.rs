@@ -18,7 +18,7 @@ use memchr::memmem;
 use super::deflate::Deflater;
 use super::{CELL, Chunk, ROW, SavedSheet, each_row};
 use crate::model::RowsChanged;
-use crate::model::formula::{RowMove, moved_through};
+use crate::model::formula::{RowMove, moved_from_any_stage, moved_through};
 use crate::model::layout;
 
 /// How the rows of a sheet from one of its chunks down are saved after
@@ -55,7 +55,7 @@ impl Moved {
         // A changed row is numbered as the sheet was when it changed: it
         // is taken at each numbering it could have had.
         for &row in &changed.logged {
-            window.extend((0..=moves.len()).filter_map(|stage| moved_row(&moves, stage, row)));
+            window.extend(moved_from_any_stage(&moves, row));
         }
         window.extend(changed.rows.iter().copied().filter(|&row| row >= start));
         // Rows inserted are new, with or without cells.
