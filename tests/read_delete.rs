@@ -1493,6 +1493,14 @@ async fn delete_is_allowed_when_formulas_refer_to_no_cell() {
     let mut book: calamine::Xlsx<_> = calamine::open_workbook(server.file(ID)).unwrap();
     let formulas = calamine::Reader::worksheet_formula(&mut book, "Types").unwrap();
     assert_eq!(formulas.get_value((12, 1)).map(String::as_str), Some("2+3"));
+    // The boolean moved up as the formula it is, with its value (the
+    // formula engine holds it as a value, §11.2 and issue 29).
+    assert_eq!(
+        formulas.get_value((5, 1)).map(String::as_str),
+        Some("TRUE()")
+    );
+    let values = calamine::Reader::worksheet_range(&mut book, "Types").unwrap();
+    assert_eq!(values.get_value((5, 1)), Some(&calamine::Data::Bool(true)));
 }
 
 /// The workbook on disk, read with sheetd's reader (layout included).
