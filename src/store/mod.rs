@@ -15,6 +15,7 @@
 mod atomic;
 mod cache;
 mod commit;
+mod discard;
 mod keys;
 mod lock;
 mod queue;
@@ -32,6 +33,7 @@ use crate::xlsx;
 use atomic::{TEMP_PREFIX, replace_atomically, sync_dir};
 use cache::{Cache, FileIdentity, Kept};
 use commit::EditRequest;
+use discard::Discard;
 pub use keys::{Answer, Claim, Claimed, Key, fingerprint};
 use lock::{LOCK_DIR, lock_exclusive_until, remove_lock_file, try_lock_exclusive};
 use queue::Queues;
@@ -167,6 +169,8 @@ struct Inner {
     keys: Arc<keys::Keys>,
     /// The tag of each file hashed, by its identity.
     tags: Mutex<version::Known>,
+    /// Unlinks the versions dropped past `--keep-versions`.
+    discard: Discard,
 }
 
 impl Store {
@@ -196,6 +200,7 @@ impl Store {
                 keys,
                 limits,
                 tags: Mutex::default(),
+                discard: Discard::start(),
             }),
         })
     }
@@ -573,40 +578,49 @@ impl Store {
             .keys
             .record(&records, Some(prepared.identity()))?;
         let checked = expected.map_or(Ok(()), |expected| prepared.check(expected));
-        if checked.is_ok() {
-            self.keep_version(id);
+        let dropped = match checked {
+            Ok(()) => self.keep_version(id),
+            Err(_) => Vec::new(),
+        };
+        let renamed = checked.and_then(|()| prepared.rename());
+        // Past the rename the write has landed: if the directory cannot be
+        // synced the requests hear 500, and a retry with the same key gets
+        // the answer recorded above instead of a second write.
+        let synced = match &renamed {
+            Ok(_) => sync_dir(&self.inner.dir),
+            Err(_) => Ok(()),
+        };
+        // Unlinked only now: the sync would wait for an unlink under way.
+        for path in dropped {
+            self.inner.discard.later(path);
         }
-        let written = match checked.and_then(|()| prepared.rename()) {
+        let written = match renamed {
             Ok(written) => written,
             Err(error) => {
                 self.inner.keys.unrecord(&keys);
                 return Err(error);
             }
         };
-        // Past the rename the write has landed: if the directory cannot be
-        // synced the requests hear 500, and a retry with the same key gets
-        // the answer recorded above instead of a second write.
-        let synced = sync_dir(&self.inner.dir);
         self.inner.keys.landed(&keys)?;
         synced?;
         Ok((written, tag))
     }
 
     /// Links the file of `id` about to be replaced among its versions
-    /// (`--keep-versions`). A version that cannot be kept is logged; the
-    /// write goes on.
-    fn keep_version(&self, id: SpreadsheetId) {
+    /// (`--keep-versions`); gives the versions dropped, to be discarded. A
+    /// version that cannot be kept is logged; the write goes on.
+    fn keep_version(&self, id: SpreadsheetId) -> Vec<PathBuf> {
         let limit = self.inner.limits.keep_versions;
         if limit == 0 {
-            return;
+            return Vec::new();
         }
         let Some(tag) = self.tag_in_place(id) else {
-            return;
+            return Vec::new();
         };
-        let kept = versions::keep(&self.inner.dir, id, &self.path(id), tag, limit);
-        if let Err(error) = kept {
+        versions::keep(&self.inner.dir, id, &self.path(id), tag, limit).unwrap_or_else(|error| {
             tracing::error!(spreadsheet = %id, %error, "the replaced version was not kept");
-        }
+            Vec::new()
+        })
     }
 
     /// The versions kept of workbook `id`, newest first (404 without the

@@ -3,7 +3,8 @@
 //! When a write replaces a workbook's file, the file it replaces is first
 //! linked (a hard link: no copy) into `.sheetd-versions/<id>/`, named by
 //! when it was replaced and by its tag, and the oldest beyond the limit are
-//! unlinked. A version keeps the file's bytes and times as they were.
+//! dropped: renamed `.gone-…` at once, unlinked by the store's discarding
+//! thread (freeing a large file's blocks would slow the write). A version keeps the file's bytes and times as they were.
 //! Versions are not workbooks (the listing reads only the data directory's
 //! own files), and go with their workbook when it is removed.
 
@@ -35,22 +36,24 @@ fn dir(data_dir: &Path, id: SpreadsheetId) -> PathBuf {
 
 /// Links `file`, the version `tag` of workbook `id` about to be replaced,
 /// among its versions, then keeps only the newest `limit` of them. A
-/// version already kept is not kept twice.
+/// version already kept is not kept twice. The versions dropped are
+/// renamed out of the listing, not unlinked: their paths are returned for
+/// the caller to unlink when it has time.
 pub fn keep(
     data_dir: &Path,
     id: SpreadsheetId,
     file: &Path,
     tag: Tag,
     limit: usize,
-) -> std::io::Result<()> {
+) -> std::io::Result<Vec<PathBuf>> {
     if limit == 0 {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let dir = dir(data_dir, id);
     fs::create_dir_all(&dir)?;
     let kept = list(data_dir, id)?;
     if kept.first().is_some_and(|newest| newest.tag == tag) {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let since = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -58,11 +61,18 @@ pub fn keep(
     let name = format!("{:020}-{}.xlsx", since.as_nanos(), tag.hex());
     fs::hard_link(file, dir.join(&name))?;
     // The new one is the newest: of those there were, `limit - 1` stay.
+    let mut dropped = Vec::new();
     for old in kept.iter().skip(limit - 1) {
-        fs::remove_file(&old.path)?;
+        let name = old.path.file_name().unwrap_or_default().to_string_lossy();
+        let gone = dir.join(format!("{GONE}{name}"));
+        fs::rename(&old.path, &gone)?;
+        dropped.push(gone);
     }
-    Ok(())
+    Ok(dropped)
 }
+
+/// The start of the name of a version dropped but not yet unlinked.
+const GONE: &str = ".gone-";
 
 /// The versions kept of workbook `id`, newest first.
 pub fn list(data_dir: &Path, id: SpreadsheetId) -> std::io::Result<Vec<Kept>> {
@@ -76,6 +86,7 @@ pub fn list(data_dir: &Path, id: SpreadsheetId) -> std::io::Result<Vec<Kept>> {
         let entry = entry?;
         let name = entry.file_name();
         let Some((order, tag)) = name.to_str().and_then(parse_name) else {
+            // A version dropped (`.gone-…`) among them.
             continue;
         };
         let Ok(meta) = entry.metadata() else { continue };
@@ -114,7 +125,8 @@ pub fn remove_all(data_dir: &Path, id: SpreadsheetId) -> std::io::Result<()> {
 }
 
 /// Removes the versions of workbooks whose file is gone (removed by hand
-/// while sheetd was not running), at start-up.
+/// while sheetd was not running), and the versions dropped but not yet
+/// unlinked when it stopped, at start-up.
 pub fn remove_orphans(data_dir: &Path) -> std::io::Result<()> {
     let entries = match fs::read_dir(data_dir.join(VERSIONS_DIR)) {
         Ok(entries) => entries,
@@ -128,6 +140,24 @@ pub fn remove_orphans(data_dir: &Path) -> std::io::Result<()> {
         };
         if fs::symlink_metadata(data_dir.join(id.file_name())).is_err() {
             remove_all(data_dir, id)?;
+        } else {
+            remove_dropped(data_dir, id)?;
+        }
+    }
+    Ok(())
+}
+
+/// Unlinks the versions of workbook `id` that were dropped ([`keep`]) but
+/// not yet unlinked.
+fn remove_dropped(data_dir: &Path, id: SpreadsheetId) -> std::io::Result<()> {
+    for entry in fs::read_dir(dir(data_dir, id))? {
+        let entry = entry?;
+        if !entry.file_name().to_string_lossy().starts_with(GONE) {
+            continue;
+        }
+        match fs::remove_file(entry.path()) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
         }
     }
     Ok(())
@@ -150,14 +180,15 @@ mod tests {
     #[test]
     fn versions_are_links_newest_first_and_the_oldest_go() {
         let data = tempfile::tempdir().unwrap();
-        let file = data.path().join("book.xlsx");
+        let file = data.path().join(id().file_name());
         let mut tags = Vec::new();
+        let mut dropped = Vec::new();
         for content in ["one", "two", "three"] {
             fs::write(&file, content).unwrap();
             let tag = Tag::of(content.as_bytes());
-            keep(data.path(), id(), &file, tag, 2).unwrap();
+            dropped.extend(keep(data.path(), id(), &file, tag, 2).unwrap());
             // Kept again (no write in between): not twice.
-            keep(data.path(), id(), &file, tag, 2).unwrap();
+            assert!(keep(data.path(), id(), &file, tag, 2).unwrap().is_empty());
             tags.push(tag);
             fs::remove_file(&file).unwrap();
         }
@@ -166,6 +197,15 @@ mod tests {
         assert_eq!(kept_tags, [tags[2], tags[1]]);
         assert_eq!(fs::read(&kept[0].path).unwrap(), b"three");
         assert!(find(data.path(), id(), tags[0]).unwrap().is_none());
+        // The oldest is out of the listing, its bytes still on disk for the
+        // caller to unlink; one the caller never unlinked goes at start-up.
+        assert_eq!(dropped.len(), 1);
+        assert_eq!(fs::read(&dropped[0]).unwrap(), b"one");
+        fs::write(&file, "four").unwrap();
+        remove_orphans(data.path()).unwrap();
+        assert!(!dropped[0].exists());
+        assert_eq!(list(data.path(), id()).unwrap().len(), 2);
+        fs::remove_file(&file).unwrap();
         remove_all(data.path(), id()).unwrap();
         assert!(list(data.path(), id()).unwrap().is_empty());
     }
