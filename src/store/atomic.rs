@@ -128,7 +128,9 @@ impl<'a> Prepared<'a> {
 /// full buffer is written, hashed and sent on to the disk
 /// ([`start_writeback`]) on a thread beside the writer (for a 53 MB file
 /// that is 10 ms of copying into the page cache and 11 ms of hashing)
-/// while the writer fills the next.
+/// while the writer fills the next, until the writer moves back or ahead
+/// in the file (the zip crate does, to finish each entry's header: a
+/// whole rewrite); from then on the writer writes itself.
 pub struct Output<'f> {
     file: &'f File,
     buffer: Vec<u8>,
@@ -165,11 +167,12 @@ impl<'f> Output<'f> {
             .spawn_scoped(scope, move || {
                 let mut hasher = blake3::Hasher::new();
                 let mut written = 0;
-                for buffer in queued {
+                for mut buffer in queued {
                     (&*file).write_all(&buffer)?;
                     hasher.update(&buffer);
                     start_writeback(file, written, buffer.len());
                     written += buffer.len() as u64;
+                    buffer.clear();
                     let _ = give_back.try_send(buffer);
                 }
                 Ok(hasher)
@@ -233,6 +236,7 @@ impl<'f> Output<'f> {
                 let full = std::mem::replace(&mut self.buffer, spare);
                 if buffers.send(full).is_err() {
                     // The thread stopped at an error: it is the answer.
+                    self.buffer.clear();
                     self.write_here()?;
                     return Err(std::io::Error::other("the file was not written"));
                 }
@@ -269,6 +273,12 @@ impl Write for Output<'_> {
 
 impl Seek for Output<'_> {
     fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        // Asking where it is (the zip crate does at every entry) moves
+        // nothing, and leaves the thread at work.
+        let here = self.position + self.buffer.len() as u64;
+        if to == SeekFrom::Current(0) || to == SeekFrom::Start(here) {
+            return Ok(here);
+        }
         self.flush_buffer()?;
         self.write_here()?;
         let position = self.file.seek(to)?;
@@ -377,6 +387,23 @@ mod tests {
         expected.extend(b"tail");
         assert_eq!(std::fs::read(patched.temp.path()).unwrap(), expected);
         assert_eq!(patched.tag(), Tag::of(&expected));
+    }
+
+    #[test]
+    fn asking_where_it_is_keeps_the_thread_at_work() {
+        let file = tempfile::tempfile().unwrap();
+        let bytes = vec![3; OUTPUT_BUFFER + 100];
+        let hasher = std::thread::scope(|scope| {
+            let mut out = Output::new(&file, scope);
+            out.write_all(&bytes).unwrap();
+            assert_eq!(out.stream_position().unwrap(), bytes.len() as u64);
+            let at = out.seek(SeekFrom::Start(bytes.len() as u64)).unwrap();
+            assert_eq!(at, bytes.len() as u64);
+            assert!(matches!(out.sink, Sink::Beside { .. }));
+            out.finish().unwrap()
+        });
+        assert_eq!(hasher.map(Tag::from), Some(Tag::of(&bytes)));
+        assert_eq!(file.metadata().unwrap().len(), bytes.len() as u64);
     }
 
     #[test]

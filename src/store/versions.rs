@@ -3,8 +3,9 @@
 //! When a write replaces a workbook's file, the file it replaces is first
 //! linked (a hard link: no copy) into `.sheetd-versions/<id>/`, named by
 //! when it was replaced and by its tag, and the oldest beyond the limit are
-//! dropped: renamed `.gone-…` at once, unlinked by the store's discarding
-//! thread (freeing a large file's blocks would slow the write). A version keeps the file's bytes and times as they were.
+//! dropped: renamed `.gone-…` at once, and unlinked by the store's
+//! discarding thread (freeing a large file's blocks would slow the write;
+//! the write unlinks them itself only when that thread is behind). A version keeps the file's bytes and times as they were.
 //! Versions are not workbooks (the listing reads only the data directory's
 //! own files), and go with their workbook when it is removed.
 
@@ -65,8 +66,13 @@ pub fn keep(
     for old in kept.iter().skip(limit - 1) {
         let name = old.path.file_name().unwrap_or_default().to_string_lossy();
         let gone = dir.join(format!("{GONE}{name}"));
-        fs::rename(&old.path, &gone)?;
-        dropped.push(gone);
+        match fs::rename(&old.path, &gone) {
+            Ok(()) => dropped.push(gone),
+            // Still listed: the next write drops it again.
+            Err(error) => {
+                tracing::warn!(path = %old.path.display(), %error, "an old version was not dropped")
+            }
+        }
     }
     Ok(dropped)
 }
@@ -150,7 +156,21 @@ pub fn remove_orphans(data_dir: &Path) -> std::io::Result<()> {
 /// Unlinks the versions of workbook `id` that were dropped ([`keep`]) but
 /// not yet unlinked.
 fn remove_dropped(data_dir: &Path, id: SpreadsheetId) -> std::io::Result<()> {
-    for entry in fs::read_dir(dir(data_dir, id))? {
+    let entries = match fs::read_dir(dir(data_dir, id)) {
+        Ok(entries) => entries,
+        // Removed meanwhile (by another process sharing the directory), or
+        // not a directory: nothing of sheetd's to remove.
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
         let entry = entry?;
         if !entry.file_name().to_string_lossy().starts_with(GONE) {
             continue;
