@@ -348,3 +348,76 @@ async fn a_rows_update_with_any_bad_row_changes_nothing() {
     }
     assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
 }
+
+/// A sheet long enough (60k rows) that a filter looking for a number is
+/// answered through an index of the column after the first: whatever the
+/// edits between, the rows found are those a look at every row finds.
+#[tokio::test]
+async fn a_long_sheet_finds_rows_by_number_through_every_kind_of_edit() {
+    let server = Server::start().await;
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let sheet = book.add_worksheet().set_name("Long").unwrap();
+    sheet.write_string(0, 0, "id").unwrap();
+    sheet.write_string(0, 1, "v").unwrap();
+    for n in 1..=60_000u32 {
+        if n == 40_000 {
+            // Text that reads as the number 7: `eq` matches it too.
+            sheet.write_string(n, 0, "7").unwrap();
+        } else {
+            sheet.write_number(n, 0, f64::from(n)).unwrap();
+        }
+        sheet.write_number(n, 1, 0).unwrap();
+    }
+    book.save(server.file(ID)).unwrap();
+    let rows = |query: &'static str| row_numbers(&server, "Long", query);
+
+    // The first reads every row, the second builds the index: the same rows.
+    assert_eq!(rows("filter=id:eq:7").await, [8, 40_001]);
+    assert_eq!(rows("filter=id:eq:7").await, [8, 40_001]);
+    // The text "7" is not the text "7.0"; the number 7 is the number 7.0.
+    assert_eq!(rows("filter=id:eq:7.0").await, [8]);
+    assert_eq!(rows("filter=id:eq:60001").await, Vec::<u64>::new());
+
+    // Another column changed: the index stays, and still finds the row.
+    let path = rows_path("Long");
+    let (status, _) = server
+        .patch(
+            &path,
+            json!({"type": "filter", "filter": "id:eq:5", "data": {"v": 1}}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(rows("filter=id:eq:5").await, [6]);
+
+    // The column itself changed.
+    let (status, _) = server
+        .patch(
+            &path,
+            json!({"type": "filter", "filter": "id:eq:5", "data": {"id": 123_456}}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(rows("filter=id:eq:5").await, Vec::<u64>::new());
+    assert_eq!(rows("filter=id:eq:123456").await, [6]);
+    assert_eq!(rows("filter=id:eq:123456").await, [6]);
+
+    // Rows moved up by a delete.
+    let (status, _) = server
+        .delete(&path, json!({"type": "filter", "filter": "id:eq:2"}))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(rows("filter=id:eq:123456").await, [5]);
+    assert_eq!(rows("filter=id:eq:60000").await, [60_000]);
+    assert_eq!(rows("filter=id:eq:60000").await, [60_000]);
+
+    // A row appended.
+    let (status, _) = server.post(&path, json!({"data": [{"id": 777_777}]})).await;
+    assert_eq!(status, 201);
+    assert_eq!(rows("filter=id:eq:777777").await, [60_001]);
+    assert_eq!(rows("filter=id:eq:777777").await, [60_001]);
+
+    // And what the updates found is what the file holds.
+    let grid = read_sheet(&server.file(ID), "Long");
+    assert_eq!(grid[4], [Data::Float(123_456.0), Data::Float(1.0)]);
+    assert_eq!(grid[60_000][0], Data::Float(777_777.0));
+}

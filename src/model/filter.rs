@@ -508,6 +508,19 @@ impl FilterExpr {
 }
 
 impl BoundFilter<'_> {
+    /// The 0-based column whose cells it reads.
+    pub fn column(&self) -> usize {
+        self.column
+    }
+
+    /// The number an `eq` filter looks for, if its value is one.
+    pub fn equal_number(&self) -> Option<f64> {
+        match self.op {
+            Op::Eq(operand) => operand.number,
+            _ => None,
+        }
+    }
+
     /// Whether the row's cells satisfy this filter.
     pub fn matches(&self, row: &[Cell]) -> bool {
         let cell = row.get(self.column).map_or(&Cell::Empty, Cell::value);

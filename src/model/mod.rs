@@ -17,6 +17,8 @@ pub mod formula;
 pub mod header;
 /// Spreadsheet identifiers.
 pub mod id;
+
+mod index;
 /// A sheet's layout around its values: formats, sizes, merges, links, tables.
 pub mod layout;
 /// Validation problems with field paths.

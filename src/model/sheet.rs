@@ -18,6 +18,7 @@ use super::formula::{
     shifted,
 };
 use super::header::{Column, Header, ROW_KEY, Region};
+use super::index;
 use super::layout::{Layout, LinkTarget, Range};
 use super::problems::Problems;
 use super::request::{
@@ -756,6 +757,7 @@ impl Sheet {
             layout: Layout::default(),
             carried: Default::default(),
             edited: Edited::default(),
+            indexes: Default::default(),
         }
     }
 
@@ -787,6 +789,7 @@ impl Sheet {
             layout,
             carried,
             edited: _,
+            indexes: _,
         } = self;
         *name == base.name
             && *visibility == base.visibility
@@ -803,6 +806,7 @@ impl Sheet {
             layout: self.layout.without_formats(),
             carried: Arc::clone(&self.carried),
             edited: Edited::default(),
+            indexes: Default::default(),
         }
     }
 
@@ -1240,6 +1244,9 @@ impl Sheet {
     /// is shared out in parts, one a core: the scan waits on memory, one
     /// row's cells at a time, and each thread waits for its own.
     fn matching(&self, range: std::ops::Range<usize>, filters: &[BoundFilter<'_>]) -> Vec<usize> {
+        if let Some(rows) = self.indexed(range.clone(), filters) {
+            return rows;
+        }
         let scan = |part: std::ops::Range<usize>| -> Vec<usize> {
             part.filter(|&index| filters.iter().all(|f| f.matches(self.row(index))))
                 .collect()
@@ -1265,6 +1272,30 @@ impl Sheet {
             }
             rows
         })
+    }
+
+    /// The rows of `range` that match every filter, found through the
+    /// index of a column that a filter looks for a number in, when the
+    /// sheet is long and nothing changed it since the last commit (the
+    /// index is kept up to that point).
+    fn indexed(
+        &self,
+        range: std::ops::Range<usize>,
+        filters: &[BoundFilter<'_>],
+    ) -> Option<Vec<usize>> {
+        if range.len() < index::MIN_INDEXED_ROWS || !self.edited.is_empty() {
+            return None;
+        }
+        let (column, number) = filters
+            .iter()
+            .find_map(|f| Some((f.column(), f.equal_number()?)))?;
+        let index = self.indexes.of_column(&self.rows, column)?;
+        let rows = index.candidates(number).into_iter();
+        Some(
+            rows.filter(|row| range.contains(row))
+                .filter(|&row| filters.iter().all(|f| f.matches(self.row(row))))
+                .collect(),
+        )
     }
 
     /// 0-based indexes of the data rows.

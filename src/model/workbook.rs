@@ -92,6 +92,8 @@ pub struct Sheet {
     /// What the edits of the batch being committed changed, for the
     /// formula engine; empty between commits.
     pub edited: Edited,
+    /// An index of a column, for filters that look for a number in it.
+    pub indexes: super::index::Indexes,
 }
 
 /// The cells a batch of edits changed on a sheet; once the edits' log is
@@ -111,6 +113,13 @@ pub struct Edited {
     /// the model (notes, drawings, conditional formats…) has yet to follow:
     /// the xlsx layer moves it when the workbook is written.
     pub moves: Vec<RowMove>,
+}
+
+impl Edited {
+    /// Whether nothing was logged.
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty() && !self.moved && !self.grown && self.moves.is_empty()
+    }
 }
 
 impl Workbook {
@@ -140,7 +149,11 @@ impl Workbook {
     pub fn take_edits(&mut self) -> Vec<Edited> {
         self.sheets
             .iter_mut()
-            .map(|sheet| std::mem::take(&mut sheet.edited))
+            .map(|sheet| {
+                let edited = std::mem::take(&mut sheet.edited);
+                sheet.indexes.forget_changed(&edited);
+                edited
+            })
             .collect()
     }
 }

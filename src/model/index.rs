@@ -1,0 +1,215 @@
+//! The rows of a long sheet by the number one column holds, so that a
+//! filter `column:eq:number` (how scripts find a row by its id) finds its
+//! rows without reading every row's cells: on a sheet of 100k rows that
+//! read waits on memory for each row, about 100 ns a row on the
+//! development machine.
+//!
+//! The index is built by the second such filter on a column that no edit
+//! changed since the first (the first reads every row), when the sheet has
+//! no edit since the last commit, and kept with the sheet until an edit
+//! changes a cell of its column or moves rows ([`Indexes::forget_changed`],
+//! from the edits' log the saves rely on). It only narrows the rows to
+//! look at: every row it gives is matched against the filters again.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::{Cell, Edited};
+
+/// Sheets with fewer rows than this are read row by row.
+pub(super) const MIN_INDEXED_ROWS: usize = 50_000;
+
+/// One column's rows, by the number each holds.
+#[derive(Debug)]
+pub(super) struct NumberIndex {
+    column: usize,
+    /// The bits of each number (0 for -0) and its row, sorted.
+    numbers: Vec<(u64, u32)>,
+    /// The rows whose cell is neither empty nor a number: a text cell may
+    /// equal a number's text, so these are always looked at.
+    others: Vec<u32>,
+}
+
+impl NumberIndex {
+    fn of(rows: &[Vec<Cell>], column: usize) -> NumberIndex {
+        let mut numbers = Vec::new();
+        let mut others = Vec::new();
+        for (row, cells) in rows.iter().enumerate() {
+            let Ok(row) = u32::try_from(row) else { break };
+            match cells.get(column).map_or(&Cell::Empty, Cell::value) {
+                Cell::Number(n) => numbers.push((key(*n), row)),
+                cell if cell.is_blank() => {}
+                _ => others.push(row),
+            }
+        }
+        numbers.sort_unstable();
+        NumberIndex {
+            column,
+            numbers,
+            others,
+        }
+    }
+
+    /// The rows, ascending, whose cell may equal `value` under an `eq`:
+    /// those holding that number and those holding something else than a
+    /// number. (An empty cell equals only the empty value; a number cell is
+    /// compared as a number.)
+    pub(super) fn candidates(&self, value: f64) -> Vec<usize> {
+        let key = key(value);
+        let from = self.numbers.partition_point(|&(k, _)| k < key);
+        let mut rows: Vec<usize> = self.numbers[from..]
+            .iter()
+            .take_while(|&&(k, _)| k == key)
+            .map(|&(_, row)| row as usize)
+            .chain(self.others.iter().map(|&row| row as usize))
+            .collect();
+        rows.sort_unstable();
+        rows
+    }
+}
+
+/// What orders and groups numbers that are equal: their bits, with -0 as 0.
+fn key(value: f64) -> u64 {
+    if value == 0.0 { 0 } else { value.to_bits() }
+}
+
+/// A sheet's index, if one was built; not part of what the sheet holds
+/// (two sheets with the same cells are equal whatever their indexes).
+#[derive(Debug, Default)]
+pub struct Indexes(Mutex<Slot>);
+
+#[derive(Debug, Default, Clone)]
+enum Slot {
+    #[default]
+    Empty,
+    /// A filter looked for a number in this column, and read every row:
+    /// the next one builds the index, if no edit of the column came
+    /// between (a run of deletes, each moving rows, never pays for one).
+    Wanted(usize),
+    Built(Arc<NumberIndex>),
+}
+
+impl Slot {
+    fn column(&self) -> Option<usize> {
+        match self {
+            Slot::Empty => None,
+            Slot::Wanted(column) => Some(*column),
+            Slot::Built(index) => Some(index.column),
+        }
+    }
+}
+
+impl Indexes {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Slot> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The index of `column` over `rows`: the one kept, or one built now
+    /// if the last filter on the sheet wanted it too; `None` (read every
+    /// row) the first time.
+    pub(super) fn of_column(&self, rows: &[Vec<Cell>], column: usize) -> Option<Arc<NumberIndex>> {
+        let mut slot = self.slot();
+        match &*slot {
+            Slot::Built(index) if index.column == column => Some(Arc::clone(index)),
+            Slot::Wanted(wanted) if *wanted == column => {
+                let index = Arc::new(NumberIndex::of(rows, column));
+                *slot = Slot::Built(Arc::clone(&index));
+                Some(index)
+            }
+            _ => {
+                *slot = Slot::Wanted(column);
+                None
+            }
+        }
+    }
+
+    /// Forgets the index (or the wish for one) if `edited`, the edits made
+    /// since, changed a cell of its column or moved rows.
+    pub(super) fn forget_changed(&self, edited: &Edited) {
+        let mut slot = self.slot();
+        let changed = slot.column().is_some_and(|indexed| {
+            edited.moved
+                || edited.grown
+                || !edited.moves.is_empty()
+                || edited
+                    .cells
+                    .iter()
+                    .any(|&(_, column)| column as usize == indexed)
+        });
+        if changed {
+            *slot = Slot::Empty;
+        }
+    }
+}
+
+impl Clone for Indexes {
+    /// The same index: the copy has the same cells.
+    fn clone(&self) -> Indexes {
+        Indexes(Mutex::new(self.slot().clone()))
+    }
+}
+
+impl PartialEq for Indexes {
+    fn eq(&self, _: &Indexes) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_candidates_are_the_rows_of_that_number_and_every_row_not_a_number() {
+        let rows: Vec<Vec<Cell>> = vec![
+            vec![Cell::Text("id".into())],
+            vec![Cell::Number(5.0)],
+            vec![],
+            vec![Cell::Number(-0.0)],
+            vec![Cell::Number(7.0)],
+            vec![Cell::Text("5".into())],
+            vec![Cell::Number(5.0), Cell::Number(1.0)],
+            vec![Cell::Empty],
+        ];
+        let index = NumberIndex::of(&rows, 0);
+        assert_eq!(index.candidates(5.0), [0, 1, 5, 6]);
+        assert_eq!(index.candidates(0.0), [0, 3, 5]);
+        assert_eq!(index.candidates(8.0), [0, 5]);
+        let second = NumberIndex::of(&rows, 1);
+        assert_eq!(second.candidates(1.0), [6]);
+    }
+
+    #[test]
+    fn the_second_filter_builds_the_index_and_an_edit_of_its_column_forgets_it() {
+        let rows = vec![vec![Cell::Number(1.0), Cell::Number(2.0)]];
+        let indexes = Indexes::default();
+        assert!(
+            indexes.of_column(&rows, 0).is_none(),
+            "the first reads every row"
+        );
+        let built = indexes.of_column(&rows, 0).expect("the second builds it");
+        let other_column = Edited {
+            cells: vec![(0, 1)],
+            ..Edited::default()
+        };
+        indexes.forget_changed(&other_column);
+        let kept = indexes.of_column(&rows, 0).expect("kept");
+        assert!(Arc::ptr_eq(&built, &kept));
+        let same_column = Edited {
+            cells: vec![(0, 0)],
+            ..Edited::default()
+        };
+        indexes.forget_changed(&same_column);
+        assert!(matches!(*indexes.slot(), Slot::Empty));
+        // Rows moved between two filters: neither builds one.
+        assert!(indexes.of_column(&rows, 0).is_none());
+        indexes.forget_changed(&Edited {
+            moved: true,
+            ..Edited::default()
+        });
+        assert!(indexes.of_column(&rows, 0).is_none());
+        // Another column wanted: the index of the first goes.
+        assert!(indexes.of_column(&rows, 0).is_some());
+        assert!(indexes.of_column(&rows, 1).is_none());
+        assert!(matches!(*indexes.slot(), Slot::Wanted(1)));
+    }
+}
