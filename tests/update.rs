@@ -409,15 +409,24 @@ async fn a_long_sheet_finds_rows_by_number_through_every_kind_of_edit() {
     assert_eq!(rows("filter=id:eq:123456").await, [5]);
     assert_eq!(rows("filter=id:eq:60000").await, [60_000]);
     assert_eq!(rows("filter=id:eq:60000").await, [60_000]);
+    // Three more at once, found without the index: the index follows.
+    let (status, _) = server
+        .delete(&path, json!({"type": "filter", "filter": "id:in:10,20,30"}))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(rows("filter=id:eq:60000").await, [59_997]);
+    assert_eq!(rows("filter=id:eq:25").await, [23]);
+    assert_eq!(rows("filter=id:eq:20").await, Vec::<u64>::new());
+    assert_eq!(rows("filter=id:eq:7").await, [7, 39_997]);
 
     // A row appended.
     let (status, _) = server.post(&path, json!({"data": [{"id": 777_777}]})).await;
     assert_eq!(status, 201);
-    assert_eq!(rows("filter=id:eq:777777").await, [60_001]);
-    assert_eq!(rows("filter=id:eq:777777").await, [60_001]);
+    assert_eq!(rows("filter=id:eq:777777").await, [59_998]);
+    assert_eq!(rows("filter=id:eq:777777").await, [59_998]);
 
     // And what the updates found is what the file holds.
     let grid = read_sheet(&server.file(ID), "Long");
     assert_eq!(grid[4], [Data::Float(123_456.0), Data::Float(1.0)]);
-    assert_eq!(grid[60_000][0], Data::Float(777_777.0));
+    assert_eq!(grid[59_997][0], Data::Float(777_777.0));
 }

@@ -6,13 +6,15 @@
 //!
 //! The index is built by the second such filter on a column that no edit
 //! changed since the first (the first reads every row), when the sheet has
-//! no edit since the last commit, and kept with the sheet until an edit
-//! changes a cell of its column or moves rows ([`Indexes::forget_changed`],
-//! from the edits' log the saves rely on). It only narrows the rows to
-//! look at: every row it gives is matched against the filters again.
+//! no edit since the last commit. It is kept with the sheet, following the
+//! rows that move, until an edit changes a cell of its column
+//! ([`Indexes::forget_changed`], from the edits' log the saves rely on).
+//! It only narrows the rows to look at: every row it gives is matched
+//! against the filters again.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use super::formula::{RowMove, moved_through};
 use super::{Cell, Edited};
 
 /// Sheets with fewer rows than this are read row by row.
@@ -64,6 +66,21 @@ impl NumberIndex {
             .collect();
         rows.sort_unstable();
         rows
+    }
+}
+
+impl NumberIndex {
+    /// The index after `moves`: each row where it went, the rows deleted
+    /// gone. (A move keeps the rows' order, so the entries stay sorted.)
+    fn moved(&self, moves: &[RowMove]) -> NumberIndex {
+        let to = |row: u32| moved_through(moves, row);
+        NumberIndex {
+            column: self.column,
+            numbers: (self.numbers.iter())
+                .filter_map(|&(key, row)| Some((key, to(row)?)))
+                .collect(),
+            others: self.others.iter().filter_map(|&row| to(row)).collect(),
+        }
     }
 }
 
@@ -122,21 +139,27 @@ impl Indexes {
         }
     }
 
-    /// Forgets the index (or the wish for one) if `edited`, the edits made
-    /// since, changed a cell of its column or moved rows.
+    /// Brings the index up to `edited`, the edits made since: it follows
+    /// the rows that moved, and is forgotten (with the wish for one) when
+    /// a cell of its column changed or a table grew.
     pub(super) fn forget_changed(&self, edited: &Edited) {
         let mut slot = self.slot();
-        let changed = slot.column().is_some_and(|indexed| {
-            edited.moved
-                || edited.grown
-                || !edited.moves.is_empty()
-                || edited
-                    .cells
-                    .iter()
-                    .any(|&(_, column)| column as usize == indexed)
-        });
+        let Some(column) = slot.column() else {
+            return;
+        };
+        let changed = edited.grown
+            || edited
+                .cells
+                .iter()
+                .any(|&(_, changed)| changed as usize == column)
+            // Rows moved without saying where: they could be anywhere.
+            || (edited.moved && edited.moves.is_empty());
         if changed {
             *slot = Slot::Empty;
+        } else if let Slot::Built(index) = &*slot
+            && !edited.moves.is_empty()
+        {
+            *slot = Slot::Built(Arc::new(index.moved(&edited.moves)));
         }
     }
 }
@@ -179,6 +202,44 @@ mod tests {
     }
 
     #[test]
+    fn the_index_follows_the_rows_that_move() {
+        let rows: Vec<Vec<Cell>> = (0..8u32)
+            .map(|n| vec![Cell::Number(f64::from(n % 4))])
+            .chain([vec![Cell::Text("x".into())]])
+            .collect();
+        let indexes = Indexes::default();
+        indexes.of_column(&rows, 0);
+        indexes.of_column(&rows, 0).expect("built");
+        // Rows 2 and 6 (1-based) go, then one row comes before row 1.
+        let moves = vec![
+            RowMove::Deleted(vec![2, 6]),
+            RowMove::Inserted {
+                before: 1,
+                count: 1,
+            },
+        ];
+        indexes.forget_changed(&Edited {
+            moved: true,
+            moves: moves.clone(),
+            ..Edited::default()
+        });
+        let mut moved: Vec<Vec<Cell>> = rows.clone();
+        for gone in [5, 1] {
+            moved.remove(gone);
+        }
+        moved.insert(0, Vec::new());
+        let index = indexes.of_column(&moved, 0).expect("kept");
+        let rebuilt = NumberIndex::of(&moved, 0);
+        for value in [0.0, 1.0, 2.0, 3.0, 9.0] {
+            assert_eq!(
+                index.candidates(value),
+                rebuilt.candidates(value),
+                "{value}"
+            );
+        }
+    }
+
+    #[test]
     fn the_second_filter_builds_the_index_and_an_edit_of_its_column_forgets_it() {
         let rows = vec![vec![Cell::Number(1.0), Cell::Number(2.0)]];
         let indexes = Indexes::default();
@@ -200,7 +261,7 @@ mod tests {
         };
         indexes.forget_changed(&same_column);
         assert!(matches!(*indexes.slot(), Slot::Empty));
-        // Rows moved between two filters: neither builds one.
+        // Rows moved without saying where: forgotten.
         assert!(indexes.of_column(&rows, 0).is_none());
         indexes.forget_changed(&Edited {
             moved: true,
