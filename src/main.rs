@@ -77,28 +77,31 @@ fn try_command(config: &Config, store: &Store, address: std::net::SocketAddr) ->
     }
 }
 
-/// Resolves on Ctrl-C (SIGINT) or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        if let Err(e) = tokio::signal::ctrl_c().await {
-            tracing::error!(error = %e, "cannot listen for Ctrl-C");
-            std::future::pending::<()>().await;
-        }
+/// Listens for Ctrl-C (SIGINT) and SIGTERM from now on, before the first
+/// request is answered (a signal that came before a handler was set up
+/// would kill the process); the future resolves on either.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let listen = |kind: SignalKind, name: &'static str| {
+        signal(kind)
+            .inspect_err(|e| tracing::error!(error = %e, "cannot listen for {name}"))
+            .ok()
     };
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+    let interrupt = listen(SignalKind::interrupt(), "Ctrl-C");
+    let terminate = listen(SignalKind::terminate(), "SIGTERM");
+    async move {
+        let received = |signal: Option<tokio::signal::unix::Signal>| async move {
+            match signal {
+                Some(mut signal) => {
+                    signal.recv().await;
+                }
+                None => std::future::pending::<()>().await,
             }
-            Err(e) => {
-                tracing::error!(error = %e, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
+        };
+        tokio::select! {
+            () = received(interrupt) => {},
+            () = received(terminate) => {},
         }
-    };
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
+        tracing::info!("shutting down: finishing requests in flight");
     }
-    tracing::info!("shutting down: finishing requests in flight");
 }
