@@ -8,12 +8,13 @@
 //! changed since the first (the first reads every row), when the sheet has
 //! no edit since the last commit. It is kept with the sheet, following the
 //! rows that move, until an edit changes a cell of its column
-//! ([`Indexes::forget_changed`], from the edits' log the saves rely on).
+//! ([`Indexes::follow`], from the edits' log the saves rely on).
 //! It only narrows the rows to look at: every row it gives is matched
 //! against the filters again.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use super::filter::number_key;
 use super::formula::{RowMove, moved_through};
 use super::{Cell, Edited};
 
@@ -24,7 +25,7 @@ pub(super) const MIN_INDEXED_ROWS: usize = 50_000;
 #[derive(Debug)]
 pub(super) struct NumberIndex {
     column: usize,
-    /// The bits of each number (0 for -0) and its row, sorted.
+    /// Each number's [`number_key`] and its row, sorted.
     numbers: Vec<(u64, u32)>,
     /// The rows whose cell is neither empty nor a number: a text cell may
     /// equal a number's text, so these are always looked at.
@@ -38,7 +39,7 @@ impl NumberIndex {
         for (row, cells) in rows.iter().enumerate() {
             let Ok(row) = u32::try_from(row) else { break };
             match cells.get(column).map_or(&Cell::Empty, Cell::value) {
-                Cell::Number(n) => numbers.push((key(*n), row)),
+                Cell::Number(n) => numbers.push((number_key(*n), row)),
                 cell if cell.is_blank() => {}
                 _ => others.push(row),
             }
@@ -56,7 +57,7 @@ impl NumberIndex {
     /// number. (An empty cell equals only the empty value; a number cell is
     /// compared as a number.)
     pub(super) fn candidates(&self, value: f64) -> Vec<usize> {
-        let key = key(value);
+        let key = number_key(value);
         let from = self.numbers.partition_point(|&(k, _)| k < key);
         let mut rows: Vec<usize> = self.numbers[from..]
             .iter()
@@ -67,9 +68,7 @@ impl NumberIndex {
         rows.sort_unstable();
         rows
     }
-}
 
-impl NumberIndex {
     /// The index after `moves`: each row where it went, the rows deleted
     /// gone. (A move keeps the rows' order, so the entries stay sorted.)
     fn moved(&self, moves: &[RowMove]) -> NumberIndex {
@@ -84,11 +83,6 @@ impl NumberIndex {
     }
 }
 
-/// What orders and groups numbers that are equal: their bits, with -0 as 0.
-fn key(value: f64) -> u64 {
-    if value == 0.0 { 0 } else { value.to_bits() }
-}
-
 /// A sheet's index, if one was built; not part of what the sheet holds
 /// (two sheets with the same cells are equal whatever their indexes).
 #[derive(Debug, Default)]
@@ -100,7 +94,7 @@ enum Slot {
     Empty,
     /// A filter looked for a number in this column, and read every row:
     /// the next one builds the index, if no edit of the column came
-    /// between (a run of deletes, each moving rows, never pays for one).
+    /// between (so that a column filtered once never pays for one).
     Wanted(usize),
     Built(Arc<NumberIndex>),
 }
@@ -142,7 +136,7 @@ impl Indexes {
     /// Brings the index up to `edited`, the edits made since: it follows
     /// the rows that moved, and is forgotten (with the wish for one) when
     /// a cell of its column changed or a table grew.
-    pub(super) fn forget_changed(&self, edited: &Edited) {
+    pub(super) fn follow(&self, edited: &Edited) {
         let mut slot = self.slot();
         let Some(column) = slot.column() else {
             return;
@@ -218,7 +212,7 @@ mod tests {
                 count: 1,
             },
         ];
-        indexes.forget_changed(&Edited {
+        indexes.follow(&Edited {
             moved: true,
             moves: moves.clone(),
             ..Edited::default()
@@ -252,18 +246,18 @@ mod tests {
             cells: vec![(0, 1)],
             ..Edited::default()
         };
-        indexes.forget_changed(&other_column);
+        indexes.follow(&other_column);
         let kept = indexes.of_column(&rows, 0).expect("kept");
         assert!(Arc::ptr_eq(&built, &kept));
         let same_column = Edited {
             cells: vec![(0, 0)],
             ..Edited::default()
         };
-        indexes.forget_changed(&same_column);
+        indexes.follow(&same_column);
         assert!(matches!(*indexes.slot(), Slot::Empty));
         // Rows moved without saying where: forgotten.
         assert!(indexes.of_column(&rows, 0).is_none());
-        indexes.forget_changed(&Edited {
+        indexes.follow(&Edited {
             moved: true,
             ..Edited::default()
         });

@@ -151,7 +151,7 @@ impl Workbook {
             .iter_mut()
             .map(|sheet| {
                 let edited = std::mem::take(&mut sheet.edited);
-                sheet.indexes.forget_changed(&edited);
+                sheet.indexes.follow(&edited);
                 edited
             })
             .collect()
