@@ -6,7 +6,6 @@
 //! for that, so the version is renamed out of sight (a rename frees
 //! nothing) and unlinked here.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
@@ -70,18 +69,15 @@ fn unlink_each(receiver: Receiver<PathBuf>) {
 
 /// Unlinks `path`; one already gone (its workbook was removed) is no error.
 fn unlink(path: &Path) {
-    match fs::remove_file(path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(error) => {
-            tracing::warn!(path = %path.display(), %error, "an old version was not unlinked")
-        }
+    if let Err(error) = super::remove_if_present(path) {
+        tracing::warn!(path = %path.display(), %error, "an old version was not unlinked");
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn every_file_given_is_unlinked_by_the_time_the_thread_ends() {

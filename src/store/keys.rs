@@ -389,10 +389,7 @@ impl Keys {
             text
         };
         if text.is_empty() {
-            return match fs::remove_file(&self.path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
-                _ => Ok(()),
-            };
+            return Ok(super::remove_if_present(&self.path)?);
         }
         replace_atomically(&self.path, "keys", |out| {
             out.write_all(text.as_bytes()).map_err(StoreError::from)

@@ -60,8 +60,5 @@ pub fn try_lock_exclusive(data_dir: &Path, id: &str) -> std::io::Result<Option<F
 /// Removes the spreadsheet's lock file, if there is one; the caller holds
 /// the lock (or the workbook is gone and nobody does).
 pub fn remove_lock_file(data_dir: &Path, id: SpreadsheetId) -> std::io::Result<()> {
-    match std::fs::remove_file(lock_path(data_dir, &id.to_string())) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    }
+    super::remove_if_present(&lock_path(data_dir, &id.to_string()))
 }

@@ -1125,6 +1125,15 @@ fn locked<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Removes `.sheetd-tmp-<id>-*` files whose spreadsheet nobody is writing:
 /// a writer holds the spreadsheet's lock for as long as its temp file exists.
+/// Removes the file at `path`; one that is not there is no error (another
+/// process, or the discarding thread, removed it first).
+fn remove_if_present(path: &Path) -> std::io::Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
 fn remove_leftover_temp_files(dir: &Path) -> Result<(), StoreError> {
     for entry in fs::read_dir(dir)? {
         let name = entry?.file_name();

@@ -175,10 +175,7 @@ fn remove_dropped(data_dir: &Path, id: SpreadsheetId) -> std::io::Result<()> {
         if !entry.file_name().to_string_lossy().starts_with(GONE) {
             continue;
         }
-        match fs::remove_file(entry.path()) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-            _ => {}
-        }
+        super::remove_if_present(&entry.path())?;
     }
     Ok(())
 }
