@@ -24,6 +24,7 @@ pub mod store;
 pub mod xlsx;
 
 pub use config::Config;
+pub use http::{AppState, app, serve};
 
 /// How many threads the machine runs at once, read once (on Linux, the
 /// standard library reads the cgroup's quota at every ask): what long
@@ -32,4 +33,3 @@ pub(crate) fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
-pub use http::{AppState, app, serve};
