@@ -4,6 +4,7 @@ mod common;
 
 use calamine::Data;
 use common::*;
+use reqwest::Method;
 use serde_json::{Value, json};
 
 async fn update(server: &Server, body: Value) -> (u16, Value) {
@@ -355,20 +356,16 @@ async fn a_rows_update_with_any_bad_row_changes_nothing() {
 #[tokio::test]
 async fn a_long_sheet_finds_rows_by_number_through_every_kind_of_edit() {
     let server = Server::start().await;
-    let mut book = rust_xlsxwriter::Workbook::new();
-    let sheet = book.add_worksheet().set_name("Long").unwrap();
-    sheet.write_string(0, 0, "id").unwrap();
-    sheet.write_string(0, 1, "v").unwrap();
-    for n in 1..=60_000u32 {
-        if n == 40_000 {
-            // Text that reads as the number 7: `eq` matches it too.
-            sheet.write_string(n, 0, "7").unwrap();
-        } else {
-            sheet.write_number(n, 0, f64::from(n)).unwrap();
-        }
-        sheet.write_number(n, 1, 0).unwrap();
-    }
-    book.save(server.file(ID)).unwrap();
+    let data = (1..=60_000u32).map(|n| match n {
+        // Text that reads as the number 7: `eq` matches it too.
+        40_000 => vec![Spec::S("7"), Spec::N(0.0)],
+        n => vec![Spec::N(f64::from(n)), Spec::N(0.0)],
+    });
+    let header = vec![Spec::S("id"), Spec::S("v")];
+    make_workbook(
+        &server.file(ID),
+        &[("Long", std::iter::once(header).chain(data).collect())],
+    );
     let rows = |query: &'static str| row_numbers(&server, "Long", query);
 
     // The first reads every row, the second builds the index: the same rows.
@@ -379,49 +376,37 @@ async fn a_long_sheet_finds_rows_by_number_through_every_kind_of_edit() {
     assert_eq!(rows("filter=id:eq:60001").await, Vec::<u64>::new());
 
     // Another column changed: the index stays, and still finds the row.
-    let path = rows_path("Long");
-    let (status, _) = server
-        .patch(
-            &path,
-            json!({"type": "filter", "filter": "id:eq:5", "data": {"v": 1}}),
-        )
-        .await;
-    assert_eq!(status, 200);
+    let write = |method, body| write_long(&server, method, body);
+    let set = |filter: &str, data: Value| json!({"type": "filter", "filter": filter, "data": data});
+    assert_eq!(
+        write(Method::PATCH, set("id:eq:5", json!({"v": 1}))).await,
+        200
+    );
     assert_eq!(rows("filter=id:eq:5").await, [6]);
 
     // The column itself changed.
-    let (status, _) = server
-        .patch(
-            &path,
-            json!({"type": "filter", "filter": "id:eq:5", "data": {"id": 123_456}}),
-        )
-        .await;
-    assert_eq!(status, 200);
+    let to_123456 = set("id:eq:5", json!({"id": 123_456}));
+    assert_eq!(write(Method::PATCH, to_123456).await, 200);
     assert_eq!(rows("filter=id:eq:5").await, Vec::<u64>::new());
     assert_eq!(rows("filter=id:eq:123456").await, [6]);
     assert_eq!(rows("filter=id:eq:123456").await, [6]);
 
     // Rows moved up by a delete.
-    let (status, _) = server
-        .delete(&path, json!({"type": "filter", "filter": "id:eq:2"}))
-        .await;
-    assert_eq!(status, 200);
+    let delete = |filter: &str| json!({"type": "filter", "filter": filter});
+    assert_eq!(write(Method::DELETE, delete("id:eq:2")).await, 200);
     assert_eq!(rows("filter=id:eq:123456").await, [5]);
     assert_eq!(rows("filter=id:eq:60000").await, [60_000]);
     assert_eq!(rows("filter=id:eq:60000").await, [60_000]);
     // Three more at once, found without the index: the index follows.
-    let (status, _) = server
-        .delete(&path, json!({"type": "filter", "filter": "id:in:10,20,30"}))
-        .await;
-    assert_eq!(status, 200);
+    assert_eq!(write(Method::DELETE, delete("id:in:10,20,30")).await, 200);
     assert_eq!(rows("filter=id:eq:60000").await, [59_997]);
     assert_eq!(rows("filter=id:eq:25").await, [23]);
     assert_eq!(rows("filter=id:eq:20").await, Vec::<u64>::new());
     assert_eq!(rows("filter=id:eq:7").await, [7, 39_997]);
 
     // A row appended.
-    let (status, _) = server.post(&path, json!({"data": [{"id": 777_777}]})).await;
-    assert_eq!(status, 201);
+    let appended = json!({"data": [{"id": 777_777}]});
+    assert_eq!(write(Method::POST, appended).await, 201);
     assert_eq!(rows("filter=id:eq:777777").await, [59_998]);
     assert_eq!(rows("filter=id:eq:777777").await, [59_998]);
 
@@ -429,4 +414,20 @@ async fn a_long_sheet_finds_rows_by_number_through_every_kind_of_edit() {
     let grid = read_sheet(&server.file(ID), "Long");
     assert_eq!(grid[4], [Data::Float(123_456.0), Data::Float(1.0)]);
     assert_eq!(grid[59_997][0], Data::Float(777_777.0));
+}
+
+/// Sends a write to sheet Long; gives its status. The file it leaves,
+/// larger than the buffers a write goes out in, is downloaded with the
+/// hash of its bytes as its tag (§11.5).
+async fn write_long(server: &Server, method: Method, body: Value) -> u16 {
+    let (status, _) = server.send(method, &rows_path("Long"), Some(body)).await;
+    let download = server.download(ID).await;
+    let tag = download.headers()["etag"]
+        .to_str()
+        .expect("ASCII")
+        .to_owned();
+    let bytes = download.bytes().await.expect("the file");
+    assert!(bytes.len() > 512 * 1024, "{} bytes", bytes.len());
+    assert_eq!(tag, etag_of(&bytes));
+    status.as_u16()
 }

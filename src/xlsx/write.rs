@@ -1445,6 +1445,15 @@ mod tests {
         prop::collection::vec(prop::collection::vec((any_cell(), 0..3u32), 0..4), rows)
     }
 
+    /// [`generated`] with `rows` rows holding their own 0-based number, in
+    /// column A, of the default format.
+    fn numbered(rows: u32, tall_rows: &std::collections::BTreeSet<u32>) -> Workbook {
+        let base: Vec<Vec<(Cell, u32)>> = (0..rows)
+            .map(|row| vec![(Cell::Number(f64::from(row)), 0)])
+            .collect();
+        generated(&base, tall_rows)
+    }
+
     /// [`workbook`] with the rows `base` (cells and format ids) in its
     /// first sheet, and the rows `tall_rows` of a height of their own.
     fn generated(
@@ -1693,10 +1702,7 @@ mod tests {
 
     #[test]
     fn the_last_row_saved_in_part_above_a_row_with_a_height_is_written_once() {
-        let base: Vec<Vec<(Cell, u32)>> = (0..10)
-            .map(|row| vec![(Cell::Number(f64::from(row)), 0)])
-            .collect();
-        let mut workbook = generated(&base, &[4, 6].into());
+        let mut workbook = numbered(10, &[4, 6].into());
         let mut rewrite = saved_in_chunks_of(&workbook, 1);
         // The update's chunk is row 5 alone: the writer holds it at the
         // save, with heights of its own and below it (row 7).
@@ -1718,10 +1724,7 @@ mod tests {
 
     #[test]
     fn rows_appended_below_a_full_last_chunk_are_compressed_in_a_chunk_of_their_own() {
-        let base: Vec<Vec<(Cell, u32)>> = (0..30)
-            .map(|row| vec![(Cell::Number(f64::from(row)), 0)])
-            .collect();
-        let mut workbook = generated(&base, &Default::default());
+        let mut workbook = numbered(30, &Default::default());
         // A row's XML is about 40 bytes: a chunk of one is under 100 bytes,
         // the last chunk of the first save over it.
         let mut rewrite = saved_in_chunks_of(&workbook, 100);
@@ -1746,10 +1749,7 @@ mod tests {
 
     #[test]
     fn rows_moved_on_several_threads_leave_no_short_chunk_where_runs_meet() {
-        let base: Vec<Vec<(Cell, u32)>> = (0..300)
-            .map(|row| vec![(Cell::Number(f64::from(row)), 0)])
-            .collect();
-        let mut workbook = generated(&base, &Default::default());
+        let mut workbook = numbered(300, &Default::default());
         let mut rewrite = saved_in_chunks_of(&workbook, 100);
         workbook.take_edits();
         let outline = workbook.outline();
