@@ -97,6 +97,11 @@ pub struct Calculator {
     last_row: u32,
     /// The cells the engine was given, for the cache's memory bound.
     cells: usize,
+    /// Whether the engine holds a formula it computes or a cell such a
+    /// formula reads. When it holds neither, every formula of the workbook
+    /// is a [`constant`] (LibreOffice saves booleans so), nothing it holds
+    /// matters to a result, and rows that move need no new engine.
+    holds: bool,
     /// Whether a formula calls a volatile function, whose result changes
     /// at every recalculation.
     volatile: bool,
@@ -198,6 +203,7 @@ impl Calculator {
             reads,
             last_row,
             cells: workbook.cell_slots(),
+            holds: false,
             volatile: false,
             settled: false,
             constants,
@@ -215,6 +221,7 @@ impl Calculator {
             self.volatile |= is_volatile(&formula.expr);
         }
         if formula.is_some() || self.reads.contains(at) {
+            self.holds = true;
             self.engine.set(at, input(cell, self.constants));
         }
     }
@@ -245,6 +252,7 @@ impl Calculator {
         }
         for at in news {
             if let Some(cell) = cell_at(workbook, at) {
+                self.holds = true;
                 self.engine.set(at, input(cell, self.constants));
             }
         }
@@ -294,7 +302,7 @@ impl Calculator {
         // So is a formula that tells formulas from values, written where
         // the engine holds the constant ones as values.
         let reads_formulas = |&at: &At| matches!(cell_at(workbook, at), Some(Cell::Formula(f)) if calls(&f.expr, FORMULA_READERS));
-        let reload = !changes.moved.is_empty()
+        let reload = (!changes.moved.is_empty() && self.holds_any_after(workbook, edits))
             || row_bound(workbook) > self.last_row
             || workbook.sheets.len() != self.reads.sheets()
             || (self.constants && changes.cells.iter().any(reads_formulas));
@@ -311,9 +319,13 @@ impl Calculator {
             let mut reaches_a_formula = self.volatile || !self.settled;
             for &at in &changes.cells {
                 let cell = cell_at(workbook, at).unwrap_or(&Cell::Empty);
-                // A cell no formula reads is cleared: it may have held one.
-                let given = if matches!(cell, Cell::Formula(_)) || self.reads.contains(at) {
+                // A constant's cached result may need its value.
+                reaches_a_formula |= matches!(cell, Cell::Formula(_));
+                // A cell that is not computed and that no formula reads is
+                // cleared: it may have held one.
+                let given = if computes(cell, self.constants).is_some() || self.reads.contains(at) {
                     reaches_a_formula = true;
+                    self.holds = true;
                     input(cell, self.constants)
                 } else {
                     Input::Empty
@@ -395,6 +407,16 @@ impl Calculator {
             }
         }
         Ok(done)
+    }
+
+    /// Whether, after the `edits`, the engine holds or must be given a
+    /// formula it computes or a cell one reads: if so, rows that moved
+    /// call for a new engine. If not, no computed formula was written
+    /// either, wherever the moves put it, and the engine holds nothing
+    /// whose place matters.
+    fn holds_any_after(&self, workbook: &Workbook, edits: &[Edited]) -> bool {
+        let edits: Vec<&Edited> = edits.iter().collect();
+        self.holds || workbook.logged_any(&edits, |cell| computes(cell, self.constants).is_some())
     }
 
     /// The estimated memory the engine takes, for the cache's bound.
@@ -748,6 +770,7 @@ fn cell_mut(workbook: &mut Workbook, (sheet, row, column): At) -> Option<&mut Ce
 mod tests {
     use super::*;
     use crate::model::Sheet;
+    use crate::model::formula::RowMove;
     use crate::model::value::Formula;
 
     fn formula(expr: &str, cached: f64) -> Cell {
@@ -869,6 +892,80 @@ mod tests {
         assert_eq!(
             values,
             [true.into(), true.into(), "=TRUE()".into()] as [serde_json::Value; 3]
+        );
+    }
+
+    /// Rows that move in a workbook whose only formulas are constants keep
+    /// the engine (it holds nothing whose place matters); a formula that
+    /// reads cells, written before or with the move, is computed where
+    /// the cells are now.
+    #[test]
+    fn rows_that_move_among_constants_leave_formulas_written_later_right() {
+        let constant = |expr: &str, value: bool| {
+            Cell::Formula(Box::new(Formula::new(expr, Cell::Bool(value))))
+        };
+        let rows = (1..=4)
+            .map(|n| vec![constant("TRUE()", true), Cell::Number(f64::from(n))])
+            .collect();
+        let mut workbook = Workbook {
+            sheets: vec![Sheet::new("S", rows)],
+            ..Workbook::default()
+        };
+        let mut calculator = Calculator::build(&mut workbook).expect("engine");
+        assert!(!calculator.holds);
+        let told = |expr: &str| Cell::Formula(Box::new(Formula::new(expr, Cell::Empty)));
+        let delete_first = |workbook: &mut Workbook| {
+            let moved = RowMove::Deleted(vec![1]);
+            moved.apply(&mut workbook.sheets[0].rows, |_| Vec::new());
+            moved
+        };
+        // A constant changed, then the first row deleted.
+        workbook.sheets[0].rows[1][0] = constant("FALSE()", false);
+        let moved = delete_first(&mut workbook);
+        let edits = [Edited {
+            cells: vec![(1, 0)],
+            moved: true,
+            moves: vec![moved],
+            ..Edited::default()
+        }];
+        calculator.recalculate(&mut workbook, &edits).unwrap();
+        assert!(!calculator.holds, "constants alone: nothing held");
+
+        // A formula written at row 2 (`TRUE()`, 3), then the first row
+        // deleted in the same batch: it reads the cells row 1 holds now.
+        workbook.sheets[0].rows[1].push(told("IF(A1,B1*10,1)"));
+        let moved = delete_first(&mut workbook);
+        let edits = [Edited {
+            cells: vec![(1, 2)],
+            moved: true,
+            moves: vec![moved],
+            ..Edited::default()
+        }];
+        calculator.recalculate(&mut workbook, &edits).unwrap();
+        assert_eq!(
+            workbook.sheets[0].rows[0][2].to_json(),
+            serde_json::json!(30)
+        );
+        assert!(calculator.holds);
+
+        // Once the engine holds a formula, rows that move are followed.
+        let moved = RowMove::Deleted(vec![2]);
+        moved.apply(&mut workbook.sheets[0].rows, |_| Vec::new());
+        workbook.sheets[0].rows[0][1] = Cell::Number(5.0);
+        let edits = [Edited {
+            cells: vec![(0, 1)],
+            moved: true,
+            moves: vec![moved],
+            ..Edited::default()
+        }];
+        calculator.recalculate(&mut workbook, &edits).unwrap();
+        let row: Vec<_> = workbook.sheets[0].rows[0]
+            .iter()
+            .map(Cell::to_json)
+            .collect();
+        assert_eq!(
+            row,
+            [true.into(), 5.into(), 50.into()] as [serde_json::Value; 3]
         );
     }
 

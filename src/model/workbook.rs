@@ -124,23 +124,28 @@ impl Edited {
 
 impl Workbook {
     /// Whether the edits wrote a formula (or filled one down) into a
-    /// workbook that held none before them: a look at the cells they
-    /// logged. On a sheet whose rows moved since, a logged cell may be
-    /// elsewhere now: it is looked for wherever the moves after each point
-    /// may have put it, or, when that would take longer than a look at
-    /// every row, the whole sheet is looked through.
+    /// workbook that held none before them (see [`Workbook::logged_any`]).
     pub fn edits_wrote_formulas(&self) -> bool {
-        let is_formula = |cell: &Cell| matches!(cell, Cell::Formula(_));
-        self.sheets.iter().any(|sheet| {
-            let (cells, moves) = (&sheet.edited.cells, &sheet.edited.moves);
+        let edits: Vec<&Edited> = self.sheets.iter().map(|sheet| &sheet.edited).collect();
+        self.logged_any(&edits, |cell| matches!(cell, Cell::Formula(_)))
+    }
+
+    /// Whether a cell that `edits` (one per sheet) logged is now one that
+    /// `is` picks: a look at the cells they logged. On a sheet whose rows
+    /// moved since, a logged cell may be elsewhere now: it is looked for
+    /// wherever the moves after each point may have put it, or, when that
+    /// would take longer than a look at every row, the whole sheet is
+    /// looked through.
+    pub fn logged_any(&self, edits: &[&Edited], is: impl Fn(&Cell) -> bool) -> bool {
+        self.sheets.iter().zip(edits).any(|(sheet, edited)| {
+            let (cells, moves) = (&edited.cells, &edited.moves);
             let looks = cells.len().saturating_mul(moves.len() * (moves.len() + 1));
             if looks > sheet.rows.len() {
-                return sheet.cells().any(is_formula);
+                return sheet.cells().any(&is);
             }
             cells.iter().any(|&(row, column)| {
-                moved_from_any_stage(moves, row).any(|row| {
-                    (sheet.row(row as usize).get(column as usize)).is_some_and(is_formula)
-                })
+                moved_from_any_stage(moves, row)
+                    .any(|row| (sheet.row(row as usize).get(column as usize)).is_some_and(&is))
             })
         })
     }
