@@ -372,3 +372,57 @@ async fn a_row_inserted_under_a_table_takes_its_calculated_column() {
     // The report's total takes the new row in: 119 before it.
     assert_eq!(column(&server, "Report", "value").await[0], json!(125));
 }
+
+/// LibreOffice saves booleans as `TRUE()` and `FALSE()` formulas, which
+/// name no row: deletes among them need neither adjusting nor computing,
+/// and a formula that names rows, written later, is adjusted by the
+/// deletes after it and computed where its cells are.
+#[tokio::test]
+async fn deletes_among_constant_formulas_adjust_a_formula_written_later() {
+    let server = Server::start().await;
+    use Spec::*;
+    make_workbook(
+        &server.file(ID),
+        &[(
+            "Flags",
+            vec![
+                vec![S("name"), S("done"), S("n"), S("twice")],
+                vec![S("a"), F("=TRUE()", "TRUE"), N(1.0)],
+                vec![S("b"), F("=FALSE()", "FALSE"), N(2.0)],
+                vec![S("c"), F("=TRUE()", "TRUE"), N(3.0)],
+                vec![S("d"), F("=FALSE()", "FALSE"), N(4.0)],
+            ],
+        )],
+    );
+    let delete = |row: u32| {
+        let server = &server;
+        async move {
+            let (status, body) = server
+                .delete(&rows_path("Flags"), json!({"type": "row", "row": row}))
+                .await;
+            assert_eq!((status.as_u16(), body), (200, json!({"deleted": 1})));
+        }
+    };
+    // The first write learns that no formula names a row.
+    delete(2).await;
+    assert_eq!(column(&server, "Flags", "name").await, ["b", "c", "d"]);
+    // d is on row 4: its formula reads c's number on row 3.
+    let (status, body) = server
+        .patch(
+            &rows_path("Flags"),
+            json!({"type": "row", "row": 4, "data": {"twice": {"formula": "=C3*2"}}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(column(&server, "Flags", "twice").await[2], 6);
+
+    // b goes: the formula follows c up to row 2, and the next delete's
+    // look for formulas to adjust finds it.
+    delete(2).await;
+    delete(2).await;
+    assert_eq!(
+        formulas_on_disk(&server, "Flags"),
+        [((1, 1), "FALSE()".into()), ((1, 3), "#REF!*2".into())]
+    );
+    assert_eq!(column(&server, "Flags", "done").await, [false]);
+}

@@ -138,7 +138,7 @@ impl Calc {
             sheets: workbook.sheets.iter().map(|s| s.name.clone()).collect(),
             ..Calc::default()
         };
-        if !workbook.has_formulas() {
+        if !workbook.formulas().any {
             return (calc, None);
         }
         calc.original = cached_results(workbook);

@@ -293,7 +293,7 @@ impl Workbook {
             let applied = operation.apply(self, check);
             // What the store knew of the workbook before the batch holds no
             // more once an operation may have written formulas.
-            self.formulas_absent = false;
+            self.row_formulas_absent = false;
             match applied {
                 Ok(outcome) => outcomes.push(outcome),
                 Err(error) => {

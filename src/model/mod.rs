@@ -42,4 +42,4 @@ pub use id::SpreadsheetId;
 pub use problems::Problems;
 pub use sheet::{Error, Outline, RowsChanged};
 pub use value::Cell;
-pub use workbook::{Edited, Sheet, Visibility, Workbook};
+pub use workbook::{Edited, Formulas, Sheet, Visibility, Workbook};

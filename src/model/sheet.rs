@@ -251,7 +251,7 @@ impl Workbook {
             properties,
             carried,
             // A hint to the edits of a batch, not what the workbook holds.
-            formulas_absent: _,
+            row_formulas_absent: _,
         } = self;
         *unkept == base.unkept
             && *formats == base.formats
@@ -274,20 +274,13 @@ impl Workbook {
             active_sheet: self.active_sheet,
             properties: self.properties.clone(),
             carried: Arc::clone(&self.carried),
-            formulas_absent: self.formulas_absent,
+            row_formulas_absent: self.row_formulas_absent,
         }
     }
 
     /// How many sheets the workbook has, chart sheets included.
     pub fn sheet_count(&self) -> usize {
         self.sheets.len() + self.carried.other_sheets.len()
-    }
-
-    /// Whether any sheet holds a formula.
-    pub fn has_formulas(&self) -> bool {
-        self.sheets
-            .iter()
-            .any(|sheet| sheet.cells().any(|cell| matches!(cell, Cell::Formula(_))))
     }
 
     pub fn sheet(&self, name: &str) -> Result<&Sheet, Error> {
@@ -607,11 +600,11 @@ impl Workbook {
         };
         let mut adjusted = Adjusted::default();
         debug_assert!(
-            !self.formulas_absent || !self.has_formulas(),
-            "formulas not absent"
+            !self.row_formulas_absent || !self.formulas().naming_rows,
+            "formulas naming rows not absent"
         );
         for (s, sheet) in self.sheets.iter().enumerate() {
-            let rows = match self.formulas_absent {
+            let rows = match self.row_formulas_absent {
                 true => &[][..],
                 false => &sheet.rows[..],
             };

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::carried::{Carried, CarriedSheet};
 use super::format::{CellFormat, Font};
-use super::formula::{RowMove, moved_from_any_stage};
+use super::formula::{RowMove, moved_from_any_stage, names_rows};
 use super::layout::Layout;
 use super::value::Cell;
 
@@ -39,10 +39,29 @@ pub struct Workbook {
     /// What the file holds beyond the model, written back as it was.
     pub carried: Arc<Carried>,
     /// Set by the store for a batch's edits while it knows that no cell
-    /// holds a formula (it keeps that with the workbook), until an edit
-    /// changes the workbook: moving rows then does not look through every
-    /// cell for formulas to adjust. False, look, otherwise.
-    pub formulas_absent: bool,
+    /// holds a formula that names rows (it keeps that with the workbook),
+    /// until an edit changes the workbook: moving rows then does not look
+    /// through every cell for formulas to adjust. False, look, otherwise.
+    pub row_formulas_absent: bool,
+}
+
+/// What a workbook's formulas are, as a look through every cell finds
+/// (the store keeps it with a cached workbook).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Formulas {
+    /// A cell holds a formula.
+    pub any: bool,
+    /// A cell holds a formula that names rows ([`names_rows`]): one that
+    /// rows moving may change. LibreOffice saves booleans as `TRUE()` and
+    /// `FALSE()`, which name none.
+    pub naming_rows: bool,
+}
+
+impl Formulas {
+    /// Whether `cell` is a formula that names rows.
+    pub fn names_rows(cell: &Cell) -> bool {
+        matches!(cell, Cell::Formula(formula) if names_rows(&formula.expr))
+    }
 }
 
 /// What File → Properties shows. Empty fields are `None`.
@@ -123,11 +142,32 @@ impl Edited {
 }
 
 impl Workbook {
-    /// Whether the edits wrote a formula (or filled one down) into a
-    /// workbook that held none before them (see [`Workbook::logged_any`]).
-    pub fn edits_wrote_formulas(&self) -> bool {
+    /// What the workbook's formulas are: a look at every cell.
+    pub fn formulas(&self) -> Formulas {
+        let mut found = Formulas::default();
+        for cell in self.sheets.iter().flat_map(|sheet| sheet.cells()) {
+            if let Cell::Formula(formula) = cell {
+                found.any = true;
+                if names_rows(&formula.expr) {
+                    found.naming_rows = true;
+                    break;
+                }
+            }
+        }
+        found
+    }
+
+    /// What the formulas of the workbook are after the edits since the
+    /// last [`Workbook::take_edits`], given what they were before them: a
+    /// look at the cells the edits wrote (or filled a formula down into;
+    /// see [`Workbook::logged_any`]). Moving rows makes no formula name
+    /// rows that named none.
+    pub fn formulas_after_edits(&self, before: Formulas) -> Formulas {
         let edits: Vec<&Edited> = self.sheets.iter().map(|sheet| &sheet.edited).collect();
-        self.logged_any(&edits, |cell| matches!(cell, Cell::Formula(_)))
+        Formulas {
+            any: before.any || self.logged_any(&edits, |cell| matches!(cell, Cell::Formula(_))),
+            naming_rows: before.naming_rows || self.logged_any(&edits, Formulas::names_rows),
+        }
     }
 
     /// Whether a cell that `edits` (one per sheet) logged is now one that
@@ -188,12 +228,24 @@ mod tests {
     fn a_formula_written_is_found_where_the_rows_moved_since_put_it() {
         // Row 7 (0-based 6) logged, then row 2 deleted: it is row 6 now.
         let one_delete = || vec![RowMove::Deleted(vec![2])];
-        assert!(logged(100, 5, one_delete()).edits_wrote_formulas());
-        assert!(!logged(100, 40, one_delete()).edits_wrote_formulas());
+        assert!(
+            logged(100, 5, one_delete())
+                .formulas_after_edits(Formulas::default())
+                .any
+        );
+        assert!(
+            !logged(100, 40, one_delete())
+                .formulas_after_edits(Formulas::default())
+                .any
+        );
         // Many moves over few rows: the whole sheet is looked through.
         let moves = (0..4)
             .map(|_| RowMove::Deleted(vec![1]))
             .collect::<Vec<_>>();
-        assert!(logged(10, 9, moves).edits_wrote_formulas());
+        assert!(
+            logged(10, 9, moves)
+                .formulas_after_edits(Formulas::default())
+                .any
+        );
     }
 }

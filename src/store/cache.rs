@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::StoreError;
 use crate::calc::Calculator;
-use crate::model::{SpreadsheetId, Workbook};
+use crate::model::{Formulas, SpreadsheetId, Workbook};
 use crate::xlsx::Rewrite;
 
 /// Tells whether a file changed since it was parsed: a rename gives a new
@@ -48,8 +48,8 @@ pub struct Entry {
     rewrite: Option<Rewrite>,
     /// The formula engine in step with `workbook`, once a write built it.
     calculator: Option<Calculator>,
-    /// Whether `workbook` has formulas, once a write found out.
-    formulas: Option<bool>,
+    /// What `workbook`'s formulas are, once a write found out.
+    formulas: Option<Formulas>,
     bytes: usize,
     last_used: u64,
 }
@@ -59,9 +59,9 @@ pub struct Entry {
 pub struct Kept {
     pub rewrite: Option<Rewrite>,
     pub calculator: Option<Calculator>,
-    /// Whether the workbook has formulas, when known (finding out takes a
+    /// What the workbook's formulas are, when known (finding out takes a
     /// look at every cell).
-    pub formulas: Option<bool>,
+    pub formulas: Option<Formulas>,
 }
 
 /// The cache; the store keeps it behind a mutex.

@@ -25,7 +25,7 @@ use super::lock::remove_lock_file;
 use super::{Current, Edit, Precondition, Store, StoreError, Version, Versioned};
 use crate::calc::{self, Calculator};
 use crate::model::workbook::MAX_SHEETS;
-use crate::model::{RowsChanged, SpreadsheetId, Workbook};
+use crate::model::{Formulas, RowsChanged, SpreadsheetId, Workbook};
 use crate::xlsx::Rewrite;
 
 /// How often a batch is applied again to a file saved by another program
@@ -269,8 +269,8 @@ impl Store {
             .as_ref()
             .filter(|_| cfg!(debug_assertions))
             .map(|_| shared.clone());
-        let has_formulas =
-            calculator.is_some() || formulas.unwrap_or_else(|| shared.has_formulas());
+        let formulas = formulas.unwrap_or_else(|| shared.formulas());
+        let has_formulas = calculator.is_some() || formulas.any;
         let mut workbook = Arc::unwrap_or_clone(shared);
         let mut calculator = match calculator {
             None if has_formulas => Calculator::build(&mut workbook),
@@ -282,29 +282,35 @@ impl Store {
         // request has seen, so of several edits sent with the same
         // `If-Match` only the first goes on.
         let mut current = Current::File(version);
-        workbook.formulas_absent = !has_formulas;
+        workbook.row_formulas_absent = !(has_formulas && formulas.naming_rows);
         let changes: Vec<bool> = batch
             .iter_mut()
             .map(|edit| {
                 let changed = edit.apply(&mut workbook, current);
                 if changed {
                     current = Current::Changed;
-                    workbook.formulas_absent = false;
+                    workbook.row_formulas_absent = false;
                 }
                 changed
             })
             .collect();
-        workbook.formulas_absent = false;
+        workbook.row_formulas_absent = false;
         let changed = changes.iter().filter(|&&c| c).count();
+        let formulas = workbook.formulas_after_edits(Formulas {
+            any: has_formulas,
+            ..formulas
+        });
         // A workbook without formulas has no engine: the formulas the batch
         // wrote into it (§11.4) get one, so that they are computed.
-        let wrote_formulas = !has_formulas && workbook.edits_wrote_formulas();
-        if changed > 0 && calculator.is_none() && wrote_formulas {
+        if changed > 0 && calculator.is_none() && !has_formulas && formulas.any {
             calculator = Calculator::build_for_written(&mut workbook);
         }
-        let has_formulas = has_formulas || wrote_formulas;
+        let has_formulas = formulas.any;
         debug_assert!(
-            has_formulas || !workbook.has_formulas(),
+            {
+                let found = workbook.formulas();
+                (formulas.any || !found.any) && (formulas.naming_rows || !found.naming_rows)
+            },
             "a formula the log missed"
         );
         let records: Vec<_> = batch.iter().filter_map(|edit| edit.record(id)).collect();
@@ -321,7 +327,7 @@ impl Store {
             let kept = Kept {
                 rewrite,
                 calculator,
-                formulas: Some(has_formulas),
+                formulas: Some(formulas),
             };
             self.remember(id, identity, workbook, kept);
             return Attempt::Done(Ok(version));
@@ -378,7 +384,7 @@ impl Store {
                 let kept = Kept {
                     rewrite: Some(rewrite),
                     calculator,
-                    formulas: Some(has_formulas),
+                    formulas: Some(formulas),
                 };
                 self.remember(id, identity, workbook, kept);
                 Attempt::Done(Ok(written))

@@ -71,7 +71,7 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
         names: Vec::new(),
         active_sheet: 0,
         carried: std::sync::Arc::new(package.carried),
-        formulas_absent: false,
+        row_formulas_absent: false,
     };
     // Sheet indexes in the file (chart sheets included) → in the model.
     let mut kept_index = Vec::new();
