@@ -45,6 +45,14 @@ impl NumberIndex {
             }
         }
         numbers.sort_unstable();
+        NumberIndex::new(column, numbers, others)
+    }
+
+    /// The index of these entries, holding no more memory than they take
+    /// (see [`Indexes::most_bytes`]).
+    fn new(column: usize, mut numbers: Vec<(u64, u32)>, mut others: Vec<u32>) -> NumberIndex {
+        numbers.shrink_to_fit();
+        others.shrink_to_fit();
         NumberIndex {
             column,
             numbers,
@@ -73,13 +81,13 @@ impl NumberIndex {
     /// gone. (A move keeps the rows' order, so the entries stay sorted.)
     fn moved(&self, moves: &[RowMove]) -> NumberIndex {
         let to = |row: u32| moved_through(moves, row);
-        NumberIndex {
-            column: self.column,
-            numbers: (self.numbers.iter())
+        NumberIndex::new(
+            self.column,
+            (self.numbers.iter())
                 .filter_map(|&(key, row)| Some((key, to(row)?)))
                 .collect(),
-            others: self.others.iter().filter_map(|&row| to(row)).collect(),
-        }
+            self.others.iter().filter_map(|&row| to(row)).collect(),
+        )
     }
 }
 
@@ -110,6 +118,16 @@ impl Slot {
 }
 
 impl Indexes {
+    /// The most memory a sheet of `rows` rows may give its index: counted
+    /// in the cache's estimate whether or not a filter built it yet, as it
+    /// is built under a read that does not tell the cache.
+    pub(super) fn most_bytes(rows: usize) -> usize {
+        match rows < MIN_INDEXED_ROWS {
+            true => 0,
+            false => rows * size_of::<(u64, u32)>(),
+        }
+    }
+
     fn slot(&self) -> std::sync::MutexGuard<'_, Slot> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -193,6 +211,21 @@ mod tests {
         assert_eq!(index.candidates(8.0), [0, 5]);
         let second = NumberIndex::of(&rows, 1);
         assert_eq!(second.candidates(1.0), [6]);
+    }
+
+    #[test]
+    fn the_cache_counts_at_least_what_an_index_holds() {
+        let rows: Vec<Vec<Cell>> = (0..MIN_INDEXED_ROWS)
+            .map(|n| match n % 3 {
+                0 => vec![Cell::Text("x".into())],
+                _ => vec![Cell::Number(n as f64)],
+            })
+            .collect();
+        let index = NumberIndex::of(&rows, 0);
+        let held = index.numbers.capacity() * size_of::<(u64, u32)>()
+            + index.others.capacity() * size_of::<u32>();
+        assert!(held <= Indexes::most_bytes(rows.len()), "{held}");
+        assert_eq!(Indexes::most_bytes(MIN_INDEXED_ROWS - 1), 0);
     }
 
     #[test]

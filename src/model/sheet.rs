@@ -72,9 +72,13 @@ impl Workbook {
     }
 
     /// The memory the workbook is estimated to hold, for the cache's bound
-    /// (`--cache-bytes`): its cell slots and the parts it carries.
+    /// (`--cache-bytes`): its cell slots, the parts it carries, and the
+    /// most its sheets' indexes can take.
     pub fn estimated_bytes(&self) -> usize {
-        self.cell_slots() * BYTES_PER_CELL + self.carried.part_bytes()
+        let indexes: usize = (self.sheets.iter())
+            .map(|sheet| super::index::Indexes::most_bytes(sheet.rows.len()))
+            .sum();
+        self.cell_slots() * BYTES_PER_CELL + self.carried.part_bytes() + indexes
     }
 
     /// The cell slots the workbook takes in memory: each row up to its last
