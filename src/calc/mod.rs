@@ -100,8 +100,12 @@ pub struct Calculator {
     /// Whether the engine holds a formula it computes or a cell such a
     /// formula reads. When it holds neither, every formula of the workbook
     /// is a [`constant`] (LibreOffice saves booleans so), nothing it holds
-    /// matters to a result, and rows that move need no new engine.
+    /// matters to a result, and rows that move need no new engine yet…
     holds: bool,
+    /// … but the engine is then behind the workbook: its cells, names and
+    /// tables are where they were. It is built again before it is given a
+    /// formula to compute.
+    behind: bool,
     /// Whether a formula calls a volatile function, whose result changes
     /// at every recalculation.
     volatile: bool,
@@ -204,6 +208,7 @@ impl Calculator {
             last_row,
             cells: workbook.cell_slots(),
             holds: false,
+            behind: false,
             volatile: false,
             settled: false,
             constants,
@@ -302,7 +307,10 @@ impl Calculator {
         // So is a formula that tells formulas from values, written where
         // the engine holds the constant ones as values.
         let reads_formulas = |&at: &At| matches!(cell_at(workbook, at), Some(Cell::Formula(f)) if calls(&f.expr, FORMULA_READERS));
-        let reload = (!changes.moved.is_empty() && self.holds_any_after(workbook, edits))
+        let moved = !changes.moved.is_empty();
+        let to_compute = (moved || self.behind) && self.holds_any_after(workbook, edits);
+        self.behind |= moved;
+        let reload = to_compute
             || row_bound(workbook) > self.last_row
             || workbook.sheets.len() != self.reads.sheets()
             || (self.constants && changes.cells.iter().any(reads_formulas));
@@ -411,9 +419,9 @@ impl Calculator {
 
     /// Whether, after the `edits`, the engine holds or must be given a
     /// formula it computes or a cell one reads: if so, rows that moved
-    /// call for a new engine. If not, no computed formula was written
-    /// either, wherever the moves put it, and the engine holds nothing
-    /// whose place matters.
+    /// (now or [before](Calculator::behind)) call for a new engine. If
+    /// not, no computed formula was written either, wherever the moves put
+    /// it, and nothing the engine holds matters to a result.
     fn holds_any_after(&self, workbook: &Workbook, edits: &[Edited]) -> bool {
         let edits: Vec<&Edited> = edits.iter().collect();
         self.holds || workbook.logged_any(&edits, |cell| computes(cell, self.constants).is_some())
@@ -967,6 +975,59 @@ mod tests {
             row,
             [true.into(), 5.into(), 50.into()] as [serde_json::Value; 3]
         );
+    }
+
+    /// An engine kept through rows that moved is behind the workbook (its
+    /// names, and a constant's kept value, are where they were): the first
+    /// formula to compute, in a later batch that moves nothing, gets a new
+    /// one.
+    #[test]
+    fn a_formula_written_after_rows_moved_among_constants_reads_names_where_they_are_now() {
+        // A1 is a constant whose cached value is no boolean: the engine
+        // keeps that value.
+        let at_a1 = Cell::Formula(Box::new(Formula::new("TRUE()", Cell::Number(1.0))));
+        let constant = Cell::Formula(Box::new(Formula::new("TRUE()", Cell::Bool(true))));
+        let rows = vec![
+            vec![at_a1, Cell::Number(1.0)],
+            vec![Cell::Empty, Cell::Number(2.0)],
+            vec![constant.clone(), Cell::Number(3.0)],
+            vec![constant, Cell::Number(4.0)],
+        ];
+        let mut workbook = Workbook {
+            sheets: vec![Sheet::new("S", rows)],
+            names: vec![crate::model::workbook::DefinedName {
+                name: "Data".into(),
+                scope: None,
+                refers_to: "S!$B$2:$B$4".into(),
+                hidden: false,
+            }],
+            ..Workbook::default()
+        };
+        let mut calculator = Calculator::build(&mut workbook).expect("engine");
+        // Row 1 deleted, as the model does it: the name follows.
+        let moved = RowMove::Deleted(vec![1]);
+        moved.apply(&mut workbook.sheets[0].rows, |_| Vec::new());
+        workbook.names[0].refers_to = "S!$B$1:$B$3".into();
+        let edits = [Edited {
+            moved: true,
+            moves: vec![moved],
+            ..Edited::default()
+        }];
+        calculator.recalculate(&mut workbook, &edits).unwrap();
+
+        let told = |expr: &str| Cell::Formula(Box::new(Formula::new(expr, Cell::Empty)));
+        workbook.sheets[0].rows[0].extend([told("SUM(Data)"), told("A1*5")]);
+        let edits = [Edited {
+            cells: vec![(0, 2), (0, 3)],
+            ..Edited::default()
+        }];
+        calculator.recalculate(&mut workbook, &edits).unwrap();
+
+        let row: Vec<_> = workbook.sheets[0].rows[0]
+            .iter()
+            .map(Cell::to_json)
+            .collect();
+        assert_eq!(row[2..], [9.into(), 0.into()] as [serde_json::Value; 2]);
     }
 
     #[test]

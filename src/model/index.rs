@@ -60,6 +60,12 @@ impl NumberIndex {
         }
     }
 
+    /// The memory the entries hold.
+    fn bytes(&self) -> usize {
+        self.numbers.capacity() * size_of::<(u64, u32)>()
+            + self.others.capacity() * size_of::<u32>()
+    }
+
     /// The rows, ascending, whose cell may equal `value` under an `eq`:
     /// those holding that number and those holding something else than a
     /// number. (An empty cell equals only the empty value; a number cell is
@@ -118,13 +124,19 @@ impl Slot {
 }
 
 impl Indexes {
-    /// The most memory a sheet of `rows` rows may give its index: counted
-    /// in the cache's estimate whether or not a filter built it yet, as it
-    /// is built under a read that does not tell the cache.
-    pub(super) fn most_bytes(rows: usize) -> usize {
-        match rows < MIN_INDEXED_ROWS {
+    /// The memory to count for the index of a sheet of `rows` rows, in
+    /// the cache's estimate: what the one built holds (it may have been
+    /// built when the sheet was longer), and at least the most a sheet
+    /// that long may give one, whether or not a filter built it yet (a
+    /// read builds it without telling the cache).
+    pub(super) fn bytes(&self, rows: usize) -> usize {
+        let most = match rows < MIN_INDEXED_ROWS {
             true => 0,
             false => rows * size_of::<(u64, u32)>(),
+        };
+        match &*self.slot() {
+            Slot::Built(index) => index.bytes().max(most),
+            _ => most,
         }
     }
 
@@ -221,11 +233,16 @@ mod tests {
                 _ => vec![Cell::Number(n as f64)],
             })
             .collect();
+        let counted = |indexes: &Indexes| indexes.bytes(rows.len());
+        let indexes = Indexes::default();
+        let unbuilt = counted(&indexes);
         let index = NumberIndex::of(&rows, 0);
-        let held = index.numbers.capacity() * size_of::<(u64, u32)>()
-            + index.others.capacity() * size_of::<u32>();
-        assert!(held <= Indexes::most_bytes(rows.len()), "{held}");
-        assert_eq!(Indexes::most_bytes(MIN_INDEXED_ROWS - 1), 0);
+        assert!(index.bytes() <= unbuilt, "{} > {unbuilt}", index.bytes());
+        assert_eq!(Indexes::default().bytes(MIN_INDEXED_ROWS - 1), 0);
+        // One built is counted as it is once its sheet is shorter.
+        indexes.of_column(&rows, 0);
+        indexes.of_column(&rows, 0).expect("built");
+        assert_eq!(indexes.bytes(10), index.bytes());
     }
 
     #[test]

@@ -76,7 +76,7 @@ impl Workbook {
     /// most its sheets' indexes can take.
     pub fn estimated_bytes(&self) -> usize {
         let indexes: usize = (self.sheets.iter())
-            .map(|sheet| super::index::Indexes::most_bytes(sheet.rows.len()))
+            .map(|sheet| sheet.indexes.bytes(sheet.rows.len()))
             .sum();
         self.cell_slots() * BYTES_PER_CELL + self.carried.part_bytes() + indexes
     }
