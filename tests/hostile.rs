@@ -172,6 +172,35 @@ async fn a_workbook_over_the_cell_budget_is_refused() {
     );
 }
 
+/// A small file can show one long shared string in many cells, each of
+/// which holds a copy once read (Apache POI's `poc-shared-strings.xlsx`:
+/// 110 KB, 50 GB of text): past the budget of text the upload is refused,
+/// and the server goes on serving.
+#[tokio::test]
+async fn a_workbook_whose_cells_hold_too_much_text_is_refused() {
+    // 10,000 cells give the least budget of text, 64 MiB: 2,100 cells of
+    // Excel's longest text pass it.
+    let server = Server::start_with(|config| config.max_cells = 10_000).await;
+    let long = "x".repeat(32_767);
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let sheet = book.add_worksheet();
+    for row in 0..2_100 {
+        sheet.write_string(row, 0, &long).unwrap();
+    }
+    let bytes = book.save_to_buffer().unwrap();
+    assert!(bytes.len() < 100_000, "{}", bytes.len());
+
+    let (status, body) = upload(&server, bytes).await;
+
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("MiB of text"),
+        "{body}"
+    );
+    let (status, _) = server.get("/v1/spreadsheets").await;
+    assert_eq!(status, 200);
+}
+
 /// A workbook as some producers and damaged copies leave it (issue 26):
 /// one cell without a reference (its place comes from the cells before
 /// it), a worksheet entry whose checksum is wrong (only seen after the

@@ -27,6 +27,18 @@ pub fn max_shared_strings(max_cells: usize) -> usize {
 /// See [`max_shared_strings`].
 const MIN_SHARED_STRINGS: usize = 100_000;
 
+/// The most bytes of text (values, cached results and formulas) the cells
+/// of a workbook may hold once read: 32 a cell of the cell budget, but at
+/// least [`MIN_TEXT_BYTES`]. Each cell that shows a shared string holds a
+/// copy of it, so a file of 100 KB can name a string of a megabyte in
+/// fifty thousand cells (Apache POI's `poc-shared-strings.xlsx`): 50 GB.
+pub fn max_text_bytes(max_cells: usize) -> usize {
+    max_cells.saturating_mul(32).max(MIN_TEXT_BYTES)
+}
+
+/// See [`max_text_bytes`].
+const MIN_TEXT_BYTES: usize = 64 << 20;
+
 /// Parses a whole workbook. Any failure means "no readable workbook".
 /// `max_cells` bounds the cell slots the workbook may take in memory: each
 /// row holds its cells up to its last used column, so a row with one cell in
@@ -224,17 +236,16 @@ fn read_grids(bytes: &[u8], max_cells: usize) -> Result<Vec<Grid>, CalamineError
     } else {
         0.0
     };
-    let mut slots = 0;
+    let mut budget = Budget {
+        slots: 0,
+        max_cells,
+        text: 0,
+        max_text: max_text_bytes(max_cells),
+    };
     let mut grids = Vec::new();
     for meta in xlsx.sheets_metadata().to_vec() {
         let cells = if meta.typ == SheetType::WorkSheet {
-            Some(read_cells(
-                &mut xlsx,
-                &meta.name,
-                date_offset,
-                &mut slots,
-                max_cells,
-            )?)
+            Some(read_cells(&mut xlsx, &meta.name, date_offset, &mut budget)?)
         } else {
             None
         };
@@ -275,14 +286,13 @@ fn not_a_package(bytes: &[u8]) -> Option<&'static str> {
 /// The grid of one sheet, rows and columns absolute, formulas with their
 /// cached results (text of no characters included: it is a value in the
 /// file, which a rewrite keeps), read cell by cell (never as one dense range: a sheet
-/// with cells at A1 and XFD1048576 would be 17 billion cells). `slots`
-/// counts the cell slots of the whole workbook against `max_cells`.
+/// with cells at A1 and XFD1048576 would be 17 billion cells), counted
+/// against the whole workbook's `budget`.
 fn read_cells<R: Read + Seek>(
     xlsx: &mut Xlsx<R>,
     sheet: &str,
     date_offset: f64,
-    slots: &mut usize,
-    max_cells: usize,
+    budget: &mut Budget,
 ) -> Result<Cells, CalamineError> {
     let mut reader = xlsx
         .worksheet_cells_reader(sheet)
@@ -293,6 +303,14 @@ fn read_cells<R: Read + Seek>(
         .next_cell_with_formula()
         .map_err(CalamineError::Calamine)?
     {
+        // Counted before the text is copied out of the shared strings.
+        budget.text += text_bytes(&record.value) + record.formula.as_ref().map_or(0, String::len);
+        if budget.text > budget.max_text {
+            return Err(CalamineError::Read(ReadError(format!(
+                "the workbook is too large: its cells hold more than {} MiB of text",
+                budget.max_text >> 20
+            ))));
+        }
         let value = cell_of(&record.value, date_offset);
         let cell = match record.formula {
             Some(expr) if !expr.is_empty() => Cell::Formula(Box::new(Formula::new(expr, value))),
@@ -310,10 +328,11 @@ fn read_cells<R: Read + Seek>(
         let new_rows = (row + 1).saturating_sub(rows.len());
         let width = rows.get(row).map_or(0, Vec::len);
         // A row counts its length, at least 1 (as `Workbook::cell_slots`).
-        *slots += new_rows + (column + 1).saturating_sub(width.max(1));
-        if *slots > max_cells {
+        budget.slots += new_rows + (column + 1).saturating_sub(width.max(1));
+        if budget.slots > budget.max_cells {
             return Err(CalamineError::Read(ReadError(format!(
-                "the workbook is too large: it spans more than {max_cells} cells"
+                "the workbook is too large: it spans more than {} cells",
+                budget.max_cells
             ))));
         }
         if new_rows > 0 {
@@ -326,6 +345,25 @@ fn read_cells<R: Read + Seek>(
         cells[column] = cell;
     }
     Ok(Cells { rows, iso_dates })
+}
+
+/// What the cells read so far take, against the bounds of a workbook.
+struct Budget {
+    /// Cell slots: each row up to its last used column.
+    slots: usize,
+    max_cells: usize,
+    /// Bytes of text: see [`max_text_bytes`].
+    text: usize,
+    max_text: usize,
+}
+
+/// The bytes of text a cell of this value holds once read.
+fn text_bytes(data: &DataRef<'_>) -> usize {
+    match data {
+        DataRef::String(s) | DataRef::DateTimeIso(s) | DataRef::DurationIso(s) => s.len(),
+        DataRef::SharedString(s) => s.len(),
+        _ => 0,
+    }
 }
 
 fn cell_of(data: &DataRef<'_>, date_offset: f64) -> Cell {
@@ -515,6 +553,32 @@ mod tests {
         let error = read_workbook(&bytes, cells - 4).unwrap_err();
         let expected = format!("more than {} shared strings", strings - 1);
         assert!(error.to_string().contains(&expected), "{error}");
+    }
+
+    #[test]
+    fn text_past_the_budget_is_refused_before_it_is_copied() {
+        // One shared string of Excel's longest, in as many cells as take
+        // a little more than the least budget of text.
+        let long = "x".repeat(32_767);
+        let cells = MIN_TEXT_BYTES / long.len() + 2;
+        let mut book = rust_xlsxwriter::Workbook::new();
+        let sheet = book.add_worksheet();
+        for row in 0..cells as u32 {
+            sheet.write(row, 0, &long).unwrap();
+        }
+        let bytes = book.save_to_buffer().unwrap();
+        assert!(bytes.len() < 1 << 20, "{}", bytes.len());
+        let error = read_workbook(&bytes, 10 * cells).unwrap_err();
+        assert!(error.to_string().contains("MiB of text"), "{error}");
+        // Two fewer fit within it.
+        let fewer = cells - 2;
+        let mut book = rust_xlsxwriter::Workbook::new();
+        let sheet = book.add_worksheet();
+        for row in 0..fewer as u32 {
+            sheet.write(row, 0, &long).unwrap();
+        }
+        let workbook = read_workbook(&book.save_to_buffer().unwrap(), 10 * cells).unwrap();
+        assert_eq!(workbook.sheets[0].rows.len(), fewer);
     }
 
     #[test]
