@@ -785,6 +785,37 @@ mod tests {
         Cell::Formula(Box::new(Formula::new(expr, Cell::Number(cached))))
     }
 
+    /// A constant formula as LibreOffice saves a boolean.
+    fn boolean(expr: &str, value: bool) -> Cell {
+        Cell::Formula(Box::new(Formula::new(expr, Cell::Bool(value))))
+    }
+
+    /// A formula written without a result.
+    fn told(expr: &str) -> Cell {
+        Cell::Formula(Box::new(Formula::new(expr, Cell::Empty)))
+    }
+
+    /// Row `row` (1-based) of the first sheet deleted, as the model
+    /// deletes it, by a batch that logged `cells` (numbered as before).
+    fn row_deleted(workbook: &mut Workbook, row: u32, cells: Vec<(u32, u32)>) -> [Edited; 1] {
+        let moved = RowMove::Deleted(vec![row]);
+        moved.apply(&mut workbook.sheets[0].rows, |_| Vec::new());
+        [Edited {
+            cells,
+            moved: true,
+            moves: vec![moved],
+            ..Edited::default()
+        }]
+    }
+
+    /// The first row of the first sheet as the API answers it.
+    fn first_row(workbook: &Workbook) -> Vec<serde_json::Value> {
+        workbook.sheets[0].rows[0]
+            .iter()
+            .map(Cell::to_json)
+            .collect()
+    }
+
     fn freshness(workbook: &Workbook, row: usize, column: usize) -> Freshness {
         match &workbook.sheets[0].rows[row][column] {
             Cell::Formula(formula) => formula.freshness,
@@ -835,12 +866,9 @@ mod tests {
     #[test]
     fn constant_formulas_keep_their_value_and_give_it_to_their_readers() {
         // As LibreOffice saves booleans: `TRUE()` and `FALSE()` formulas.
-        let constant = |expr: &str, value: bool| {
-            Cell::Formula(Box::new(Formula::new(expr, Cell::Bool(value))))
-        };
         let rows = vec![
-            vec![constant("TRUE()", true), formula("IF(A1,1,2)", 1.0)],
-            vec![constant("false()", false), formula("IF(A2,1,2)", 2.0)],
+            vec![boolean("TRUE()", true), formula("IF(A1,1,2)", 1.0)],
+            vec![boolean("false()", false), formula("IF(A2,1,2)", 2.0)],
         ];
         let mut workbook = Workbook {
             sheets: vec![Sheet::new("S", rows)],
@@ -848,7 +876,7 @@ mod tests {
         };
         let mut calculator = Calculator::build(&mut workbook).expect("engine");
         // Row 1's constant becomes the other one; its reader follows.
-        workbook.sheets[0].rows[0][0] = constant("FALSE()", true);
+        workbook.sheets[0].rows[0][0] = boolean("FALSE()", true);
         let edits = [Edited {
             cells: vec![(0, 0)],
             ..Edited::default()
@@ -871,9 +899,11 @@ mod tests {
 
     #[test]
     fn constant_formulas_stay_formulas_to_a_formula_that_tells_them_from_values() {
-        let boolean = Cell::Formula(Box::new(Formula::new("TRUE()", Cell::Bool(true))));
-        let told = |expr: &str| Cell::Formula(Box::new(Formula::new(expr, Cell::Empty)));
-        let rows = vec![vec![boolean, Cell::Number(1.0), Cell::Empty]];
+        let rows = vec![vec![
+            boolean("TRUE()", true),
+            Cell::Number(1.0),
+            Cell::Empty,
+        ]];
         let mut workbook = Workbook {
             sheets: vec![Sheet::new("S", rows)],
             ..Workbook::default()
@@ -909,11 +939,8 @@ mod tests {
     /// the cells are now.
     #[test]
     fn rows_that_move_among_constants_leave_formulas_written_later_right() {
-        let constant = |expr: &str, value: bool| {
-            Cell::Formula(Box::new(Formula::new(expr, Cell::Bool(value))))
-        };
         let rows = (1..=4)
-            .map(|n| vec![constant("TRUE()", true), Cell::Number(f64::from(n))])
+            .map(|n| vec![boolean("TRUE()", true), Cell::Number(f64::from(n))])
             .collect();
         let mut workbook = Workbook {
             sheets: vec![Sheet::new("S", rows)],
@@ -921,34 +948,16 @@ mod tests {
         };
         let mut calculator = Calculator::build(&mut workbook).expect("engine");
         assert!(!calculator.holds);
-        let told = |expr: &str| Cell::Formula(Box::new(Formula::new(expr, Cell::Empty)));
-        let delete_first = |workbook: &mut Workbook| {
-            let moved = RowMove::Deleted(vec![1]);
-            moved.apply(&mut workbook.sheets[0].rows, |_| Vec::new());
-            moved
-        };
         // A constant changed, then the first row deleted.
-        workbook.sheets[0].rows[1][0] = constant("FALSE()", false);
-        let moved = delete_first(&mut workbook);
-        let edits = [Edited {
-            cells: vec![(1, 0)],
-            moved: true,
-            moves: vec![moved],
-            ..Edited::default()
-        }];
+        workbook.sheets[0].rows[1][0] = boolean("FALSE()", false);
+        let edits = row_deleted(&mut workbook, 1, vec![(1, 0)]);
         calculator.recalculate(&mut workbook, &edits).unwrap();
         assert!(!calculator.holds, "constants alone: nothing held");
 
         // A formula written at row 2 (`TRUE()`, 3), then the first row
         // deleted in the same batch: it reads the cells row 1 holds now.
         workbook.sheets[0].rows[1].push(told("IF(A1,B1*10,1)"));
-        let moved = delete_first(&mut workbook);
-        let edits = [Edited {
-            cells: vec![(1, 2)],
-            moved: true,
-            moves: vec![moved],
-            ..Edited::default()
-        }];
+        let edits = row_deleted(&mut workbook, 1, vec![(1, 2)]);
         calculator.recalculate(&mut workbook, &edits).unwrap();
         assert_eq!(
             workbook.sheets[0].rows[0][2].to_json(),
@@ -957,22 +966,11 @@ mod tests {
         assert!(calculator.holds);
 
         // Once the engine holds a formula, rows that move are followed.
-        let moved = RowMove::Deleted(vec![2]);
-        moved.apply(&mut workbook.sheets[0].rows, |_| Vec::new());
         workbook.sheets[0].rows[0][1] = Cell::Number(5.0);
-        let edits = [Edited {
-            cells: vec![(0, 1)],
-            moved: true,
-            moves: vec![moved],
-            ..Edited::default()
-        }];
+        let edits = row_deleted(&mut workbook, 2, vec![(0, 1)]);
         calculator.recalculate(&mut workbook, &edits).unwrap();
-        let row: Vec<_> = workbook.sheets[0].rows[0]
-            .iter()
-            .map(Cell::to_json)
-            .collect();
         assert_eq!(
-            row,
+            first_row(&workbook),
             [true.into(), 5.into(), 50.into()] as [serde_json::Value; 3]
         );
     }
@@ -986,12 +984,11 @@ mod tests {
         // A1 is a constant whose cached value is no boolean: the engine
         // keeps that value.
         let at_a1 = Cell::Formula(Box::new(Formula::new("TRUE()", Cell::Number(1.0))));
-        let constant = Cell::Formula(Box::new(Formula::new("TRUE()", Cell::Bool(true))));
         let rows = vec![
             vec![at_a1, Cell::Number(1.0)],
             vec![Cell::Empty, Cell::Number(2.0)],
-            vec![constant.clone(), Cell::Number(3.0)],
-            vec![constant, Cell::Number(4.0)],
+            vec![boolean("TRUE()", true), Cell::Number(3.0)],
+            vec![boolean("TRUE()", true), Cell::Number(4.0)],
         ];
         let mut workbook = Workbook {
             sheets: vec![Sheet::new("S", rows)],
@@ -1004,18 +1001,11 @@ mod tests {
             ..Workbook::default()
         };
         let mut calculator = Calculator::build(&mut workbook).expect("engine");
-        // Row 1 deleted, as the model does it: the name follows.
-        let moved = RowMove::Deleted(vec![1]);
-        moved.apply(&mut workbook.sheets[0].rows, |_| Vec::new());
+        // Row 1 deleted, and the name moved as the model moves it.
+        let edits = row_deleted(&mut workbook, 1, Vec::new());
         workbook.names[0].refers_to = "S!$B$1:$B$3".into();
-        let edits = [Edited {
-            moved: true,
-            moves: vec![moved],
-            ..Edited::default()
-        }];
         calculator.recalculate(&mut workbook, &edits).unwrap();
 
-        let told = |expr: &str| Cell::Formula(Box::new(Formula::new(expr, Cell::Empty)));
         workbook.sheets[0].rows[0].extend([told("SUM(Data)"), told("A1*5")]);
         let edits = [Edited {
             cells: vec![(0, 2), (0, 3)],
@@ -1023,11 +1013,10 @@ mod tests {
         }];
         calculator.recalculate(&mut workbook, &edits).unwrap();
 
-        let row: Vec<_> = workbook.sheets[0].rows[0]
-            .iter()
-            .map(Cell::to_json)
-            .collect();
-        assert_eq!(row[2..], [9.into(), 0.into()] as [serde_json::Value; 2]);
+        assert_eq!(
+            first_row(&workbook)[2..],
+            [9.into(), 0.into()] as [serde_json::Value; 2]
+        );
     }
 
     #[test]
