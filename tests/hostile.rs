@@ -331,3 +331,56 @@ async fn a_workbook_with_cells_calamine_refuses_is_served() {
         ])
     );
 }
+
+/// The formula engine's parser recurses at each level of a formula: 1,000
+/// parentheses (2 KB of text) overflowed the thread's stack, which ends
+/// the process. Past 128 levels a formula written is refused, and one in
+/// the file keeps the result the file has.
+#[tokio::test]
+async fn formulas_nested_past_what_the_engine_reads_never_stop_the_server() {
+    let server = Server::start().await;
+    let deep = format!("{}1{}", "(".repeat(1000), ")".repeat(1000));
+    let signs = format!("{}1", "-".repeat(1001));
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let sheet = book.add_worksheet().set_name("S").unwrap();
+    sheet.write(0, 0, "name").unwrap();
+    sheet.write(0, 1, "value").unwrap();
+    sheet.write(1, 0, "deep").unwrap();
+    let cached = rust_xlsxwriter::Formula::new(format!("={deep}")).set_result("1");
+    sheet.write_formula(1, 1, cached).unwrap();
+    sheet.write(2, 0, "signs").unwrap();
+    let cached = rust_xlsxwriter::Formula::new(format!("={signs}")).set_result("-1");
+    sheet.write_formula(2, 1, cached).unwrap();
+    book.save(server.file(ID)).unwrap();
+
+    // A write builds the engine, which is given neither formula.
+    let (status, body) = server
+        .post(
+            &rows_path("S"),
+            json!({"data": [{"name": "new", "value": 2}]}),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, rows) = server.get(&rows_path("S")).await;
+    assert_eq!(status, 200, "{rows}");
+    let values: Vec<_> = (rows["data"].as_array().unwrap().iter())
+        .map(|row| row["value"].clone())
+        .collect();
+    assert_eq!(values, [json!(1), json!(-1), json!(2)]);
+
+    for formula in [deep, signs] {
+        let (status, body) = server
+            .post(
+                &rows_path("S"),
+                json!({"data": [{"name": "x", "value": {"formula": format!("={formula}")}}]}),
+            )
+            .await;
+        assert_eq!(status, 400, "{body}");
+        assert!(
+            body["error"].as_str().unwrap().contains("levels deep"),
+            "{body}"
+        );
+    }
+    let (status, _) = server.get(&rows_path("S")).await;
+    assert_eq!(status, 200);
+}

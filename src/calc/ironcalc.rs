@@ -16,7 +16,7 @@ use ironcalc_base::types::{CellType, DefinedName, Table, TableColumn, TableStyle
 
 use super::{At, Computed, Engine, Input};
 use crate::model::Workbook;
-use crate::model::formula::{cell_name, rows_bounded};
+use crate::model::formula::{MAX_NESTING, cell_name, nesting, rows_bounded};
 use crate::model::layout::Range;
 
 pub struct IronCalc {
@@ -74,9 +74,12 @@ impl IronCalc {
         let mut model = Model::from_workbook(book, "en").ok()?;
         let names_sheet = workbook.sheets.len() as u32;
         for (row, formula) in (1..).zip(computed) {
-            // A formula IronCalc refuses leaves the cell empty: the names'
-            // readers then disagree with the file and are kept.
-            let _ = model.update_cell_with_formula(names_sheet, row, 1, format!("={formula}"));
+            // A formula IronCalc refuses (or is not given: too deep to
+            // parse) leaves the cell empty: the names' readers then
+            // disagree with the file and are kept.
+            if nesting(&formula) <= MAX_NESTING {
+                let _ = model.update_cell_with_formula(names_sheet, row, 1, format!("={formula}"));
+            }
         }
         Some(IronCalc { model, last_row })
     }
@@ -175,6 +178,12 @@ impl Engine for IronCalc {
             Input::Bool(b) => model.update_cell_with_bool(sheet, row, column, b),
             // Errors have no typed setter: typed in, `#N/A` is the error.
             Input::Error(error) => model.set_user_input(sheet, row, column, error.to_owned()),
+            // Too deep for IronCalc to parse without overflowing the
+            // stack: an error, so the file's result is kept (or, with none,
+            // the formula is stale).
+            Input::Formula(expr) if nesting(expr) > MAX_NESTING => {
+                model.set_user_input(sheet, row, column, "#N/A".to_owned())
+            }
             Input::Formula(expr) => model.update_cell_with_formula(
                 sheet,
                 row,
@@ -299,6 +308,12 @@ impl FormulaParser {
     /// text left over after a whole expression (`1 2`) is found: the
     /// parser stops at the end of an expression.
     pub fn problem(&mut self, expr: &str) -> Option<String> {
+        if nesting(expr) > MAX_NESTING {
+            return Some(format!(
+                "nests more than {MAX_NESTING} levels deep (parentheses, braces and signs), \
+                 more than the engine reads"
+            ));
+        }
         if let Some(at) = unopened_parenthesis(expr) {
             return Some(format!(
                 "cannot be parsed at character {at}: a ) closes no ("

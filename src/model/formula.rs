@@ -462,6 +462,57 @@ impl Area {
     }
 }
 
+/// The deepest nesting a formula may have for the formula engine to be
+/// given it ([`nesting`]). IronCalc's parser and evaluator recurse at each
+/// level, a few kilobytes of stack each: a formula of 1,000 parentheses
+/// (2 KB of text) overflowed a thread's stack, which ends the process.
+/// Excel allows 64 levels of nested functions.
+pub const MAX_NESTING: usize = 128;
+
+/// How deep `formula` nests, as a parser that recurses into it goes: one
+/// level for each parenthesis, brace or bracket open around a point, and
+/// one for each sign before it that is no operator between two operands
+/// (`-(-1)`), counted until the parenthesis around it closes.
+pub fn nesting(formula: &str) -> usize {
+    let mut levels = 0usize;
+    let mut opened: Vec<usize> = Vec::new();
+    let mut deepest = 0;
+    // Whether the last token ends an operand: a sign after it is binary.
+    let mut after_operand = false;
+    for token in tokens(formula) {
+        let text = &formula[token.start..token.end];
+        match (token.kind, text) {
+            (Kind::Other, "(" | "{") => {
+                opened.push(levels);
+                levels += 1;
+                after_operand = false;
+            }
+            (Kind::Other, ")" | "}") => {
+                levels = opened.pop().unwrap_or(0);
+                after_operand = true;
+            }
+            (Kind::Other, "+" | "-") if !after_operand => levels += 1,
+            (Kind::Other, "%") => after_operand = true,
+            (Kind::Other, t) if t.trim().is_empty() => {}
+            (Kind::Other, _) => after_operand = false,
+            (Kind::Bracket, _) => {
+                let brackets = text
+                    .chars()
+                    .fold((0usize, 0usize), |(open, most), c| match c {
+                        '[' => (open + 1, most.max(open + 1)),
+                        ']' => (open.saturating_sub(1), most),
+                        _ => (open, most),
+                    });
+                deepest = deepest.max(levels + brackets.1);
+                after_operand = true;
+            }
+            _ => after_operand = true,
+        }
+        deepest = deepest.max(levels);
+    }
+    deepest
+}
+
 /// The cells `formula` may read, as its text tells: each reference's area
 /// (none for another workbook's or an error), or `Anything` when one of
 /// them depends on more than the text (see [`References::Anything`]).
@@ -1043,6 +1094,28 @@ fn error_len(text: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nesting_counts_what_a_parser_recurses_into() {
+        let cases = [
+            ("A1+B1-C1", 0),
+            ("-A1", 1),
+            ("SUM(A1,-B1)*-2", 2),
+            ("((1))", 2),
+            ("-(-(-1))", 5),
+            ("IF(A1>0,SUM(B1:B9),{1,2})", 2),
+            ("Table1[[#This Row],[Price]]*2", 2),
+            ("\"((((\"&'((('!A1", 0),
+            ("(1)+(1)+(1)", 1),
+            ("5%-1", 0),
+        ];
+        for (formula, expected) in cases {
+            assert_eq!(nesting(formula), expected, "{formula}");
+        }
+        let deep = format!("{}1{}", "(".repeat(1000), ")".repeat(1000));
+        assert_eq!(nesting(&deep), 1000);
+        assert_eq!(nesting(&"-".repeat(1_000_000)), 1_000_000);
+    }
 
     #[test]
     fn rows_bounded_cuts_whole_columns_and_long_ranges() {
