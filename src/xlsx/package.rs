@@ -20,6 +20,7 @@ use super::carry::{
     self, SheetCapture, WorkbookCapture, carries_sheet_element, carries_workbook_element,
 };
 use super::opc::{ContentTypes, MainParts, part_name, relationships};
+use super::read::TEXT_BYTES_PER_CELL;
 use super::rich::{RunReader, SharedStrings, rich_shared_strings, value_spelling};
 use super::styles::{Palette, Styles, parse_styles, read_color};
 use super::xml::{
@@ -38,6 +39,12 @@ use crate::model::workbook::{DefinedName, DocumentProperties, MAX_COLUMNS, MAX_R
 
 /// The most bytes the parts of one package may unpack to.
 pub const MAX_UNPACKED_BYTES: u64 = 1 << 30;
+
+/// The most bytes of sheet XML a workbook may carry beyond the model
+/// (conditional formats, validations, extensions…): a write copies them
+/// a few times over, and nine million conditional formats (3.5 MB zipped)
+/// asked for gigabytes.
+pub const MAX_CARRIED_BYTES: usize = 128 << 20;
 /// The most parts one package may have.
 const MAX_PARTS: usize = 10_000;
 
@@ -292,26 +299,40 @@ pub fn check_size<R: Read + Seek>(reader: R, max_strings: usize) -> Result<(), R
         let Ok(entry) = archive.by_index(i) else {
             continue;
         };
-        let strings = entry
+        let name = entry
             .name()
-            .is_ok_and(|name| name.to_ascii_lowercase().ends_with("sharedstrings.xml"));
+            .map(|n| n.to_ascii_lowercase())
+            .unwrap_or_default();
+        let counter = if name.ends_with("sharedstrings.xml") {
+            Some(ElementCounter::new(Some(b"si"), max_strings))
+        } else if name.ends_with("styles.xml") {
+            Some(ElementCounter::new(None, MAX_STYLE_ELEMENTS))
+        } else {
+            None
+        };
         // Never read more than the budget left, whatever the headers say.
         let mut part = CountingReader {
             inner: entry.take(MAX_UNPACKED_BYTES - unpacked + 1),
             count: 0,
         };
-        let read = if strings {
-            let mut counter = StringCounter::new(max_strings);
-            let read = std::io::copy(&mut part, &mut counter);
-            if counter.over() {
-                return Err(ReadError(format!(
-                    "the workbook holds more than {max_strings} shared strings, \
-                     the most this server parses"
-                )));
+        let read = match counter {
+            Some(mut counter) => {
+                let read = std::io::copy(&mut part, &mut counter);
+                if counter.over() {
+                    return Err(ReadError(match counter.only {
+                        Some(_) => format!(
+                            "the workbook holds more than {max_strings} shared strings, \
+                             the most this server parses"
+                        ),
+                        None => format!(
+                            "the workbook's styles hold more than {MAX_STYLE_ELEMENTS} \
+                             elements, the most this server parses"
+                        ),
+                    }));
+                }
+                read
             }
-            read
-        } else {
-            std::io::copy(&mut part, &mut std::io::sink())
+            None => std::io::copy(&mut part, &mut std::io::sink()),
         };
         // An entry that does not inflate is counted as far as it does: the
         // parsers that need it fail on it, the others never read it. One
@@ -334,10 +355,17 @@ fn lies_about_its_size(error: &std::io::Error) -> bool {
     error.to_string().contains("larger than its declared")
 }
 
-/// Counts the `<si>` elements (the shared strings) of the XML written
-/// through it, with or without a namespace prefix, and fails the write once
-/// there are more than its limit.
-struct StringCounter {
+/// The most elements a styles part may hold: sheetd keeps at most
+/// [`super::styles::MAX_ENTRIES`] of each kind, but calamine reads every
+/// `<xf>` first (180 million of them, 1.3 MB zipped, asked it for 10 GB).
+const MAX_STYLE_ELEMENTS: usize = 2_000_000;
+
+/// Counts the elements of the XML written through it (those named `only`,
+/// with or without a namespace prefix, such as the shared strings' `<si>`,
+/// or else every one), and fails the write once there are more than its
+/// limit.
+struct ElementCounter {
+    only: Option<&'static [u8]>,
     count: usize,
     limit: usize,
     /// The name of the start tag being read (a tag split between writes
@@ -349,9 +377,10 @@ struct StringCounter {
 /// Longer element names are not `si` and need not be kept.
 const MAX_NAME: usize = 32;
 
-impl StringCounter {
-    fn new(limit: usize) -> StringCounter {
-        StringCounter {
+impl ElementCounter {
+    fn new(only: Option<&'static [u8]>, limit: usize) -> ElementCounter {
+        ElementCounter {
+            only,
             count: 0,
             limit,
             name: [0; MAX_NAME],
@@ -364,29 +393,42 @@ impl StringCounter {
     }
 }
 
-impl std::io::Write for StringCounter {
+impl std::io::Write for ElementCounter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         for &byte in buf {
             match (self.name_len, byte) {
                 (_, b'<') => self.name_len = Some(0),
+                // `</…>`, `<?…>` and `<!…>` open no element.
+                (Some(0), b'/' | b'?' | b'!') => self.name_len = None,
                 (Some(len), b'>' | b'/' | b' ' | b'\t' | b'\r' | b'\n') => {
-                    // `<si>`, `<si …>`, `<x:si>`; `</si>` ends with no name.
+                    // `<si>`, `<si …>`, `<x:si>`.
                     let name = &self.name[..len];
-                    if name == b"si" || name.ends_with(b":si") {
-                        self.count += 1;
-                    }
+                    let counted = match self.only {
+                        Some(only) => {
+                            name == only
+                                || (name.ends_with(only)
+                                    && name.len() > only.len()
+                                    && name[name.len() - only.len() - 1] == b':')
+                        }
+                        None => len > 0,
+                    };
+                    self.count += usize::from(counted);
                     self.name_len = None;
                 }
                 (Some(len), _) if len < MAX_NAME => {
                     self.name[len] = byte;
                     self.name_len = Some(len + 1);
                 }
-                (Some(_), _) => self.name_len = None,
+                // A longer name is none of `only`'s; it is an element.
+                (Some(_), _) => {
+                    self.count += usize::from(self.only.is_none());
+                    self.name_len = None;
+                }
                 (None, _) => {}
             }
         }
         if self.over() {
-            return Err(std::io::Error::other("too many shared strings"));
+            return Err(std::io::Error::other("too many elements"));
         }
         Ok(buf.len())
     }
@@ -416,9 +458,23 @@ struct Budget {
     unpacked: u64,
     /// Formatted cells and row settings left to keep.
     cells: usize,
+    /// Bytes of sheet XML carried so far: at most [`MAX_CARRIED_BYTES`].
+    carried: usize,
 }
 
 impl Budget {
+    fn carry(&mut self, bytes: usize) -> Result<(), ReadError> {
+        self.carried += bytes;
+        if self.carried > MAX_CARRIED_BYTES {
+            return Err(ReadError(format!(
+                "the workbook is too large: its sheets carry more than {} MiB of XML \
+                 beyond their cells",
+                MAX_CARRIED_BYTES >> 20
+            )));
+        }
+        Ok(())
+    }
+
     fn spend(&mut self, cells: usize) -> Result<(), ReadError> {
         self.cells = self.cells.checked_sub(cells).ok_or_else(|| {
             ReadError("the workbook is too large: it formats too many cells".into())
@@ -477,6 +533,7 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
         in_shared: None,
         row_formatted: false,
         formatted_columns: Vec::new(),
+        columns_set: 0,
     };
     let mut reader = Reader::from_reader(xml);
     let mut buf = Vec::new();
@@ -486,6 +543,7 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
         let event = reader.read_event_into(&mut buf).map_err(xml_error)?;
         let wanted = |name: &str, empty| name == "cols" || carries_sheet_element(name, empty);
         if let Some(element) = copier.push(&event, depth, wanted)? {
+            scan.budget.carry(element.xml.len())?;
             scan.sheet.keep(element);
         }
         if let Some(inline) = &mut scan.inline {
@@ -565,7 +623,15 @@ struct SheetScan<'a> {
     /// Whether each column has a format of its own (`<cols>` comes
     /// before the cells).
     formatted_columns: Vec<bool>,
+    /// The columns the `<col>` runs kept so far set, each of which the
+    /// writer sets on its own: at most [`MAX_COLUMNS_SET`].
+    columns_set: usize,
 }
+
+/// The most columns a sheet's `<col>` runs may set, counted run by run: a
+/// sheet has 16,384 columns, and a run sets each at most once. 14 million
+/// runs of every column (2.6 MB zipped) kept the writer busy for minutes.
+const MAX_COLUMNS_SET: usize = 4 * MAX_COLUMNS;
 
 /// What the current cell's text is.
 #[derive(Clone, PartialEq)]
@@ -669,13 +735,14 @@ impl SheetScan<'_> {
         match element.local_name().as_ref() {
             "row" => self.row(element)?,
             "c" => self.cell(element)?,
-            "col" => self.column(element),
+            "col" => self.column(element)?,
             "mergeCell" => {
                 if let Some(range) = attr(element, "ref").and_then(|r| range_ref(&r)) {
+                    self.budget.spend(1)?;
                     self.sheet.layout.merges.push(range);
                 }
             }
-            "hyperlink" => self.hyperlink(element),
+            "hyperlink" => self.hyperlink(element)?,
             "autoFilter" => {
                 self.sheet.layout.autofilter = attr(element, "ref").and_then(|r| range_ref(&r))
             }
@@ -755,10 +822,10 @@ impl SheetScan<'_> {
             return Ok(());
         }
         if let Some(first) = self.shared.get(&si).filter(|first| !first.at_corner) {
-            self.budget.spend(1)?;
             let rows = i64::from(self.row) - i64::from(first.row);
             let columns = i64::from(column) - i64::from(first.column);
             let formula = shifted(&first.text, rows, columns);
+            self.budget.spend(1 + formula.len() / TEXT_BYTES_PER_CELL)?;
             self.sheet.shared_formulas.push((self.row, column, formula));
         }
         Ok(())
@@ -866,13 +933,13 @@ impl SheetScan<'_> {
     }
 
     /// A `<col>`: the settings of a run of columns.
-    fn column(&mut self, element: &BytesStart<'_>) {
+    fn column(&mut self, element: &BytesStart<'_>) -> Result<(), ReadError> {
         let (Some(first), Some(last)) = (index(element, "min"), index(element, "max")) else {
-            return;
+            return Ok(());
         };
         let last = last.min(MAX_COLUMNS as u32);
         if first == 0 || first > last {
-            return;
+            return Ok(());
         }
         let props = ColumnProps {
             first: (first - 1) as u16,
@@ -892,14 +959,24 @@ impl SheetScan<'_> {
             self.formatted_columns[first..=last].fill(true);
         }
         if props.width.is_some() || props.hidden || props.format != 0 || props.outline_level > 0 {
+            self.columns_set += (last - first + 1) as usize;
+            if self.columns_set > MAX_COLUMNS_SET {
+                return Err(ReadError(format!(
+                    "the workbook is too large: a sheet sets the width or format of more \
+                     than {MAX_COLUMNS_SET} columns, in runs that overlap"
+                )));
+            }
             self.sheet.layout.columns.push(props);
         }
+        Ok(())
     }
 
-    fn hyperlink(&mut self, element: &BytesStart<'_>) {
+    fn hyperlink(&mut self, element: &BytesStart<'_>) -> Result<(), ReadError> {
         let Some(at) = attr(element, "ref").and_then(|r| range_ref(&r)) else {
-            return;
+            return Ok(());
         };
+        // A link, kept with its texts, takes as much as a few cells.
+        self.budget.spend(4)?;
         let location = attr(element, "location").unwrap_or_default();
         // Kept as the file wrote them: those the model has no field for,
         // without a prefix (a prefixed one, such as a revision id, needs a
@@ -915,6 +992,7 @@ impl SheetScan<'_> {
             attributes,
         };
         self.sheet.links.push((link, attr(element, "id")));
+        Ok(())
     }
 
     /// A `<pane>`: frozen rows and columns.
@@ -1273,16 +1351,16 @@ mod tests {
         use std::io::Write;
         let xml = br#"<sst count="9"><si><t>a</t></si><x:si><x:t>b</x:t></x:si><si
             ><r><t>c</t></r></si><sic/><si/><x:sic>d</x:sic></sst>"#;
-        let mut whole = StringCounter::new(100);
+        let mut whole = ElementCounter::new(Some(b"si"), 100);
         whole.write_all(xml).unwrap();
         // `<sic/>` is not a string, nor is a closing tag; the empty `<si/>` is.
         assert_eq!(whole.count, 4);
-        let mut bytewise = StringCounter::new(100);
+        let mut bytewise = ElementCounter::new(Some(b"si"), 100);
         for byte in xml {
             bytewise.write_all(std::slice::from_ref(byte)).unwrap();
         }
         assert_eq!(bytewise.count, 4);
-        let mut small = StringCounter::new(3);
+        let mut small = ElementCounter::new(Some(b"si"), 3);
         assert!(small.write_all(xml).is_err() && small.over());
     }
 
@@ -1508,6 +1586,78 @@ mod tests {
             scan_sheet(&xml[..], &mut budget),
             Err(ReadError(_))
         ));
+    }
+
+    /// What a sheet holds besides its cells counts against the budget too:
+    /// each merge and each hyperlink (four cells); the columns `<col>`
+    /// runs set and the XML carried are bounded. A few megabytes zipped of
+    /// any of them asked for gigabytes or minutes.
+    #[test]
+    fn merges_links_columns_and_carried_elements_count_against_the_budget() {
+        let sheet = |inside: &str, after: &str| {
+            format!("<worksheet>{inside}<sheetData/>{after}</worksheet>")
+        };
+        let many = |element: &str| element.repeat(101);
+        let cases = [
+            sheet(
+                "",
+                &format!(
+                    "<mergeCells>{}</mergeCells>",
+                    many(r#"<mergeCell ref="A1:B2"/>"#)
+                ),
+            ),
+            sheet(
+                "",
+                &format!(
+                    "<hyperlinks>{}</hyperlinks>",
+                    many(r#"<hyperlink ref="A1"/>"#)
+                ),
+            ),
+        ];
+        for xml in cases {
+            let mut budget = Budget {
+                cells: 100,
+                ..Budget::default()
+            };
+            let scanned = scan_sheet(xml.as_bytes(), &mut budget);
+            assert!(scanned.is_err(), "{xml:.80}");
+            let mut budget = Budget {
+                cells: 1000,
+                ..Budget::default()
+            };
+            assert!(scan_sheet(xml.as_bytes(), &mut budget).is_ok(), "{xml:.80}");
+        }
+        let columns = |runs: usize| {
+            let run = r#"<col min="1" max="16384" width="5" customWidth="1"/>"#;
+            let xml = sheet(&format!("<cols>{}</cols>", run.repeat(runs)), "");
+            let mut budget = Budget {
+                cells: 1000,
+                ..Budget::default()
+            };
+            scan_sheet(xml.as_bytes(), &mut budget).map(|_| ())
+        };
+        assert!(columns(4).is_ok());
+        assert!(columns(5).is_err());
+        let mut budget = Budget::default();
+        let mut carried = || {
+            let rule = r#"<conditionalFormatting sqref="A1"><cfRule type="expression" priority="1"><formula>1</formula></cfRule></conditionalFormatting>"#;
+            let xml = sheet("", &rule.repeat(MAX_CARRIED_BYTES / rule.len() / 2 + 1));
+            scan_sheet(xml.as_bytes(), &mut budget).map(|_| ())
+        };
+        assert!(carried().is_ok());
+        assert!(carried().is_err(), "two sheets carry it all");
+    }
+
+    #[test]
+    fn every_element_of_a_styles_part_is_counted() {
+        use std::io::Write;
+        let xml = br#"<?xml version="1.0"?><styleSheet><cellXfs count="2"><xf/><xf
+            numFmtId="1"><alignment/></xf></cellXfs></styleSheet>"#;
+        let mut all = ElementCounter::new(None, 100);
+        all.write_all(xml).unwrap();
+        assert_eq!(all.count, 5);
+        let mut small = ElementCounter::new(None, 4);
+        assert!(small.write_all(xml).is_err() && small.over());
     }
 
     #[test]

@@ -27,13 +27,18 @@ pub fn max_shared_strings(max_cells: usize) -> usize {
 /// See [`max_shared_strings`].
 const MIN_SHARED_STRINGS: usize = 100_000;
 
+/// The bytes of text that count as one cell against the cell budget.
+pub(super) const TEXT_BYTES_PER_CELL: usize = 32;
+
 /// The most bytes of text (values, cached results and formulas) the cells
-/// of a workbook may hold once read: 32 a cell of the cell budget, but at
-/// least [`MIN_TEXT_BYTES`]. Each cell that shows a shared string holds a
+/// of a workbook may hold once read: [`TEXT_BYTES_PER_CELL`] a cell of the
+/// cell budget, but at least [`MIN_TEXT_BYTES`]. Each cell that shows a shared string holds a
 /// copy of it, so a file of 100 KB can name a string of a megabyte in
 /// fifty thousand cells (Apache POI's `poc-shared-strings.xlsx`): 50 GB.
 pub fn max_text_bytes(max_cells: usize) -> usize {
-    max_cells.saturating_mul(32).max(MIN_TEXT_BYTES)
+    max_cells
+        .saturating_mul(TEXT_BYTES_PER_CELL)
+        .max(MIN_TEXT_BYTES)
 }
 
 /// See [`max_text_bytes`].
