@@ -423,8 +423,7 @@ impl Calculator {
     /// not, no computed formula was written either, wherever the moves put
     /// it, and nothing the engine holds matters to a result.
     fn holds_any_after(&self, workbook: &Workbook, edits: &[Edited]) -> bool {
-        let edits: Vec<&Edited> = edits.iter().collect();
-        self.holds || workbook.logged_any(&edits, |cell| computes(cell, self.constants).is_some())
+        self.holds || workbook.logged_any(edits, |cell| computes(cell, self.constants).is_some())
     }
 
     /// The estimated memory the engine takes, for the cache's bound.

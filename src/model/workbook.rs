@@ -163,10 +163,10 @@ impl Workbook {
     /// see [`Workbook::logged_any`]). Moving rows makes no formula name
     /// rows that named none.
     pub fn formulas_after_edits(&self, before: Formulas) -> Formulas {
-        let edits: Vec<&Edited> = self.sheets.iter().map(|sheet| &sheet.edited).collect();
+        let edits = || self.sheets.iter().map(|sheet| &sheet.edited);
         Formulas {
-            any: before.any || self.logged_any(&edits, |cell| matches!(cell, Cell::Formula(_))),
-            naming_rows: before.naming_rows || self.logged_any(&edits, Formulas::names_rows),
+            any: before.any || self.logged_any(edits(), |cell| matches!(cell, Cell::Formula(_))),
+            naming_rows: before.naming_rows || self.logged_any(edits(), Formulas::names_rows),
         }
     }
 
@@ -176,7 +176,11 @@ impl Workbook {
     /// wherever the moves after each point may have put it, or, when that
     /// would take longer than a look at every row, the whole sheet is
     /// looked through.
-    pub fn logged_any(&self, edits: &[&Edited], is: impl Fn(&Cell) -> bool) -> bool {
+    pub fn logged_any<'a>(
+        &self,
+        edits: impl IntoIterator<Item = &'a Edited>,
+        is: impl Fn(&Cell) -> bool,
+    ) -> bool {
         self.sheets.iter().zip(edits).any(|(sheet, edited)| {
             let (cells, moves) = (&edited.cells, &edited.moves);
             let looks = cells.len().saturating_mul(moves.len() * (moves.len() + 1));

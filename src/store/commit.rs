@@ -282,7 +282,7 @@ impl Store {
         // request has seen, so of several edits sent with the same
         // `If-Match` only the first goes on.
         let mut current = Current::File(version);
-        workbook.row_formulas_absent = !(has_formulas && formulas.naming_rows);
+        workbook.row_formulas_absent = !formulas.naming_rows;
         let changes: Vec<bool> = batch
             .iter_mut()
             .map(|edit| {
