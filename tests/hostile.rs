@@ -281,11 +281,28 @@ async fn a_workbook_with_damaged_entries_calamine_reads_is_served() {
     assert!(detail.contains("docProps/thumbnail.wmf"), "{body}");
 }
 
+/// `original` packed again, each part's text as `edit` makes it from its
+/// name and text.
+fn repacked(original: Vec<u8>, edit: impl Fn(&str, String) -> String) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(original)).unwrap();
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..archive.len() {
+        let mut part = archive.by_index(i).unwrap();
+        let name = part.name().unwrap().into_owned();
+        let mut xml = String::new();
+        part.read_to_string(&mut xml).unwrap();
+        out.start_file(&name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        out.write_all(edit(&name, xml).as_bytes()).unwrap();
+    }
+    out.finish().unwrap().into_inner()
+}
+
 /// A workbook calamine refuses but spreadsheet apps open (issue 26): a
 /// cell reference without a row (`r="B"`) and a shared string index past
 /// the table.
 fn misreferenced_workbook() -> Vec<u8> {
-    use std::io::{Read, Write};
     let mut book = rust_xlsxwriter::Workbook::new();
     let sheet = book.add_worksheet().set_name("People").unwrap();
     for (row, values) in [["name", "city"], ["Alice", "Berlin"], ["Bob", "Paris"]]
@@ -296,24 +313,14 @@ fn misreferenced_workbook() -> Vec<u8> {
             sheet.write(row as u32, column as u16, *value).unwrap();
         }
     }
-    let original = book.save_to_buffer().unwrap();
-    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(original)).unwrap();
-    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    for i in 0..archive.len() {
-        let mut part = archive.by_index(i).unwrap();
-        let name = part.name().unwrap().into_owned();
-        let mut xml = String::new();
-        part.read_to_string(&mut xml).unwrap();
-        if name == "xl/worksheets/sheet1.xml" {
-            // "Berlin" is string 3, "Paris" string 5 of 6.
-            xml = xml.replacen(r#"<c r="B2""#, r#"<c r="B""#, 1);
-            xml = xml.replacen("<v>5</v>", "<v>99</v>", 1);
+    repacked(book.save_to_buffer().unwrap(), |name, xml| match name {
+        // "Berlin" is string 3, "Paris" string 5 of 6.
+        "xl/worksheets/sheet1.xml" => {
+            xml.replacen(r#"<c r="B2""#, r#"<c r="B""#, 1)
+                .replacen("<v>5</v>", "<v>99</v>", 1)
         }
-        out.start_file(name, zip::write::SimpleFileOptions::default())
-            .unwrap();
-        out.write_all(xml.as_bytes()).unwrap();
-    }
-    out.finish().unwrap().into_inner()
+        _ => xml,
+    })
 }
 
 #[tokio::test]
@@ -383,4 +390,54 @@ async fn formulas_nested_past_what_the_engine_reads_never_stop_the_server() {
     }
     let (status, _) = server.get(&rows_path("S")).await;
     assert_eq!(status, 200);
+}
+
+/// A sheet whose column runs set the width of 81,920 columns, in five runs
+/// over the whole row (a few hundred bytes of XML): past the 65,536 sheetd
+/// reads, the file is refused, uploaded (400, nothing stored) or dropped
+/// in (500 for it alone, the file left as it was).
+#[tokio::test]
+async fn a_sheet_whose_column_runs_overlap_past_the_bound_is_refused() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let sheet = book.add_worksheet().set_name("People").unwrap();
+    sheet.write(0, 0, "name").unwrap();
+    sheet.write(1, 0, "Alice").unwrap();
+    let bytes = repacked(book.save_to_buffer().unwrap(), |name, xml| match name {
+        "xl/worksheets/sheet1.xml" => xml.replacen(
+            "<sheetData>",
+            &format!(
+                "<cols>{}</cols><sheetData>",
+                r#"<col min="1" max="16384" width="9" customWidth="1"/>"#.repeat(5)
+            ),
+            1,
+        ),
+        _ => xml,
+    });
+
+    let (status, body) = upload(&server, bytes.clone()).await;
+    assert_eq!(status, 400, "{body}");
+    let error = body["error"].as_str().unwrap();
+    assert!(error.contains("more than 65536 columns"), "{body}");
+    assert_eq!(server.stored_files().len(), 1, "nothing stored");
+
+    let id = "0b1e3a5c-0000-4000-8000-0000000000df";
+    std::fs::write(server.file(id), &bytes).unwrap();
+    let (status, body) = server.get(&format!("/v1/data/{id}/People")).await;
+    assert_eq!(status, 500, "{body}");
+    let (status, body) = server
+        .post(
+            &format!("/v1/data/{id}/People"),
+            json!({"data": [{"name": "Bob"}]}),
+        )
+        .await;
+    assert_eq!(status, 500, "{body}");
+    assert_eq!(
+        std::fs::read(server.file(id)).unwrap(),
+        bytes,
+        "left as it was"
+    );
+    let (status, _) = server.get(&rows_path("People")).await;
+    assert_eq!(status, 200, "the other spreadsheet still works");
 }
