@@ -340,14 +340,17 @@ async fn a_workbook_with_cells_calamine_refuses_is_served() {
 }
 
 /// The formula engine's parser recurses at each level of a formula: 1,000
-/// parentheses (2 KB of text) overflowed the thread's stack, which ends
-/// the process. Past 128 levels a formula written is refused, and one in
-/// the file keeps the result the file has.
+/// parentheses (2 KB of text), or a chain of 1,200 terms (`1+1+…`, 2.4 KB,
+/// a tree as deep as it is long), overflowed the thread's stack, which
+/// ends the process. Past 128 levels a formula written is refused, and one
+/// in the file keeps the result the file has.
 #[tokio::test]
 async fn formulas_nested_past_what_the_engine_reads_never_stop_the_server() {
     let server = Server::start().await;
     let deep = format!("{}1{}", "(".repeat(1000), ")".repeat(1000));
     let signs = format!("{}1", "-".repeat(1001));
+    // 2.4 KB: a chain is read into a tree as deep as it is long.
+    let chain = format!("1{}", "+1".repeat(1199));
     let mut book = rust_xlsxwriter::Workbook::new();
     let sheet = book.add_worksheet().set_name("S").unwrap();
     sheet.write(0, 0, "name").unwrap();
@@ -358,9 +361,12 @@ async fn formulas_nested_past_what_the_engine_reads_never_stop_the_server() {
     sheet.write(2, 0, "signs").unwrap();
     let cached = rust_xlsxwriter::Formula::new(format!("={signs}")).set_result("-1");
     sheet.write_formula(2, 1, cached).unwrap();
+    sheet.write(3, 0, "chain").unwrap();
+    let cached = rust_xlsxwriter::Formula::new(format!("={chain}")).set_result("1200");
+    sheet.write_formula(3, 1, cached).unwrap();
     book.save(server.file(ID)).unwrap();
 
-    // A write builds the engine, which is given neither formula.
+    // A write builds the engine, which is given none of the formulas.
     let (status, body) = server
         .post(
             &rows_path("S"),
@@ -373,9 +379,9 @@ async fn formulas_nested_past_what_the_engine_reads_never_stop_the_server() {
     let values: Vec<_> = (rows["data"].as_array().unwrap().iter())
         .map(|row| row["value"].clone())
         .collect();
-    assert_eq!(values, [json!(1), json!(-1), json!(2)]);
+    assert_eq!(values, [json!(1), json!(-1), json!(1200), json!(2)]);
 
-    for formula in [deep, signs] {
+    for formula in [deep, signs, chain] {
         let (status, body) = server
             .post(
                 &rows_path("S"),

@@ -469,29 +469,64 @@ impl Area {
 /// Excel allows 64 levels of nested functions.
 pub const MAX_NESTING: usize = 128;
 
-/// How deep `formula` nests, as a parser that recurses into it goes: one
-/// level for each parenthesis, brace or bracket open around a point, and
-/// one for each sign before it that is no operator between two operands
-/// (`-(-1)`), counted until the parenthesis around it closes.
+/// How deep `formula` nests, as a parser that recurses into it goes, at
+/// most: a parenthesis, brace or bracket is a level for what it holds; a
+/// sign a level for its operand (`-(-1)`); and a binary operator a level
+/// for the operands before it, since a chain (`1+1+…+1`) is read into a
+/// tree as deep as it is long. Deep trees end the engine's parser and
+/// evaluator on a thread's stack.
 pub fn nesting(formula: &str) -> usize {
-    let mut levels = 0usize;
-    let mut opened: Vec<usize> = Vec::new();
-    let mut deepest = 0;
+    /// An open group, or the formula: the deepest of its arguments done
+    /// (operators plus the deepest operand), and the one being read.
+    #[derive(Default)]
+    struct Group {
+        done: usize,
+        operators: usize,
+        deepest: usize,
+        signs: usize,
+    }
+    impl Group {
+        fn operand(&mut self, depth: usize) {
+            self.deepest = self.deepest.max(self.signs + depth);
+            self.signs = 0;
+        }
+        fn depth(&self) -> usize {
+            self.done.max(self.operators + self.deepest.max(self.signs))
+        }
+    }
+    let mut groups = vec![Group::default()];
     // Whether the last token ends an operand: a sign after it is binary.
     let mut after_operand = false;
     for token in tokens(formula) {
         let text = &formula[token.start..token.end];
+        let group = groups.last_mut().expect("the formula's group stays");
         match (token.kind, text) {
             (Kind::Other, "(" | "{") => {
-                opened.push(levels);
-                levels += 1;
+                groups.push(Group::default());
                 after_operand = false;
             }
             (Kind::Other, ")" | "}") => {
-                levels = opened.pop().unwrap_or(0);
                 after_operand = true;
+                if groups.len() > 1 {
+                    let closed = groups.pop().map_or(0, |g| g.depth());
+                    groups
+                        .last_mut()
+                        .expect("an outer group")
+                        .operand(closed + 1);
+                }
             }
-            (Kind::Other, "+" | "-") if !after_operand => levels += 1,
+            (Kind::Other, "," | ";") => {
+                group.done = group.depth();
+                (group.operators, group.deepest, group.signs) = (0, 0, 0);
+                after_operand = false;
+            }
+            (Kind::Other, "+" | "-") if !after_operand => group.signs += 1,
+            (Kind::Other, "+" | "-" | "*" | "/" | "^" | "&" | "=" | "<" | ">" | ":")
+                if after_operand =>
+            {
+                group.operators += 1;
+                after_operand = false;
+            }
             (Kind::Other, "%") => after_operand = true,
             (Kind::Other, t) if t.trim().is_empty() => {}
             (Kind::Other, _) => after_operand = false,
@@ -503,14 +538,24 @@ pub fn nesting(formula: &str) -> usize {
                         ']' => (open.saturating_sub(1), most),
                         _ => (open, most),
                     });
-                deepest = deepest.max(levels + brackets.1);
+                group.operand(brackets.1);
                 after_operand = true;
             }
-            _ => after_operand = true,
+            _ => {
+                group.operand(0);
+                after_operand = true;
+            }
         }
-        deepest = deepest.max(levels);
     }
-    deepest
+    // Groups left open count as closed at the end.
+    while groups.len() > 1 {
+        let closed = groups.pop().map_or(0, |g| g.depth());
+        groups
+            .last_mut()
+            .expect("an outer group")
+            .operand(closed + 1);
+    }
+    groups.pop().map_or(0, |g| g.depth())
 }
 
 /// The cells `formula` may read, as its text tells: each reference's area
@@ -1098,16 +1143,19 @@ mod tests {
     #[test]
     fn nesting_counts_what_a_parser_recurses_into() {
         let cases = [
-            ("A1+B1-C1", 0),
+            ("A1", 0),
+            ("A1+B1-C1", 2),
             ("-A1", 1),
-            ("SUM(A1,-B1)*-2", 2),
+            ("SUM(A1,-B1)*-2", 3),
             ("((1))", 2),
             ("-(-(-1))", 5),
-            ("IF(A1>0,SUM(B1:B9),{1,2})", 2),
-            ("Table1[[#This Row],[Price]]*2", 2),
-            ("\"((((\"&'((('!A1", 0),
-            ("(1)+(1)+(1)", 1),
-            ("5%-1", 0),
+            ("IF(A1>0,SUM(B1:B9),{1,2})", 3),
+            ("Table1[[#This Row],[Price]]*2", 3),
+            ("\"((((\"&'((('!A1", 1),
+            ("(1)+(1)+(1)", 3),
+            ("5%-1", 1),
+            ("SUM(1+1+1,2)", 3),
+            ("((1", 2),
         ];
         for (formula, expected) in cases {
             assert_eq!(nesting(formula), expected, "{formula}");
@@ -1115,6 +1163,10 @@ mod tests {
         let deep = format!("{}1{}", "(".repeat(1000), ")".repeat(1000));
         assert_eq!(nesting(&deep), 1000);
         assert_eq!(nesting(&"-".repeat(1_000_000)), 1_000_000);
+        // A chain is as deep as it is long; arguments are side by side.
+        assert_eq!(nesting(&format!("1{}", "+1".repeat(1200))), 1200);
+        assert_eq!(nesting(&format!("\"a\"{}", "&\"a\"".repeat(500))), 500);
+        assert_eq!(nesting(&format!("SUM(1{})", ",1".repeat(1000))), 1);
     }
 
     #[test]
