@@ -143,6 +143,7 @@ fn elements_moved(carried: &mut CarriedXml, mover: &Mover<'_>) -> Result<(), Wri
             kept.push(element);
             continue;
         }
+        within_bound(element.xml.as_bytes(), &format!("<{}>", element.name))?;
         let mut nodes = tree::parse(element.xml.as_bytes()).map_err(unrewritable)?;
         let before = nodes.len();
         mover.nodes(&mut nodes)?;
@@ -156,8 +157,28 @@ fn elements_moved(carried: &mut CarriedXml, mover: &Mover<'_>) -> Result<(), Wri
     Ok(())
 }
 
+/// The most XML one part or carried element may hold for rows to move in
+/// it: read into a tree, XML takes about 13 times its size in memory (a
+/// drawing of 466 MiB, 11 MB zipped, took 6.2 GB). 32 MiB holds some
+/// 30,000 notes' boxes (VML, the most verbose).
+const MAX_MOVED_XML: usize = 32 << 20;
+
+/// Refused when `xml`, what `what` names, is past [`MAX_MOVED_XML`].
+fn within_bound(xml: &[u8], what: &str) -> Result<(), WriteError> {
+    match xml.len() > MAX_MOVED_XML {
+        true => Err(WriteError::Refused(format!(
+            "rows cannot move: {what} holds {} MiB of XML that points at cells, \
+             more than the {} MiB sheetd moves rows in",
+            xml.len() >> 20,
+            MAX_MOVED_XML >> 20
+        ))),
+        false => Ok(()),
+    }
+}
+
 /// Moves what a carried part points at.
 fn part_moved(part: &mut Part, mover: &Mover<'_>) -> Result<(), WriteError> {
+    within_bound(&part.bytes, &part.name)?;
     let mut nodes = match part.name.ends_with(".vml") {
         true => tree::parse(&well_formed_vml(&part.bytes)),
         false => tree::parse(&part.bytes),
@@ -664,6 +685,57 @@ mod tests {
 
     fn deleted(rows: &[u32]) -> RowMove {
         RowMove::Deleted(rows.to_vec())
+    }
+
+    /// A part or element past the bound is refused, naming it, before it
+    /// is read; one at the bound moves.
+    #[test]
+    fn rows_move_only_in_xml_within_the_bound() {
+        let order = ["Data"];
+        let rows = deleted(&[1]);
+        let moved = SheetRows {
+            sheet: "Data",
+            order: &order,
+            rows: &rows,
+        };
+        let mover = Mover {
+            home: "Data",
+            own: true,
+            moved: &moved,
+            anchor_shift: 0,
+        };
+        let anchor = "<xdr:from><xdr:col>0</xdr:col><xdr:row>5</xdr:row></xdr:from>";
+        let drawing = |len: usize| {
+            let open = r#"<xdr:wsDr xmlns:xdr="x"><xdr:oneCellAnchor>"#;
+            let close = "</xdr:oneCellAnchor></xdr:wsDr>";
+            let pad = " ".repeat(len - open.len() - anchor.len() - close.len());
+            format!("{open}{anchor}{pad}{close}")
+        };
+        let part = |len: usize| Part {
+            name: "xl/drawings/drawing1.xml".into(),
+            content_type: None,
+            bytes: Arc::from(drawing(len).into_bytes()),
+        };
+        let mut within = part(MAX_MOVED_XML);
+        part_moved(&mut within, &mover).expect("moved");
+        assert!(String::from_utf8_lossy(&within.bytes).contains("<xdr:row>4</xdr:row>"));
+        let mut past = part(MAX_MOVED_XML + 1);
+        let error = part_moved(&mut past, &mover).expect_err("refused");
+        assert!(matches!(&error, WriteError::Refused(why)
+            if why.contains("xl/drawings/drawing1.xml") && why.contains("32 MiB")));
+
+        let mut carried = CarriedXml {
+            elements: vec![crate::model::carried::Element {
+                name: "dataValidations".into(),
+                xml: format!(
+                    r#"<dataValidations count="1">{}</dataValidations>"#,
+                    " ".repeat(MAX_MOVED_XML)
+                ),
+            }],
+            ..CarriedXml::default()
+        };
+        let error = elements_moved(&mut carried, &mover).expect_err("refused");
+        assert!(matches!(&error, WriteError::Refused(why) if why.contains("<dataValidations>")));
     }
 
     #[test]

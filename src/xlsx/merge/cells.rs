@@ -11,6 +11,7 @@ use crate::xlsx::xml::{find, rfind};
 const PIECE: usize = 1 << 18;
 
 const CELLS_END: &[u8] = b"</sheetData>";
+const ROW_END: &[u8] = b"</row>";
 
 pub(in crate::xlsx) struct Pieces<R> {
     reader: R,
@@ -18,6 +19,12 @@ pub(in crate::xlsx) struct Pieces<R> {
     piece: usize,
     /// Read and not yet given out.
     buffer: Vec<u8>,
+    /// How much of `buffer` was searched for the end of the cells and of
+    /// rows: a row of many megabytes (one cell's rich text) is read in
+    /// many fills, each searched once, not with all before it again.
+    searched: usize,
+    /// Where the last row ends in the part searched.
+    row_end: Option<usize>,
     /// The reader has nothing more.
     ended: bool,
     /// What follows the cells, once reached.
@@ -35,6 +42,8 @@ impl<R: Read> Pieces<R> {
             reader,
             piece: piece.max(1),
             buffer: Vec::new(),
+            searched: 0,
+            row_end: None,
             ended: false,
             tail: None,
         }
@@ -59,8 +68,15 @@ impl<R: Read> Pieces<R> {
     /// has cells to stream; `None` when it has none (`<sheetData/>`, or no
     /// such element), and then [`Pieces::rest`] gives the whole part.
     pub(in crate::xlsx) fn head(&mut self) -> std::io::Result<Option<Vec<u8>>> {
+        const OPEN: &[u8] = b"<sheetData";
+        // Each fill is searched once, with the end of the one before.
+        let mut searched = 0;
         loop {
-            if let Some(start) = find(&self.buffer, b"<sheetData") {
+            let from = searched;
+            searched = self.buffer.len().saturating_sub(OPEN.len() - 1);
+            if let Some(start) = find(&self.buffer[from..], OPEN).map(|at| from + at) {
+                // Searched again from the tag until its end is read.
+                searched = start;
                 let tag = &self.buffer[start..];
                 if let Some(end) = tag.iter().position(|&b| b == b'>') {
                     if tag[..end].ends_with(b"/") {
@@ -88,17 +104,24 @@ impl<R: Read> Pieces<R> {
             return Ok(None);
         }
         loop {
-            if let Some(at) = find(&self.buffer, CELLS_END) {
-                let piece = self.buffer.drain(..at + CELLS_END.len()).collect();
+            // What was searched before, but for a tag it may end in part.
+            let from = self.searched.saturating_sub(CELLS_END.len() - 1);
+            self.searched = self.buffer.len();
+            if let Some(at) = find(&self.buffer[from..], CELLS_END) {
+                let piece = self.buffer.drain(..from + at + CELLS_END.len()).collect();
                 let mut tail = std::mem::take(&mut self.buffer);
                 self.reader.read_to_end(&mut tail)?;
                 self.tail = Some(tail);
                 return Ok(Some((piece, true)));
             }
+            if let Some(at) = rfind(&self.buffer[from..], ROW_END) {
+                self.row_end = Some(from + at + ROW_END.len());
+            }
             if self.buffer.len() >= self.piece
-                && let Some(at) = rfind(&self.buffer, b"</row>")
+                && let Some(end) = self.row_end.take()
             {
-                let piece = self.buffer.drain(..at + b"</row>".len()).collect();
+                let piece = self.buffer.drain(..end).collect();
+                self.searched -= end;
                 return Ok(Some((piece, false)));
             }
             if !self.fill()? {
@@ -167,6 +190,27 @@ mod tests {
             let tail = pieces.tail();
             assert_eq!(tail, br#"<pageMargins left="0.7"/></worksheet>"#);
             assert_eq!([head, cells, tail].concat(), xml, "step {step}");
+        }
+    }
+
+    /// Fills smaller than a tag: each is searched once, with the end of
+    /// the one before, and a tag cut between two is still found.
+    #[test]
+    fn tags_cut_between_fills_are_found() {
+        let mut xml = sheet(300);
+        let long_head = br#"<worksheet><cols><col min="1" max="2" width="9"/></cols>"#;
+        xml.splice(..b"<worksheet>".len(), long_head.iter().copied());
+        for piece in [1, 3, 7, 12, 64, 4096] {
+            let mut pieces = Pieces::sized(&xml[..], piece);
+            let head = pieces.head().unwrap().expect("the sheet has cells");
+            assert!(head.ends_with(br#"<dimension ref="A1"/>"#), "piece {piece}");
+            let mut cells = Vec::new();
+            while let Some((piece, last)) = pieces.next_piece().unwrap() {
+                let end: &[u8] = if last { CELLS_END } else { ROW_END };
+                assert!(piece.ends_with(end), "{}", String::from_utf8_lossy(&piece));
+                cells.extend_from_slice(&piece);
+            }
+            assert_eq!([head, cells, pieces.tail()].concat(), xml, "piece {piece}");
         }
     }
 

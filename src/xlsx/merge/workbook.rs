@@ -72,6 +72,13 @@ pub(super) fn splice_workbook(
             }
         }
     }
+    // By scope and name (case aside), the first of each: a file may carry
+    // a million names, each looked up once.
+    let mut by_name: HashMap<(Option<usize>, String), &DefinedName> = HashMap::new();
+    for name in model_names {
+        let key = (name.scope, name.name.to_ascii_lowercase());
+        by_name.entry(key).or_insert(name);
+    }
     for element in &carried.elements {
         let mut bytes = rebind(element, &prefixes, renamed)?;
         if element.name != "definedName" {
@@ -88,7 +95,7 @@ pub(super) fn splice_workbook(
                 .unwrap_or(open.len());
             let close = [b"</", &open[1..name_end], b">"].concat();
             bytes = [open, inner_text(written.as_bytes()), &close].concat();
-        } else if let Some(adjusted) = with_model_text(&bytes, model_names) {
+        } else if let Some(adjusted) = with_model_text(&bytes, &by_name) {
             bytes = adjusted;
         }
         names.extend(bytes);
@@ -227,16 +234,17 @@ fn inner_text(xml: &[u8]) -> &[u8] {
 
 /// A carried `<definedName>` (XML text) with the model's text for it, when
 /// the model's name of the same name and scope refers to something else.
-fn with_model_text(xml: &[u8], model_names: &[DefinedName]) -> Option<Vec<u8>> {
+fn with_model_text(
+    xml: &[u8],
+    model_names: &HashMap<(Option<usize>, String), &DefinedName>,
+) -> Option<Vec<u8>> {
     let open = start_tag(xml);
     if open.ends_with(b"/>") {
         return None;
     }
-    let name = first_attribute(xml, "name")?;
+    let name = first_attribute(xml, "name")?.to_ascii_lowercase();
     let scope = first_attribute(xml, "localSheetId").and_then(|id| id.parse::<usize>().ok());
-    let model = model_names
-        .iter()
-        .find(|n| n.scope == scope && n.name.eq_ignore_ascii_case(&name))?;
+    let model = model_names.get(&(scope, name))?;
     let inner = inner_text(xml);
     let text = quick_xml::escape::unescape(std::str::from_utf8(inner).ok()?).ok()?;
     if text == model.refers_to {
