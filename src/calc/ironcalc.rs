@@ -310,7 +310,7 @@ impl FormulaParser {
     pub fn problem(&mut self, expr: &str) -> Option<String> {
         if nesting(expr) > MAX_NESTING {
             return Some(format!(
-                "nests more than {MAX_NESTING} levels deep (parentheses, braces, brackets and signs), \
+                "nests more than {MAX_NESTING} levels deep (parentheses, braces, brackets and operators), \
                  more than the engine reads"
             ));
         }

@@ -470,9 +470,9 @@ impl Area {
 pub const MAX_NESTING: usize = 128;
 
 /// How deep `formula` nests, as a parser that recurses into it goes, at
-/// most: a parenthesis, brace or bracket is a level for what it holds; a
-/// sign a level for its operand (`-(-1)`); and a binary operator a level
-/// for the operands before it, since a chain (`1+1+…+1`) is read into a
+/// most: a parenthesis, brace or bracket is a level for what it holds, and
+/// each operator (binary, a sign, `%`, `#`, `@`) a level for the operands
+/// around it, since a chain (`1+1+…+1`, `-(-(…))`, `1%%…`) is read into a
 /// tree as deep as it is long. Deep trees end the engine's parser and
 /// evaluator on a thread's stack.
 pub fn nesting(formula: &str) -> usize {
@@ -483,53 +483,31 @@ pub fn nesting(formula: &str) -> usize {
         done: usize,
         operators: usize,
         deepest: usize,
-        signs: usize,
     }
     impl Group {
-        fn operand(&mut self, depth: usize) {
-            self.deepest = self.deepest.max(self.signs + depth);
-            self.signs = 0;
-        }
         fn depth(&self) -> usize {
-            self.done.max(self.operators + self.deepest.max(self.signs))
+            self.done.max(self.operators + self.deepest)
         }
     }
     let mut groups = vec![Group::default()];
-    // Whether the last token ends an operand: a sign after it is binary.
-    let mut after_operand = false;
+    let close = |groups: &mut Vec<Group>| {
+        let closed = groups.pop().map_or(0, |g| g.depth());
+        let outer = groups.last_mut().expect("an outer group");
+        outer.deepest = outer.deepest.max(closed + 1);
+    };
     for token in tokens(formula) {
         let text = &formula[token.start..token.end];
+        let nested = groups.len() > 1;
         let group = groups.last_mut().expect("the formula's group stays");
         match (token.kind, text) {
-            (Kind::Other, "(" | "{") => {
-                groups.push(Group::default());
-                after_operand = false;
-            }
-            (Kind::Other, ")" | "}") => {
-                after_operand = true;
-                if groups.len() > 1 {
-                    let closed = groups.pop().map_or(0, |g| g.depth());
-                    groups
-                        .last_mut()
-                        .expect("an outer group")
-                        .operand(closed + 1);
-                }
-            }
+            (Kind::Other, "(" | "{") => groups.push(Group::default()),
+            (Kind::Other, ")" | "}") if nested => close(&mut groups),
             (Kind::Other, "," | ";") => {
                 group.done = group.depth();
-                (group.operators, group.deepest, group.signs) = (0, 0, 0);
-                after_operand = false;
+                (group.operators, group.deepest) = (0, 0);
             }
-            (Kind::Other, "+" | "-") if !after_operand => group.signs += 1,
             (Kind::Other, "+" | "-" | "*" | "/" | "^" | "&" | "=" | "<" | ">" | ":")
-                if after_operand =>
-            {
-                group.operators += 1;
-                after_operand = false;
-            }
-            (Kind::Other, "%") => after_operand = true,
-            (Kind::Other, t) if t.trim().is_empty() => {}
-            (Kind::Other, _) => after_operand = false,
+            | (Kind::Other, "%" | "#" | "@") => group.operators += 1,
             (Kind::Bracket, _) => {
                 let brackets = text
                     .chars()
@@ -538,22 +516,14 @@ pub fn nesting(formula: &str) -> usize {
                         ']' => (open.saturating_sub(1), most),
                         _ => (open, most),
                     });
-                group.operand(brackets.1);
-                after_operand = true;
+                group.deepest = group.deepest.max(brackets.1);
             }
-            _ => {
-                group.operand(0);
-                after_operand = true;
-            }
+            _ => {}
         }
     }
     // Groups left open count as closed at the end.
     while groups.len() > 1 {
-        let closed = groups.pop().map_or(0, |g| g.depth());
-        groups
-            .last_mut()
-            .expect("an outer group")
-            .operand(closed + 1);
+        close(&mut groups);
     }
     groups.pop().map_or(0, |g| g.depth())
 }
@@ -1146,16 +1116,17 @@ mod tests {
             ("A1", 0),
             ("A1+B1-C1", 2),
             ("-A1", 1),
-            ("SUM(A1,-B1)*-2", 3),
+            ("SUM(A1,-B1)*-2", 4),
             ("((1))", 2),
             ("-(-(-1))", 5),
             ("IF(A1>0,SUM(B1:B9),{1,2})", 3),
             ("Table1[[#This Row],[Price]]*2", 3),
             ("\"((((\"&'((('!A1", 1),
             ("(1)+(1)+(1)", 3),
-            ("5%-1", 1),
+            ("5%-1", 2),
             ("SUM(1+1+1,2)", 3),
             ("((1", 2),
+            ("A1<>B1", 2),
         ];
         for (formula, expected) in cases {
             assert_eq!(nesting(formula), expected, "{formula}");
@@ -1167,6 +1138,16 @@ mod tests {
         assert_eq!(nesting(&format!("1{}", "+1".repeat(1200))), 1200);
         assert_eq!(nesting(&format!("\"a\"{}", "&\"a\"".repeat(500))), 500);
         assert_eq!(nesting(&format!("SUM(1{})", ",1".repeat(1000))), 1);
+        // Postfix and spill operators, error values the tokens do not know,
+        // and signs before a call are levels too.
+        assert_eq!(nesting(&format!("1{}", "%".repeat(8000))), 8000);
+        assert_eq!(nesting(&format!("A1{}#", "#*A1".repeat(2000))), 4001);
+        assert_eq!(
+            nesting(&format!("#ERROR!{}", "&#ERROR!".repeat(1000))),
+            2001
+        );
+        let signed_calls = format!("{}1{}", "-SUM(".repeat(128), ")".repeat(128));
+        assert_eq!(nesting(&signed_calls), 256);
     }
 
     #[test]

@@ -169,7 +169,7 @@ fn within_bound(xml: &[u8], what: &str) -> Result<(), WriteError> {
         true => Err(WriteError::Refused(format!(
             "rows cannot move: {what} holds {} MiB of XML that points at cells, \
              more than the {} MiB sheetd moves rows in",
-            xml.len() >> 20,
+            xml.len().div_ceil(1 << 20),
             MAX_MOVED_XML >> 20
         ))),
         false => Ok(()),

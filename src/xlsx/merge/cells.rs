@@ -69,17 +69,22 @@ impl<R: Read> Pieces<R> {
     /// such element), and then [`Pieces::rest`] gives the whole part.
     pub(in crate::xlsx) fn head(&mut self) -> std::io::Result<Option<Vec<u8>>> {
         const OPEN: &[u8] = b"<sheetData";
-        // Each fill is searched once, with the end of the one before.
+        // Each fill is searched once, with the end of the one before: for
+        // the tag, then, once it is found, for its end.
         let mut searched = 0;
+        let mut tag: Option<usize> = None;
         loop {
             let from = searched;
-            searched = self.buffer.len().saturating_sub(OPEN.len() - 1);
-            if let Some(start) = find(&self.buffer[from..], OPEN).map(|at| from + at) {
-                // Searched again from the tag until its end is read.
-                searched = start;
-                let tag = &self.buffer[start..];
-                if let Some(end) = tag.iter().position(|&b| b == b'>') {
-                    if tag[..end].ends_with(b"/") {
+            if tag.is_none() {
+                searched = self.buffer.len().saturating_sub(OPEN.len() - 1);
+                tag = find(&self.buffer[from..], OPEN).map(|at| from + at);
+                searched = tag.unwrap_or(searched);
+            }
+            if let Some(start) = tag {
+                let from = searched.max(start);
+                searched = self.buffer.len();
+                if let Some(end) = find(&self.buffer[from..], b">").map(|at| from + at) {
+                    if self.buffer[..end].ends_with(b"/") {
                         return Ok(None);
                     }
                     return Ok(Some(self.buffer.drain(..start).collect()));
@@ -220,12 +225,17 @@ mod tests {
             &br#"<worksheet><sheetData/><pageMargins/></worksheet>"#[..],
             br#"<worksheet><pageMargins/></worksheet>"#,
         ] {
-            let mut pieces = Pieces::new(Trickle {
-                bytes: xml,
-                step: 5,
-            });
-            assert_eq!(pieces.head().unwrap(), None);
-            assert_eq!(pieces.rest().unwrap(), xml);
+            for piece in [1, 5, 1 << 18] {
+                let mut pieces = Pieces::sized(
+                    Trickle {
+                        bytes: xml,
+                        step: 5,
+                    },
+                    piece,
+                );
+                assert_eq!(pieces.head().unwrap(), None, "piece {piece}");
+                assert_eq!(pieces.rest().unwrap(), xml);
+            }
         }
     }
 }
