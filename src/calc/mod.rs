@@ -23,7 +23,7 @@ mod reads;
 
 pub use check::formula_problems;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::model::formula::{References, references};
 use crate::model::value::{Cell, Formula, Freshness};
@@ -117,6 +117,11 @@ pub struct Calculator {
     /// they always have ([`constant`]): unless a formula tells a formula
     /// from a value ([`FORMULA_READERS`]).
     constants: bool,
+    /// The references of the formulas the engine does not compute (kept
+    /// as the file has them), by cell, with the text they were read from:
+    /// each write asks whether they read a change, and reading a formula's
+    /// references takes as long as its text (a few MB of them, a second).
+    kept_reads: HashMap<At, (String, References)>,
 }
 
 /// What a recalculation did.
@@ -212,6 +217,7 @@ impl Calculator {
             volatile: false,
             settled: false,
             constants,
+            kept_reads: HashMap::new(),
         };
         for (at, cell) in all_cells(workbook) {
             calculator.give(at, cell);
@@ -384,17 +390,21 @@ impl Calculator {
                 Freshness::Stale => stale.push(at),
             }
         }
+        let mut kept_reads = HashMap::with_capacity(kept.len());
         for at in kept {
-            let reads_a_change = match cell_at(workbook, at) {
-                Some(Cell::Formula(formula)) => {
-                    changes.read_by(workbook, at.0, &references(&formula.expr))
-                }
-                _ => false,
+            let Some(Cell::Formula(formula)) = cell_at(workbook, at) else {
+                continue;
             };
-            if reads_a_change {
+            let read = match self.kept_reads.remove(&at) {
+                Some((expr, read)) if expr == formula.expr => (expr, read),
+                _ => (formula.expr.clone(), references(&formula.expr)),
+            };
+            if changes.read_by(workbook, at.0, &read.1) {
                 stale.push(at);
             }
+            kept_reads.insert(at, read);
         }
+        self.kept_reads = kept_reads;
         for &at in &stale {
             if let Some(Cell::Formula(formula)) = cell_mut(workbook, at) {
                 make_stale(formula);
@@ -429,7 +439,10 @@ impl Calculator {
     /// The estimated memory the engine takes, for the cache's bound.
     pub fn bytes(&self) -> usize {
         // Measured: about 18 MB for 100,000 cells (docs/FORMULA-ENGINE.md).
-        self.cells * 180
+        let kept: usize = (self.kept_reads.values())
+            .map(|(expr, _)| 2 * expr.len() + 64)
+            .sum();
+        self.cells * 180 + kept
     }
 }
 
@@ -1099,6 +1112,31 @@ mod tests {
 
         assert_eq!(freshness(&workbook, 0, 1), Freshness::Kept);
         assert_eq!(freshness(&workbook, 1, 1), Freshness::Kept);
+    }
+
+    /// The references of a formula kept as the file has it are read once,
+    /// and still tell, write after write, which change it reads.
+    #[test]
+    fn a_kept_formula_goes_stale_when_a_later_write_changes_what_it_reads() {
+        let mut workbook = workbook();
+        workbook.sheets[0].rows[0][1] = formula("A1/\"x\"", 0.0);
+        workbook.sheets[0].rows[0][2] = formula("A2/\"x\"", 0.0);
+        let mut calculator = Calculator::build(&mut workbook).expect("engine");
+        assert_eq!(freshness(&workbook, 0, 2), Freshness::Kept);
+        let mut change = |row: usize, to: f64| {
+            workbook.sheets[0].rows[row][0] = Cell::Number(to);
+            let edits = [Edited {
+                cells: vec![(row as u32, 0)],
+                ..Edited::default()
+            }];
+            calculator.recalculate(&mut workbook, &edits).unwrap();
+            (0..2)
+                .map(|c| freshness(&workbook, 0, c + 1))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(change(0, 7.0), [Freshness::Stale, Freshness::Kept]);
+        assert_eq!(change(0, 8.0), [Freshness::Stale, Freshness::Kept]);
+        assert_eq!(change(1, 9.0), [Freshness::Stale, Freshness::Stale]);
     }
 
     #[test]
