@@ -729,8 +729,7 @@ impl SheetScan<'_> {
     fn element(&mut self, element: &BytesStart<'_>) -> Result<(), ReadError> {
         self.heading = None;
         if let Some(inline) = &mut self.inline {
-            inline.start(element);
-            return Ok(());
+            return inline.start(element);
         }
         match element.local_name().as_ref() {
             "row" => self.row(element)?,
