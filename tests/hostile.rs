@@ -447,3 +447,50 @@ async fn a_sheet_whose_column_runs_overlap_past_the_bound_is_refused() {
     let (status, _) = server.get(&rows_path("People")).await;
     assert_eq!(status, 200, "the other spreadsheet still works");
 }
+
+/// Elements nested 100,000 levels deep (a few hundred bytes zipped) in a
+/// sheet's extension list, in the workbook's and in a cell's string: each
+/// file is refused on upload, naming the bound, and nothing is stored.
+#[tokio::test]
+async fn a_workbook_nested_past_the_bound_is_refused() {
+    let server = Server::start().await;
+    let nest = format!(
+        r#"<x:a xmlns:x="urn:x">{}{}</x:a>"#,
+        "<x:b>".repeat(100_000),
+        "</x:b>".repeat(100_000)
+    );
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let sheet = book.add_worksheet().set_name("People").unwrap();
+    sheet.write(0, 0, "name").unwrap();
+    sheet.write(1, 0, "Alice").unwrap();
+    let original = book.save_to_buffer().unwrap();
+    let ext = format!(r#"<extLst><ext uri="{{X}}">{nest}</ext></extLst>"#);
+    let cell = format!(r#"<c r="B2" t="inlineStr"><is><t>x</t>{nest}</is></c></row>"#);
+    for (part, from, to) in [
+        (
+            "xl/worksheets/sheet1.xml",
+            "</worksheet>",
+            format!("{ext}</worksheet>"),
+        ),
+        (
+            "xl/workbook.xml",
+            "</workbook>",
+            format!("{ext}</workbook>"),
+        ),
+        (
+            "xl/worksheets/sheet1.xml",
+            "</row></sheetData>",
+            format!("{cell}</sheetData>"),
+        ),
+    ] {
+        let bytes = repacked(original.clone(), |name, xml| match name == part {
+            true => xml.replacen(from, &to, 1),
+            false => xml,
+        });
+        let (status, body) = upload(&server, bytes).await;
+        assert_eq!(status, 400, "{part}: {body}");
+        let error = body["error"].as_str().unwrap();
+        assert!(error.contains("levels deep"), "{part}: {body}");
+    }
+    assert!(server.stored_files().is_empty(), "nothing stored");
+}

@@ -24,8 +24,8 @@ use super::read::TEXT_BYTES_PER_CELL;
 use super::rich::{RunReader, SharedStrings, rich_shared_strings, value_spelling};
 use super::styles::{Palette, Styles, parse_styles, read_color};
 use super::xml::{
-    Capture, ChildCopier, Node, Text, all_attributes, attr, attrs, escape, flag, for_each_element,
-    for_each_node, root_attributes, xml_error,
+    Capture, ChildCopier, MAX_DEPTH, Node, Text, all_attributes, attr, attrs, escape, flag,
+    for_each_element, for_each_node, root_attributes, too_deep, xml_error,
 };
 use super::{ReadError, unreadable};
 use crate::model::carried::{Carried, CarriedSheet, Element};
@@ -556,6 +556,7 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
                 }
                 scan.element(e)?;
                 match event {
+                    Event::Start(_) if depth >= MAX_DEPTH => return Err(too_deep()),
                     Event::Start(_) => depth += 1,
                     // An empty element (`<t/>`) starts and ends.
                     _ => scan.end(e.local_name().as_ref()),
@@ -1272,6 +1273,9 @@ fn parse_workbook_xml(xml: &[u8]) -> Result<WorkbookXml, ReadError> {
                 }
                 if matches!(event, Event::Start(_)) {
                     depth += 1;
+                    if depth > MAX_DEPTH {
+                        return Err(too_deep());
+                    }
                 }
             }
             Event::End(_) => depth = depth.saturating_sub(1),

@@ -9,7 +9,7 @@ use quick_xml::{Reader, Writer};
 
 use super::ReadError;
 use super::styles::{Palette, read_font_property};
-use super::xml::{Text, attr, xml_error};
+use super::xml::{MAX_DEPTH, Text, attr, too_deep, xml_error};
 use crate::model::format::Font;
 use crate::model::layout::{RichText, Spelling, TextRun};
 
@@ -18,10 +18,6 @@ use crate::model::layout::{RichText, Spelling, TextRun};
 /// few hundred bytes: a string of three million runs (90 KB zipped) took
 /// a gigabyte.
 const MAX_RUNS: usize = 32_767;
-
-/// The deepest a string's elements may nest: a string's content is a few
-/// levels deep; ten million levels (160 KB zipped) took 8.5 s to read.
-const MAX_DEPTH: usize = 256;
 
 /// Collects the runs of one string from its XML events.
 pub struct RunReader {
@@ -106,9 +102,7 @@ impl RunReader {
             )));
         }
         if self.depth > MAX_DEPTH {
-            return Err(ReadError(format!(
-                "a string's elements nest more than {MAX_DEPTH} levels deep"
-            )));
+            return Err(too_deep());
         }
         match element.local_name().as_ref() {
             "r" => {

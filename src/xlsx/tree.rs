@@ -11,7 +11,7 @@ use quick_xml::name::QName;
 use quick_xml::{Reader, Writer};
 
 use super::ReadError;
-use super::xml::{Text, attr, xml_error};
+use super::xml::{MAX_DEPTH, Text, attr, too_deep, xml_error};
 
 /// A node: an element with its children, or any other event (text, a
 /// comment, the declaration).
@@ -122,10 +122,6 @@ fn escaped(value: &str) -> String {
     quick_xml::escape::escape(value).into_owned()
 }
 
-/// How deep elements may nest: the parts a row move rewrites nest a dozen
-/// levels; the tree is walked recursively, so a deeper part is refused.
-const MAX_DEPTH: usize = 256;
-
 /// The nodes of an XML text: the declaration, the root element and
 /// whatever lies around them.
 pub fn parse(xml: &[u8]) -> Result<Vec<Node>, ReadError> {
@@ -142,11 +138,7 @@ pub fn parse(xml: &[u8]) -> Result<Vec<Node>, ReadError> {
         let event = reader.read_event_into(&mut buf).map_err(xml_error)?;
         match event {
             Event::Eof => break,
-            Event::Start(_) if open.len() >= MAX_DEPTH => {
-                return Err(ReadError(format!(
-                    "elements nest more than {MAX_DEPTH} levels deep"
-                )));
-            }
+            Event::Start(_) if open.len() >= MAX_DEPTH => return Err(too_deep()),
             Event::Start(start) => open.push(Element {
                 start: start.into_owned(),
                 children: Vec::new(),
