@@ -30,6 +30,41 @@ fn fixture(name: &str) -> Vec<u8> {
     .expect("fixture exists")
 }
 
+/// A server holding the People workbook refuses `bytes` (what `what`
+/// names): uploaded, 400 and nothing stored; dropped into the directory,
+/// 500 for it alone, the file left as it was, and the People workbook
+/// still served. Gives the upload's error.
+async fn refused_everywhere(server: &Server, what: &str, bytes: Vec<u8>) -> String {
+    let (status, body) = upload(server, bytes.clone()).await;
+    assert_eq!(status, 400, "{what}: {body}");
+    let error = body["error"].as_str().unwrap().to_owned();
+    assert!(
+        error.starts_with("body: is not a readable xlsx workbook"),
+        "{what}: {body}"
+    );
+
+    let dropped = "0b1e3a5c-0000-4000-8000-0000000000cc";
+    std::fs::write(server.file(dropped), &bytes).unwrap();
+    let (status, body) = server.get(&format!("/v1/data/{dropped}/People")).await;
+    assert_eq!(status, 500, "{what}: {body}");
+    let (status, body) = server
+        .post(
+            &format!("/v1/data/{dropped}/People"),
+            json!({"data": [{"name": "x"}]}),
+        )
+        .await;
+    assert_eq!(status, 500, "{what}: {body}");
+    assert_eq!(
+        std::fs::read(server.file(dropped)).unwrap(),
+        bytes,
+        "{what}: left as it was"
+    );
+
+    let (status, _) = server.get(&rows_path("People")).await;
+    assert_eq!(status, 200, "{what}: the other spreadsheet still works");
+    error
+}
+
 /// Every hostile fixture: refused on upload (nothing stored), and a 500 for
 /// that spreadsheet only when dropped into the directory.
 #[tokio::test]
@@ -45,35 +80,7 @@ async fn hostile_workbooks_are_refused_and_others_keep_working() {
         "hostile/text_bomb.xlsx",
         "hostile/strings_bomb.xlsx",
     ] {
-        let (status, body) = upload(&server, fixture(name)).await;
-        assert_eq!(status, 400, "{name}: {body}");
-        assert!(
-            body["error"]
-                .as_str()
-                .unwrap()
-                .starts_with("body: is not a readable xlsx workbook"),
-            "{name}: {body}"
-        );
-
-        let dropped = "0b1e3a5c-0000-4000-8000-0000000000cc";
-        server.add_fixture(name, dropped);
-        let (status, body) = server.get(&format!("/v1/data/{dropped}/People")).await;
-        assert_eq!(status, 500, "{name}: {body}");
-        let (status, body) = server
-            .post(
-                &format!("/v1/data/{dropped}/People"),
-                json!({"data": [{"name": "x"}]}),
-            )
-            .await;
-        assert_eq!(status, 500, "{name}: {body}");
-        assert_eq!(
-            std::fs::read(server.file(dropped)).unwrap(),
-            fixture(name),
-            "{name}: left as it was"
-        );
-
-        let (status, _) = server.get(&rows_path("People")).await;
-        assert_eq!(status, 200, "{name}: the other spreadsheet still works");
+        refused_everywhere(&server, name, fixture(name)).await;
     }
     let stored = server.stored_files();
     assert_eq!(stored.len(), 2, "no upload was stored: {stored:?}");
@@ -422,38 +429,18 @@ async fn a_sheet_whose_column_runs_overlap_past_the_bound_is_refused() {
         _ => xml,
     });
 
-    let (status, body) = upload(&server, bytes.clone()).await;
-    assert_eq!(status, 400, "{body}");
-    let error = body["error"].as_str().unwrap();
-    assert!(error.contains("more than 65536 columns"), "{body}");
-    assert_eq!(server.stored_files().len(), 1, "nothing stored");
-
-    let id = "0b1e3a5c-0000-4000-8000-0000000000df";
-    std::fs::write(server.file(id), &bytes).unwrap();
-    let (status, body) = server.get(&format!("/v1/data/{id}/People")).await;
-    assert_eq!(status, 500, "{body}");
-    let (status, body) = server
-        .post(
-            &format!("/v1/data/{id}/People"),
-            json!({"data": [{"name": "Bob"}]}),
-        )
-        .await;
-    assert_eq!(status, 500, "{body}");
-    assert_eq!(
-        std::fs::read(server.file(id)).unwrap(),
-        bytes,
-        "left as it was"
-    );
-    let (status, _) = server.get(&rows_path("People")).await;
-    assert_eq!(status, 200, "the other spreadsheet still works");
+    let error = refused_everywhere(&server, "column runs", bytes).await;
+    assert!(error.contains("more than 65536 columns"), "{error}");
+    assert_eq!(server.stored_files().len(), 2, "no upload was stored");
 }
 
 /// Elements nested 100,000 levels deep (a few hundred bytes zipped) in a
 /// sheet's extension list, in the workbook's and in a cell's string: each
-/// file is refused on upload, naming the bound, and nothing is stored.
+/// file is refused, naming the bound.
 #[tokio::test]
 async fn a_workbook_nested_past_the_bound_is_refused() {
     let server = Server::start().await;
+    people_workbook(&server);
     let nest = format!(
         r#"<x:a xmlns:x="urn:x">{}{}</x:a>"#,
         "<x:b>".repeat(100_000),
@@ -487,10 +474,55 @@ async fn a_workbook_nested_past_the_bound_is_refused() {
             true => xml.replacen(from, &to, 1),
             false => xml,
         });
-        let (status, body) = upload(&server, bytes).await;
-        assert_eq!(status, 400, "{part}: {body}");
-        let error = body["error"].as_str().unwrap();
-        assert!(error.contains("levels deep"), "{part}: {body}");
+        let error = refused_everywhere(&server, part, bytes).await;
+        assert!(error.contains("levels deep"), "{part}: {error}");
     }
-    assert!(server.stored_files().is_empty(), "nothing stored");
+    assert_eq!(server.stored_files().len(), 2, "no upload was stored");
+}
+
+/// A drawing past the 32 MiB rows move in (its shapes would be read into a
+/// tree of about thirteen times that): a delete, which moves the rows
+/// below, gets 409 naming the part and writes nothing; an append, which
+/// moves none, is written.
+#[tokio::test]
+async fn rows_do_not_move_in_a_drawing_past_the_bound() {
+    let server = Server::start().await;
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let sheet = book.add_worksheet().set_name("People").unwrap();
+    for (row, name) in ["name", "Alice", "Bob", "Carol"].iter().enumerate() {
+        sheet.write(row as u32, 0, *name).unwrap();
+    }
+    let mut chart = rust_xlsxwriter::Chart::new_column();
+    chart.add_series().set_values("People!$B$2:$B$4");
+    sheet.insert_chart(5, 3, &chart).unwrap();
+    let padding = " ".repeat(33 << 20);
+    let bytes = repacked(book.save_to_buffer().unwrap(), |name, xml| match name {
+        "xl/drawings/drawing1.xml" => {
+            xml.replacen("</xdr:wsDr>", &format!("{padding}</xdr:wsDr>"), 1)
+        }
+        _ => xml,
+    });
+    std::fs::write(server.file(ID), &bytes).unwrap();
+
+    let (status, body) = server
+        .delete(&rows_path("People"), json!({"type": "row", "row": 2}))
+        .await;
+    assert_eq!(status, 409, "{body}");
+    let detail = body["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("xl/drawings/drawing1.xml") && detail.contains("32 MiB"),
+        "{body}"
+    );
+    assert_eq!(
+        std::fs::read(server.file(ID)).unwrap(),
+        bytes,
+        "nothing written"
+    );
+
+    let (status, body) = server
+        .post(&rows_path("People"), json!({"data": [{"name": "Dan"}]}))
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let names: Vec<Vec<calamine::Data>> = read_sheet(&server.file(ID), "People");
+    assert_eq!(names.len(), 5, "{names:?}");
 }

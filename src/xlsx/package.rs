@@ -24,8 +24,8 @@ use super::read::TEXT_BYTES_PER_CELL;
 use super::rich::{RunReader, SharedStrings, rich_shared_strings, value_spelling};
 use super::styles::{Palette, Styles, parse_styles, read_color};
 use super::xml::{
-    Capture, ChildCopier, MAX_DEPTH, Node, Text, all_attributes, attr, attrs, escape, flag,
-    for_each_element, for_each_node, root_attributes, too_deep, xml_error,
+    Capture, ChildCopier, Node, Text, all_attributes, attr, attrs, deeper, escape, flag,
+    for_each_element, for_each_node, root_attributes, xml_error,
 };
 use super::{ReadError, unreadable};
 use crate::model::carried::{Carried, CarriedSheet, Element};
@@ -303,10 +303,17 @@ pub fn check_size<R: Read + Seek>(reader: R, max_strings: usize) -> Result<(), R
             .name()
             .map(|n| n.to_ascii_lowercase())
             .unwrap_or_default();
+        // What is counted, and what a part with too many is refused for.
         let counter = if name.ends_with("sharedstrings.xml") {
-            Some(ElementCounter::new(Some(b"si"), max_strings))
+            Some((
+                ElementCounter::new(Some(b"si"), max_strings),
+                format!("more than {max_strings} shared strings"),
+            ))
         } else if name.ends_with("styles.xml") {
-            Some(ElementCounter::new(None, MAX_STYLE_ELEMENTS))
+            Some((
+                ElementCounter::new(None, MAX_STYLE_ELEMENTS),
+                format!("styles of more than {MAX_STYLE_ELEMENTS} elements"),
+            ))
         } else {
             None
         };
@@ -316,19 +323,12 @@ pub fn check_size<R: Read + Seek>(reader: R, max_strings: usize) -> Result<(), R
             count: 0,
         };
         let read = match counter {
-            Some(mut counter) => {
+            Some((mut counter, too_many)) => {
                 let read = std::io::copy(&mut part, &mut counter);
                 if counter.over() {
-                    return Err(ReadError(match counter.only {
-                        Some(_) => format!(
-                            "the workbook holds more than {max_strings} shared strings, \
-                             the most this server parses"
-                        ),
-                        None => format!(
-                            "the workbook's styles hold more than {MAX_STYLE_ELEMENTS} \
-                             elements, the most this server parses"
-                        ),
-                    }));
+                    return Err(ReadError(format!(
+                        "the workbook holds {too_many}, the most this server parses"
+                    )));
                 }
                 read
             }
@@ -556,8 +556,7 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
                 }
                 scan.element(e)?;
                 match event {
-                    Event::Start(_) if depth >= MAX_DEPTH => return Err(too_deep()),
-                    Event::Start(_) => depth += 1,
+                    Event::Start(_) => depth = deeper(depth)?,
                     // An empty element (`<t/>`) starts and ends.
                     _ => scan.end(e.local_name().as_ref()),
                 }
@@ -1272,10 +1271,7 @@ fn parse_workbook_xml(xml: &[u8]) -> Result<WorkbookXml, ReadError> {
                     _ => {}
                 }
                 if matches!(event, Event::Start(_)) {
-                    depth += 1;
-                    if depth > MAX_DEPTH {
-                        return Err(too_deep());
-                    }
+                    depth = deeper(depth)?;
                 }
             }
             Event::End(_) => depth = depth.saturating_sub(1),

@@ -11,7 +11,7 @@ use quick_xml::name::QName;
 use quick_xml::{Reader, Writer};
 
 use super::ReadError;
-use super::xml::{MAX_DEPTH, Text, attr, too_deep, xml_error};
+use super::xml::{Text, attr, deeper, xml_error};
 
 /// A node: an element with its children, or any other event (text, a
 /// comment, the declaration).
@@ -138,12 +138,14 @@ pub fn parse(xml: &[u8]) -> Result<Vec<Node>, ReadError> {
         let event = reader.read_event_into(&mut buf).map_err(xml_error)?;
         match event {
             Event::Eof => break,
-            Event::Start(_) if open.len() >= MAX_DEPTH => return Err(too_deep()),
-            Event::Start(start) => open.push(Element {
-                start: start.into_owned(),
-                children: Vec::new(),
-                empty: false,
-            }),
+            Event::Start(start) => {
+                deeper(open.len())?;
+                open.push(Element {
+                    start: start.into_owned(),
+                    children: Vec::new(),
+                    empty: false,
+                });
+            }
             Event::Empty(start) => {
                 let element = Element {
                     start: start.into_owned(),
@@ -210,6 +212,7 @@ mod tests {
 
     #[test]
     fn elements_nested_too_deep_are_refused() {
+        use crate::xlsx::xml::MAX_DEPTH;
         let deep = "<a>".repeat(MAX_DEPTH + 1) + &"</a>".repeat(MAX_DEPTH + 1);
         assert!(parse(deep.as_bytes()).is_err());
         let fine = "<a>".repeat(MAX_DEPTH) + &"</a>".repeat(MAX_DEPTH);

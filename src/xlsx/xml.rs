@@ -176,6 +176,15 @@ pub fn too_deep() -> ReadError {
     ReadError(format!("elements nest more than {MAX_DEPTH} levels deep"))
 }
 
+/// One level deeper than `depth`, the elements open around a start tag:
+/// refused past [`MAX_DEPTH`].
+pub fn deeper(depth: usize) -> Result<usize, ReadError> {
+    match depth < MAX_DEPTH {
+        true => Ok(depth + 1),
+        false => Err(too_deep()),
+    }
+}
+
 /// Copies an element's events, start to end, into XML text.
 pub struct Capture {
     name: String,
