@@ -13,6 +13,7 @@
 //! work runs in `spawn_blocking`; the async side only waits for locks.
 
 mod atomic;
+mod blocks;
 mod cache;
 mod commit;
 mod discard;

@@ -49,7 +49,13 @@ impl Tag {
 impl From<blake3::Hasher> for Tag {
     /// The tag of the bytes given to `hasher`.
     fn from(hasher: blake3::Hasher) -> Tag {
-        Tag(*hasher.finalize().as_bytes())
+        Tag::from(hasher.finalize())
+    }
+}
+
+impl From<blake3::Hash> for Tag {
+    fn from(hash: blake3::Hash) -> Tag {
+        Tag(*hash.as_bytes())
     }
 }
 
