@@ -72,13 +72,14 @@ impl Workbook {
     }
 
     /// The memory the workbook is estimated to hold, for the cache's bound
-    /// (`--cache-bytes`): its cell slots, the parts it carries, and the
-    /// most its sheets' indexes can take.
-    pub fn estimated_bytes(&self) -> usize {
+    /// (`--cache-bytes`): its `cells` slots (its [`Workbook::cell_slots`],
+    /// which the caller counted: a pass over every row), the parts it
+    /// carries, and the most its sheets' indexes can take.
+    pub fn estimated_bytes(&self, cells: usize) -> usize {
         let indexes: usize = (self.sheets.iter())
             .map(|sheet| sheet.indexes.bytes(sheet.rows.len()))
             .sum();
-        self.cell_slots() * BYTES_PER_CELL + self.carried.part_bytes() + indexes
+        cells * BYTES_PER_CELL + self.carried.part_bytes() + indexes
     }
 
     /// The cell slots the workbook takes in memory: each row up to its last

@@ -146,6 +146,19 @@ impl Cache {
         workbook: Arc<Workbook>,
         kept: Kept,
     ) {
+        let cells = workbook.cell_slots();
+        self.insert_counted(id, identity, (workbook, cells), kept);
+    }
+
+    /// [`Cache::insert`] for a workbook whose [cell
+    /// slots](Workbook::cell_slots) were counted: `cells`.
+    pub fn insert_counted(
+        &mut self,
+        id: SpreadsheetId,
+        identity: FileIdentity,
+        (workbook, cells): (Arc<Workbook>, usize),
+        kept: Kept,
+    ) {
         self.remove(id);
         let Kept {
             rewrite,
@@ -154,7 +167,7 @@ impl Cache {
         } = kept;
         // The workbook's cells and carried parts, the engine's cells, and
         // the last save's compressed rows.
-        let bytes = workbook.estimated_bytes()
+        let bytes = workbook.estimated_bytes(cells)
             + calculator.as_ref().map_or(0, Calculator::bytes)
             + rewrite.as_ref().map_or(0, Rewrite::bytes);
         while self.bytes + bytes > self.max_bytes {

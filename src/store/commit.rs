@@ -378,7 +378,15 @@ impl Store {
             .zip(changed)
             .filter(|(rewrite, changed)| rewrite.takes(&workbook, changed));
         tracing::debug!(spreadsheet = %id, in_part = rewrite.is_some(), "saving");
-        let saved = self.persist(id, identity, &workbook, rewrite, keep_chunks, records);
+        let cells = workbook.cell_slots();
+        let saved = self.persist(
+            id,
+            identity,
+            (&workbook, cells),
+            rewrite,
+            keep_chunks,
+            records,
+        );
         match saved {
             Ok((identity, written, rewrite)) => {
                 let kept = Kept {
@@ -386,7 +394,7 @@ impl Store {
                     calculator,
                     formulas: Some(formulas),
                 };
-                self.remember(id, identity, workbook, kept);
+                self.remember_counted(id, identity, (workbook, cells), kept);
                 Attempt::Done(Ok(written))
             }
             Err(StoreError::Moved) => Attempt::Moved,
@@ -399,7 +407,7 @@ impl Store {
         }
     }
 
-    /// Writes the workbook atomically, saving `rewrite` again with the rows
+    /// Writes the workbook, of `cells` cell slots, atomically, saving `rewrite` again with the rows
     /// that changed since it last saved when given (else rewriting it
     /// whole, its rows kept in chunks for the next save when
     /// `keep_chunks`); returns the new file's
@@ -411,13 +419,13 @@ impl Store {
         &self,
         id: SpreadsheetId,
         read: FileIdentity,
-        workbook: &Workbook,
+        (workbook, cells): (&Workbook, usize),
         rewrite: Option<(Rewrite, Vec<RowsChanged>)>,
         keep_chunks: bool,
         records: Vec<(Key, Answer)>,
     ) -> Result<(FileIdentity, Version, Rewrite), StoreError> {
         let max_cells = self.inner.limits.max_cells;
-        if workbook.cell_slots() > max_cells {
+        if cells > max_cells {
             return Err(StoreError::Conflict(format!(
                 "the write would grow the workbook past {max_cells} cells, the configured limit"
             )));

@@ -733,6 +733,17 @@ impl Store {
         self.cache().insert(id, identity, Arc::new(workbook), kept);
     }
 
+    /// [`Store::remember`] for a workbook whose cell slots were counted.
+    fn remember_counted(
+        &self,
+        id: SpreadsheetId,
+        identity: FileIdentity,
+        (workbook, cells): (Workbook, usize),
+        kept: Kept,
+    ) {
+        (self.cache()).insert_counted(id, identity, (Arc::new(workbook), cells), kept);
+    }
+
     fn forget(&self, id: SpreadsheetId) {
         self.cache().remove(id);
     }
