@@ -82,20 +82,38 @@ impl Deflater {
     }
 }
 
-/// What a run of segments joined makes: the CRC-32 and length of the bytes,
-/// and the length of the stream with [`END`].
-pub(super) fn joined<'a>(segments: impl IntoIterator<Item = &'a Segment>) -> (u32, u64, u64) {
-    let mut crc = crc32fast::Hasher::new();
-    let (mut len, mut deflated) = (0, END.len() as u64);
-    for segment in segments {
-        crc.combine(&crc32fast::Hasher::new_with_initial_len(
-            segment.crc,
-            segment.len,
-        ));
-        len += segment.len;
-        deflated += segment.deflated.len() as u64;
+/// The CRC-32 and length of some bytes before compression, which sum up
+/// as the bytes are joined.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Sum {
+    pub(super) crc: u32,
+    pub(super) len: u64,
+}
+
+impl Sum {
+    /// The sum of these bytes followed by `next`'s.
+    pub(super) fn then(self, next: Sum) -> Sum {
+        let mut crc = crc32fast::Hasher::new_with_initial_len(self.crc, self.len);
+        crc.combine(&crc32fast::Hasher::new_with_initial_len(next.crc, next.len));
+        Sum {
+            crc: crc.finalize(),
+            len: self.len + next.len,
+        }
     }
-    (crc.finalize(), len, deflated)
+
+    /// The sum of `segments` joined.
+    pub(super) fn of<'a>(segments: impl IntoIterator<Item = &'a Segment>) -> Sum {
+        (segments.into_iter()).fold(Sum::default(), |sum, s| sum.then(s.sum()))
+    }
+}
+
+impl Segment {
+    pub(super) fn sum(&self) -> Sum {
+        Sum {
+            crc: self.crc,
+            len: self.len,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -120,9 +138,13 @@ mod tests {
             .unwrap();
         let whole = parts.concat();
         assert_eq!(inflated, whole);
-        let (crc, len, deflated) = joined(&segments);
-        assert_eq!((crc, len), (crc32fast::hash(&whole), whole.len() as u64));
-        assert_eq!(deflated, stream.len() as u64);
+        let sum = Sum::of(&segments);
+        assert_eq!(
+            (sum.crc, sum.len),
+            (crc32fast::hash(&whole), whole.len() as u64)
+        );
+        let (first, rest) = segments.split_at(2);
+        assert_eq!(Sum::of(first).then(Sum::of(rest)), sum);
         // Each inflates on its own; one damaged does not pass for another.
         for (segment, part) in segments.iter().zip(&parts) {
             assert_eq!(&segment.inflate().unwrap(), part);

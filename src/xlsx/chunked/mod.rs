@@ -32,7 +32,7 @@ use std::sync::LazyLock;
 use memchr::memmem;
 use zip::ZipArchive;
 
-use self::deflate::{Deflater, Segment};
+use self::deflate::{Deflater, Segment, Sum};
 use self::moved::Moved;
 use self::zip_out::{PackageOut, dos_time};
 use super::WriteError;
@@ -68,6 +68,10 @@ struct SavedSheet {
     chunks: Vec<Chunk>,
     /// The `ref` of the part's `<dimension>`.
     dimension: Option<layout::Range>,
+    /// The sums of the chunks' rows from the first chunk to each, as far
+    /// as they were summed: a save sums again only from the first chunk
+    /// it replaced (an append, only the last).
+    sums: Vec<Sum>,
 }
 
 struct Chunk {
@@ -386,7 +390,7 @@ impl SavedSheet {
     /// Writes the sheet's part `name` to `out`: `head`, the rows kept and
     /// `tail`.
     fn write_part<W: Write>(
-        &self,
+        &mut self,
         out: &mut PackageOut<W>,
         name: &str,
         time: (u16, u16),
@@ -394,12 +398,23 @@ impl SavedSheet {
         tail: &[u8],
     ) -> std::io::Result<()> {
         let (open, close) = data_element(&self.chunks, head, tail)?;
+        let sum = open.sum().then(self.rows_sum()).then(close.sum());
         let parts: Vec<&Segment> = [&open]
             .into_iter()
             .chain(self.chunks.iter().map(|c| &c.segment))
             .chain([&close])
             .collect();
-        out.deflated(name, time, &parts)
+        out.deflated(name, time, &parts, sum)
+    }
+
+    /// The sum of every chunk's rows, summing those not summed yet.
+    fn rows_sum(&mut self) -> Sum {
+        let mut sum = self.sums.last().copied().unwrap_or_default();
+        for chunk in &self.chunks[self.sums.len()..] {
+            sum = sum.then(chunk.segment.sum());
+            self.sums.push(sum);
+        }
+        sum
     }
 
     /// What takes the place of the `dirty` chunks: the window's `rows` in
@@ -443,6 +458,8 @@ impl SavedSheet {
     /// Makes the `splices` (back to front, so that the indices before stay
     /// as they were).
     fn apply(&mut self, splices: Vec<Splice>) {
+        let first = splices.iter().map(|(replaced, _)| replaced.start).min();
+        self.sums.truncate(first.unwrap_or(self.sums.len()));
         for (replaced, chunks) in splices {
             self.chunks.splice(replaced, chunks);
         }

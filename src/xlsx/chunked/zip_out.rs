@@ -7,7 +7,7 @@ use std::io::{self, Read, Write};
 
 use zip::read::ZipFile;
 
-use super::deflate::{END, Segment, joined};
+use super::deflate::{END, Segment, Sum};
 
 const LOCAL: u32 = 0x0403_4b50;
 const CENTRAL: u32 = 0x0201_4b50;
@@ -65,15 +65,20 @@ impl<W: Write> PackageOut<W> {
         self.entry(&header, &[&compressed])
     }
 
-    /// An entry named `name` whose data is `segments` joined, with the
-    /// MS-DOS `time` and date of [`dos_time`].
+    /// An entry named `name` whose data is `segments` joined, which sum
+    /// up to `sum` (the caller may know it without going through them),
+    /// with the MS-DOS `time` and date of [`dos_time`].
     pub(super) fn deflated(
         &mut self,
         name: &str,
         (time, date): (u16, u16),
         segments: &[&Segment],
+        sum: Sum,
     ) -> io::Result<()> {
-        let (crc, size, compressed) = joined(segments.iter().copied());
+        debug_assert_eq!(sum, Sum::of(segments.iter().copied()), "the sum of {name}");
+        let compressed =
+            (segments.iter().map(|s| s.deflated.len() as u64)).sum::<u64>() + END.len() as u64;
+        let (crc, size) = (sum.crc, sum.len);
         let header = Header {
             name,
             method: DEFLATED,
