@@ -180,6 +180,73 @@ async fn every_kind_of_write_answers_the_tag_of_the_file_it_wrote() {
     }
 }
 
+/// §11.5 on a file of several MiB, which sheetd hashes in blocks of 1 MiB
+/// on two threads as it writes it: every write, whole or in part, answers
+/// the BLAKE3 hash of the bytes on disk.
+#[tokio::test]
+async fn a_file_of_many_blocks_answers_the_tag_of_its_bytes() {
+    let server = Server::start().await;
+    // Codes that compress poorly, so that the file holds several blocks.
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let sheet = book.add_worksheet().set_name("Codes").expect("name");
+    sheet.write(0, 0, "n").expect("header");
+    sheet.write(0, 1, "code").expect("header");
+    let mut state: u64 = 7;
+    for row in 1..=60_000u32 {
+        state =
+            (state.wrapping_mul(6_364_136_223_846_793_005)).wrapping_add(1_442_695_040_888_963_407);
+        sheet.write(row, 0, row).expect("n");
+        sheet
+            .write(
+                row,
+                1,
+                format!(
+                    "{state:016x}{:016x}{:016x}",
+                    state.rotate_left(29),
+                    state.rotate_left(43)
+                ),
+            )
+            .expect("code");
+    }
+    book.save(server.file(ID)).expect("saved");
+    let writes = [
+        (
+            Method::POST,
+            json!({"data": [{"n": 60_001, "code": "first"}]}),
+            201,
+        ),
+        (
+            Method::POST,
+            json!({"data": [{"n": 60_002, "code": "appended"}]}),
+            201,
+        ),
+        (
+            Method::PATCH,
+            json!({"type": "filter", "filter": "n:eq:30000", "data": {"code": "x"}}),
+            200,
+        ),
+        (
+            Method::DELETE,
+            json!({"type": "filter", "filter": "n:eq:20000"}),
+            200,
+        ),
+    ];
+    for (method, body, status) in writes {
+        let answer = send(
+            &server,
+            method.clone(),
+            &rows_path("Codes"),
+            &[],
+            Some(body),
+        )
+        .await;
+        assert_eq!(answer.status(), status, "{method}");
+        let size = std::fs::metadata(server.file(ID)).expect("file").len();
+        assert!(size > 2 << 20, "{size} bytes: fewer than three blocks");
+        assert_eq!(etag(&answer), tag_of_file(&server.file(ID)), "{method}");
+    }
+}
+
 #[tokio::test]
 async fn a_write_that_changes_nothing_keeps_the_etag() {
     let server = Server::start().await;
