@@ -95,8 +95,6 @@ pub struct Calculator {
     reads: reads::Reads,
     /// The row the engine's references stop at (see [`row_bound`]).
     last_row: u32,
-    /// The cells the engine was given, for the cache's memory bound.
-    cells: usize,
     /// Whether the engine holds a formula it computes or a cell such a
     /// formula reads. When it holds neither, every formula of the workbook
     /// is a [`constant`] (LibreOffice saves booleans so), nothing it holds
@@ -211,7 +209,6 @@ impl Calculator {
             engine,
             reads,
             last_row,
-            cells: workbook.cell_slots(),
             holds: false,
             behind: false,
             volatile: false,
@@ -351,13 +348,11 @@ impl Calculator {
             // result stays as it is, and computing them all again (a pass
             // over every cell) is skipped.
             if !reaches_a_formula {
-                self.cells = workbook.cell_slots();
                 return Ok(Recalculated::default());
             }
         } else {
             *self = Calculator::load(workbook).ok_or(EngineFailed)?;
         }
-        self.cells = workbook.cell_slots();
         self.engine.recalculate();
         self.settled = true;
 
@@ -436,13 +431,15 @@ impl Calculator {
         self.holds || workbook.logged_any(edits, |cell| computes(cell, self.constants).is_some())
     }
 
-    /// The estimated memory the engine takes, for the cache's bound.
-    pub fn bytes(&self) -> usize {
+    /// The estimated memory the engine takes, for the cache's bound: it
+    /// was given every cell of the workbook it is in step with, of `cells`
+    /// [cell slots](Workbook::cell_slots).
+    pub fn bytes(&self, cells: usize) -> usize {
         // Measured: about 18 MB for 100,000 cells (docs/FORMULA-ENGINE.md).
         let kept: usize = (self.kept_reads.values())
             .map(|(expr, _)| 2 * expr.len() + 64)
             .sum();
-        self.cells * 180 + kept
+        cells * 180 + kept
     }
 }
 

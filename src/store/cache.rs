@@ -168,7 +168,7 @@ impl Cache {
         // The workbook's cells and carried parts, the engine's cells, and
         // the last save's compressed rows.
         let bytes = workbook.estimated_bytes(cells)
-            + calculator.as_ref().map_or(0, Calculator::bytes)
+            + calculator.as_ref().map_or(0, |c| c.bytes(cells))
             + rewrite.as_ref().map_or(0, Rewrite::bytes);
         while self.bytes + bytes > self.max_bytes {
             let Some(oldest) = self

@@ -407,11 +407,11 @@ impl Store {
         }
     }
 
-    /// Writes the workbook, of `cells` cell slots, atomically, saving `rewrite` again with the rows
-    /// that changed since it last saved when given (else rewriting it
-    /// whole, its rows kept in chunks for the next save when
-    /// `keep_chunks`); returns the new file's
-    /// identity and version, and the rewrite that wrote it. The file must still be the
+    /// Writes the workbook, of `cells` cell slots, atomically, saving
+    /// `rewrite` again with the rows that changed since it last saved when
+    /// given (else rewriting it whole, its rows kept in chunks for the next
+    /// save when `keep_chunks`); returns the new file's identity and
+    /// version, and the rewrite that wrote it. The file must still be the
     /// one with identity `read` when the new one is renamed over it
     /// ([`StoreError::Moved`] otherwise); the idempotency keys' answers
     /// (`records`) are made durable before the rename.
