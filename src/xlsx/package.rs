@@ -547,7 +547,7 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
             scan.sheet.keep(element);
         }
         if let Some(inline) = &mut scan.inline {
-            inline.record(&event);
+            inline.record(&event)?;
         }
         match &event {
             Event::Start(e) | Event::Empty(e) => {

@@ -9,7 +9,7 @@ use quick_xml::{Reader, Writer};
 
 use super::ReadError;
 use super::styles::{Palette, read_font_property};
-use super::xml::{MAX_DEPTH, Text, attr, too_deep, xml_error};
+use super::xml::{Text, attr, deeper, xml_error};
 use crate::model::format::Font;
 use crate::model::layout::{RichText, Spelling, TextRun};
 
@@ -67,8 +67,10 @@ impl Default for RunReader {
 
 impl RunReader {
     /// Copies an event inside the string (`<si>` or `<is>`, whose own end
-    /// is left out) to its XML, text and references as they stand.
-    pub fn record(&mut self, event: &Event<'_>) {
+    /// is left out) to its XML, text and references as they stand; refused
+    /// once its elements nest more than
+    /// [`MAX_DEPTH`](super::xml::MAX_DEPTH) levels deep.
+    pub fn record(&mut self, event: &Event<'_>) -> Result<(), ReadError> {
         let local = |e: &BytesStart<'_>| {
             let mut copy = BytesStart::new(e.local_name().as_ref().to_owned());
             copy.extend_attributes(e.attributes().flatten());
@@ -76,7 +78,7 @@ impl RunReader {
         };
         let copied = match event {
             Event::Start(e) => {
-                self.depth += 1;
+                self.depth = deeper(self.depth)?;
                 Event::Start(local(e))
             }
             Event::Empty(e) => Event::Empty(local(e)),
@@ -86,23 +88,20 @@ impl RunReader {
                 Event::End(BytesEnd::new(name))
             }
             Event::Text(_) | Event::GeneralRef(_) | Event::CData(_) => event.borrow(),
-            _ => return,
+            _ => return Ok(()),
         };
         // Writing into memory does not fail.
         let _ = self.xml.write_event(copied);
+        Ok(())
     }
 
-    /// Refused once the string has more than [`MAX_RUNS`] runs, or its
-    /// elements nest more than [`MAX_DEPTH`] levels deep.
+    /// Refused once the string has more than [`MAX_RUNS`] runs.
     pub fn start(&mut self, element: &BytesStart<'_>) -> Result<(), ReadError> {
         if self.runs.len() > MAX_RUNS {
             return Err(ReadError(format!(
                 "the workbook is too large: a string is formatted in more than \
                  {MAX_RUNS} runs, more than a cell has characters"
             )));
-        }
-        if self.depth > MAX_DEPTH {
-            return Err(too_deep());
         }
         match element.local_name().as_ref() {
             "r" => {
@@ -243,7 +242,7 @@ pub fn rich_shared_strings(xml: impl BufRead) -> Result<SharedStrings, ReadError
     loop {
         let event = reader.read_event_into(&mut buf).map_err(xml_error)?;
         if let Some(string) = &mut string {
-            string.record(&event);
+            string.record(&event)?;
         }
         match event {
             Event::Start(e) if e.local_name().as_ref() == "si" => {
@@ -353,6 +352,7 @@ mod tests {
 
     #[test]
     fn a_string_nested_past_the_bound_is_refused() {
+        use crate::xlsx::xml::MAX_DEPTH;
         let nested = |depth: usize| {
             let (open, close) = ("<x:b>".repeat(depth), "</x:b>".repeat(depth));
             format!(r#"<sst xmlns:x="y"><si><t>a</t>{open}{close}</si></sst>"#)

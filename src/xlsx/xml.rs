@@ -171,17 +171,14 @@ pub fn for_each_node(
 /// hundreds of megabytes.
 pub const MAX_DEPTH: usize = 256;
 
-/// Refused past [`MAX_DEPTH`].
-pub fn too_deep() -> ReadError {
-    ReadError(format!("elements nest more than {MAX_DEPTH} levels deep"))
-}
-
 /// One level deeper than `depth`, the elements open around a start tag:
 /// refused past [`MAX_DEPTH`].
 pub fn deeper(depth: usize) -> Result<usize, ReadError> {
     match depth < MAX_DEPTH {
         true => Ok(depth + 1),
-        false => Err(too_deep()),
+        false => Err(ReadError(format!(
+            "elements nest more than {MAX_DEPTH} levels deep"
+        ))),
     }
 }
 
