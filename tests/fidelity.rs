@@ -1030,21 +1030,10 @@ fn a_1904_workbook_stays_in_1904_with_the_same_dates() {
 
 /// `package` with one part's text changed by `edit`.
 fn with_part_edited(package: &[u8], name: &str, edit: impl Fn(String) -> String) -> Vec<u8> {
-    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(package)).unwrap();
-    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    for i in 0..zip.len() {
-        let mut file = zip.by_index(i).unwrap();
-        let part = file.name().unwrap().into_owned();
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut file, &mut bytes).unwrap();
-        if part == name {
-            bytes = edit(String::from_utf8(bytes).unwrap()).into_bytes();
-        }
-        out.start_file(part, zip::write::SimpleFileOptions::default())
-            .unwrap();
-        std::io::Write::write_all(&mut out, &bytes).unwrap();
-    }
-    out.finish().unwrap().into_inner()
+    common::repacked(package, |part, text| match part == name {
+        true => edit(text),
+        false => text,
+    })
 }
 
 /// Columns come back as the file had them: widths exact (not rounded to

@@ -359,6 +359,28 @@ pub fn people_workbook(server: &Server) {
     );
 }
 
+/// `package` packed again, each part's text as `edit` makes it from its
+/// name and text (parts that are not text, such as images, as they were).
+pub fn repacked(package: &[u8], edit: impl Fn(&str, String) -> String) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(package)).unwrap();
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..archive.len() {
+        let mut part = archive.by_index(i).unwrap();
+        let name = part.name().unwrap().into_owned();
+        let mut bytes = Vec::new();
+        part.read_to_end(&mut bytes).unwrap();
+        let bytes = match String::from_utf8(bytes) {
+            Ok(text) => edit(&name, text).into_bytes(),
+            Err(binary) => binary.into_bytes(),
+        };
+        out.start_file(&name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        out.write_all(&bytes).unwrap();
+    }
+    out.finish().unwrap().into_inner()
+}
+
 /// The text of a package part, by name.
 pub fn part(package: &[u8], name: &str) -> Option<Vec<u8>> {
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(package)).ok()?;
