@@ -1028,6 +1028,52 @@ fn a_1904_workbook_stays_in_1904_with_the_same_dates() {
     }
 }
 
+/// In a 1904 workbook, dates before 1900/03/01 (negative serials, which
+/// LibreOffice and openpyxl show) read and write as the days they are:
+/// the 1900 system's 29 February 1900, which never was, is not counted
+/// between them. -1460 is 1900/01/01, -1402 is 1900/02/28.
+#[tokio::test]
+async fn dates_before_1900_03_01_in_a_1904_workbook_are_the_days_they_show() {
+    let early = r#"<row r="30"><c r="A30" t="inlineStr"><is><t>first</t></is></c><c r="C30" s="1"><v>-1460</v></c></row><row r="31"><c r="A31" t="inlineStr"><is><t>leap</t></is></c><c r="C31" s="1"><v>-1402</v></c></row>"#;
+    for producer in PRODUCERS {
+        let server = Server::start().await;
+        std::fs::write(server.file(ID), with_row(producer, "date1904", early)).unwrap();
+        let (status, body) = server
+            .get(&format!("{}?filter=name:in:first,leap", rows_path("Data")))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{producer}: {body}");
+        let when: Vec<&serde_json::Value> = body["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| &row["when"])
+            .collect();
+        assert_eq!(
+            when,
+            [&json!("1900/01/01"), &json!("1900/02/28")],
+            "{producer}"
+        );
+        let written = json!({"data": [{"name": "new", "when": "1900/01/01"}, {"name": "march", "when": "1900/03/01"}]});
+        let (status, body) = server.post(&rows_path("Data"), written).await;
+        assert_eq!(status, StatusCode::CREATED, "{producer}: {body}");
+        let grid = common::read_sheet(&server.file(ID), "Data");
+        let serial = |row: usize| match &grid[row][2] {
+            calamine::Data::DateTime(date) => date.as_f64(),
+            other => panic!("{producer}: row {} holds {other:?}", row + 1),
+        };
+        assert_eq!(
+            [serial(29), serial(30)],
+            [-1460.0, -1402.0],
+            "{producer}: kept"
+        );
+        assert_eq!(
+            [serial(31), serial(32)],
+            [-1460.0, -1401.0],
+            "{producer}: written"
+        );
+    }
+}
+
 /// `package` with one part's text changed by `edit`.
 fn with_part_edited(package: &[u8], name: &str, edit: impl Fn(String) -> String) -> Vec<u8> {
     common::repacked(package, |part, text| match part == name {

@@ -44,8 +44,31 @@ mod xml;
 
 pub use package::{MAX_UNPACKED_BYTES, sheet_names};
 
-/// Days between the 1900 and the 1904 date systems' day zero.
+/// Days between the 1900 and the 1904 date systems' day zero, for dates
+/// from 1900/03/01 on.
 const DAYS_1900_TO_1904: f64 = 1462.0;
+/// The 1900 system's first serial after the 29 February 1900 it counts
+/// (which never was): before it, the systems are a day closer.
+const FIRST_1900_SERIAL_AFTER_LEAP_DAY: f64 = 61.0;
+
+/// A 1904 workbook's date serial as the model counts dates (the 1900
+/// system's serial of the same day).
+fn from_1904(serial: f64) -> f64 {
+    let model = serial + DAYS_1900_TO_1904;
+    match model < FIRST_1900_SERIAL_AFTER_LEAP_DAY {
+        true => model - 1.0,
+        false => model,
+    }
+}
+
+/// The serial of the model's date `model` in a 1904 workbook: the inverse
+/// of [`from_1904`] (the 1900 system's 29 February 1900 becomes 1 March).
+fn to_1904(model: f64) -> f64 {
+    match model < FIRST_1900_SERIAL_AFTER_LEAP_DAY {
+        true => model + 1.0 - DAYS_1900_TO_1904,
+        false => model - DAYS_1900_TO_1904,
+    }
+}
 pub use read::read_workbook;
 pub use shift::carried_rows_moved;
 pub use write::{Rewrite, write_workbook};
@@ -71,4 +94,25 @@ pub enum WriteError {
     /// Writing the output (or the writer's temporary files) failed.
     #[error("writing the workbook: {0}")]
     Io(#[from] std::io::Error),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_of_1904_workbooks_skip_the_1900_leap_day_that_never_was() {
+        // 1900/01/01, 1900/02/28, 1900/03/01, 1904/01/01.
+        for (in_1904, model) in [
+            (-1460.0, 1.0),
+            (-1402.0, 59.0),
+            (-1401.0, 61.0),
+            (0.0, 1462.0),
+        ] {
+            assert_eq!(from_1904(in_1904), model, "{in_1904}");
+            assert_eq!(to_1904(model), in_1904, "{model}");
+        }
+        assert_eq!(from_1904(-1402.5), 58.5, "a time on 1900/02/27");
+        assert_eq!(to_1904(58.5), -1402.5);
+    }
 }

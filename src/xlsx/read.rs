@@ -12,7 +12,7 @@ use calamine::{DataRef, Reader, SheetType, SheetVisible, Xlsx, XlsxError};
 
 use super::package::{check_size, read_package};
 use super::repair;
-use super::{DAYS_1900_TO_1904, ReadError, unreadable};
+use super::{ReadError, from_1904, unreadable};
 use crate::model::layout::FileFormula;
 use crate::model::value::{DateParse, DateSyntax, Formula, parse_date};
 use crate::model::{Cell, Sheet, Visibility, Workbook};
@@ -236,11 +236,7 @@ impl From<CalamineError> for ReadError {
 /// Every sheet's values, read with calamine, in the file's order.
 fn read_grids(bytes: &[u8], max_cells: usize) -> Result<Vec<Grid>, CalamineError> {
     let mut xlsx = Xlsx::new(Cursor::new(bytes)).map_err(CalamineError::Calamine)?;
-    let date_offset = if xlsx.has_1904_epoch() {
-        DAYS_1900_TO_1904
-    } else {
-        0.0
-    };
+    let date1904 = xlsx.has_1904_epoch();
     let mut budget = Budget {
         slots: 0,
         max_cells,
@@ -250,7 +246,7 @@ fn read_grids(bytes: &[u8], max_cells: usize) -> Result<Vec<Grid>, CalamineError
     let mut grids = Vec::new();
     for meta in xlsx.sheets_metadata().to_vec() {
         let cells = if meta.typ == SheetType::WorkSheet {
-            Some(read_cells(&mut xlsx, &meta.name, date_offset, &mut budget)?)
+            Some(read_cells(&mut xlsx, &meta.name, date1904, &mut budget)?)
         } else {
             None
         };
@@ -296,7 +292,7 @@ fn not_a_package(bytes: &[u8]) -> Option<&'static str> {
 fn read_cells<R: Read + Seek>(
     xlsx: &mut Xlsx<R>,
     sheet: &str,
-    date_offset: f64,
+    date1904: bool,
     budget: &mut Budget,
 ) -> Result<Cells, CalamineError> {
     let mut reader = xlsx
@@ -316,7 +312,7 @@ fn read_cells<R: Read + Seek>(
                 budget.max_text >> 20
             ))));
         }
-        let value = cell_of(&record.value, date_offset);
+        let value = cell_of(&record.value, date1904);
         let cell = match record.formula {
             Some(expr) if !expr.is_empty() => Cell::Formula(Box::new(Formula::new(expr, value))),
             _ => value,
@@ -371,7 +367,7 @@ fn text_bytes(data: &DataRef<'_>) -> usize {
     }
 }
 
-fn cell_of(data: &DataRef<'_>, date_offset: f64) -> Cell {
+fn cell_of(data: &DataRef<'_>, date1904: bool) -> Cell {
     match data {
         DataRef::Empty => Cell::Empty,
         DataRef::Int(i) => Cell::Number(*i as f64),
@@ -380,7 +376,8 @@ fn cell_of(data: &DataRef<'_>, date_offset: f64) -> Cell {
         DataRef::SharedString(s) => Cell::Text((*s).to_owned()),
         DataRef::Bool(b) => Cell::Bool(*b),
         DataRef::DateTime(dt) if dt.is_duration() => Cell::Duration(dt.as_f64()),
-        DataRef::DateTime(dt) => Cell::DateTime(dt.as_f64() + date_offset),
+        DataRef::DateTime(dt) if date1904 => Cell::DateTime(from_1904(dt.as_f64())),
+        DataRef::DateTime(dt) => Cell::DateTime(dt.as_f64()),
         DataRef::DateTimeIso(iso) => iso_cell(iso),
         DataRef::DurationIso(iso) => Cell::Text(iso.clone()),
         DataRef::Error(error) => Cell::Error(error.to_string()),

@@ -18,7 +18,7 @@ use super::chunked::{CHUNK_BYTES, Saved};
 use super::fix::{Fix, Fixes, FormulaFix, PLACEHOLDER, has_outer_space};
 use super::stand_in::{self, stand_in};
 use super::styles::{to_format, xlsx_color};
-use super::{DAYS_1900_TO_1904, WriteError};
+use super::{WriteError, to_1904};
 use crate::model::format::{CellFormat, DateParts, Font};
 use crate::model::layout::{Layout, PrintSetup};
 use crate::model::value::{DateKind, date_kind, format_number};
@@ -271,14 +271,14 @@ fn saving(error: XlsxError) -> WriteError {
 
 /// A date cell (or a formula's cached date) counted from the file's day
 /// zero: the model's dates count from 1900, a 1904 workbook's 1,462 days
-/// later.
+/// later (1,461 before 1900/03/01).
 fn in_file_dates(cell: &Cell, date1904: bool) -> Cow<'_, Cell> {
     if !date1904 {
         return Cow::Borrowed(cell);
     }
     match cell {
-        Cell::DateTime(serial) => Cow::Owned(Cell::DateTime(serial - DAYS_1900_TO_1904)),
-        Cell::Timestamp(serial) => Cow::Owned(Cell::Timestamp(serial - DAYS_1900_TO_1904)),
+        Cell::DateTime(serial) => Cow::Owned(Cell::DateTime(to_1904(*serial))),
+        Cell::Timestamp(serial) => Cow::Owned(Cell::Timestamp(to_1904(*serial))),
         Cell::Formula(f) if matches!(f.cached, Cell::DateTime(_) | Cell::Timestamp(_)) => {
             let mut f = f.clone();
             f.cached = in_file_dates(&f.cached, true).into_owned();
