@@ -465,6 +465,23 @@ async fn uploads_say_what_is_wrong_with_the_file() {
     }
 }
 
+/// A stored file that cannot be served says why, as its upload would have
+/// (§9: a password-protected workbook is named as such).
+#[tokio::test]
+async fn a_stored_file_that_cannot_be_read_says_why() {
+    let server = Server::start().await;
+    let encrypted = std::fs::read(fixture_path("encrypted/people_password.xlsx")).unwrap();
+    std::fs::write(server.file(ID), encrypted).unwrap();
+    let (status, body) = server.get(&rows_path("People")).await;
+    assert_eq!(status, 500, "{body}");
+    assert_eq!(
+        body["detail"],
+        "the spreadsheet's file is not a readable xlsx workbook (the workbook is \
+         password-protected (encrypted); remove its password in the spreadsheet app and save \
+         it again)"
+    );
+}
+
 #[tokio::test]
 async fn an_octet_stream_upload_is_taken() {
     let server = Server::start().await;

@@ -279,9 +279,13 @@ impl From<StoreError> for ApiError {
             StoreError::Moved => ApiError::Unavailable(
                 "another program kept saving the workbook during the write; nothing was written",
             ),
+            // Why, as an upload of the same bytes says it (§9: a
+            // password-protected workbook is named as such).
             StoreError::Unreadable(cause) => ApiError::Internal {
+                detail: Some(format!(
+                    "the spreadsheet's file is not a readable xlsx workbook ({cause})"
+                )),
                 cause: format!("stored workbook unreadable: {cause}"),
-                detail: Some("the spreadsheet's file is not a readable xlsx workbook".into()),
             },
             StoreError::NotRegular => ApiError::Internal {
                 cause: "the spreadsheet's file is a symbolic link or not a regular file".into(),
