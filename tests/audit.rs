@@ -248,6 +248,18 @@ async fn sheets_and_workbooks_managed_are_logged_a_conflict_too() {
         .await
         .unwrap();
     assert_eq!(removed.status(), 204);
+    let upload = std::fs::read(fixture_path("openpyxl/people.xlsx")).unwrap();
+    let uploaded = server
+        .client
+        .post(format!("{}/v1/spreadsheets", server.base))
+        .bearer_auth("writer")
+        .header("content-type", "application/octet-stream")
+        .body(upload)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(uploaded.status(), 201);
+    let created: Value = uploaded.json().await.unwrap();
 
     let lines = lines(&audited.log);
     let seen: Vec<(Value, Value, Value)> = lines
@@ -263,12 +275,19 @@ async fn sheets_and_workbooks_managed_are_logged_a_conflict_too() {
     assert_eq!(
         seen,
         [
-            (json!("add_sheet"), json!(201), Value::Null),
+            (json!("add_sheet"), json!(201), json!("Added")),
             (json!("add_sheet"), json!(409), Value::Null),
             (json!("remove"), json!(204), Value::Null),
+            (json!("upload"), json!(201), Value::Null),
         ],
         "{lines:#?}"
     );
     assert_eq!(lines[1]["etag_after"], Value::Null);
     assert_eq!(lines[2]["etag_after"], Value::Null, "nothing is left");
+    // The workbook an upload creates is named, as the answer names it.
+    assert_eq!(
+        lines[3]["spreadsheet"], created["spreadsheet_id"],
+        "{lines:#?}"
+    );
+    assert!(lines[3]["spreadsheet"].is_string());
 }

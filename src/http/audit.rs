@@ -143,15 +143,27 @@ pub async fn record(State(state): State<AppState>, req: Request, next: Next) -> 
         .unwrap_or_default();
     let token = parts.extensions.get::<TokenName>().map(|t| t.0.as_str());
     let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    // An upload's workbook and an added sheet are named by the answer, not
+    // the path.
+    let answer = serde_json::from_slice::<Value>(&bytes).ok();
+    let answered = |key: &str| {
+        let text = answer.as_ref()?.get(key)?.as_str()?;
+        parts.status.is_success().then(|| text.to_owned())
+    };
+    let created = answered("spreadsheet_id");
     let line = serde_json::to_vec(&Line {
         time: super::spreadsheets::rfc3339_millis(SystemTime::now()),
         token,
         request_id: request_id.as_deref(),
         method: method.as_str(),
-        spreadsheet: segments.get(2).copied().filter(|s| !s.is_empty()),
-        sheet: segments.get(3).map(|s| (*s).to_owned()),
+        spreadsheet: (segments.get(2).copied().filter(|s| !s.is_empty())).or(created.as_deref()),
+        sheet: match segments.get(3) {
+            Some(sheet) => Some((*sheet).to_owned()),
+            None if segments.starts_with(&["v1", "data"]) => answered("name"),
+            None => None,
+        },
         operation: operation(&method, &segments, &query),
-        rows: counts(parts.status, &bytes),
+        rows: counts(parts.status, answer.as_ref()),
         status: parts.status.as_u16(),
         etag_before: before.as_deref(),
         etag_after: header("etag").filter(|_| parts.status.is_success()),
@@ -182,12 +194,12 @@ fn operation(method: &Method, segments: &[&str], query: &str) -> &'static str {
 }
 
 /// The row counts of a successful answer, a batch's summed by kind.
-fn counts(status: StatusCode, body: &[u8]) -> Map<String, Value> {
+fn counts(status: StatusCode, answer: Option<&Value>) -> Map<String, Value> {
     let mut counts = Map::new();
     if !status.is_success() {
         return counts;
     }
-    let Ok(Value::Object(answer)) = serde_json::from_slice::<Value>(body) else {
+    let Some(Value::Object(answer)) = answer else {
         return counts;
     };
     let answers: Vec<&Map<String, Value>> = match answer.get("results") {
