@@ -511,6 +511,65 @@ async fn if_unmodified_since_refuses_a_write_to_a_file_changed_after_it() {
     assert_eq!(ages(&server)[1], Data::Float(50.0));
 }
 
+/// Two writes within one second leave two versions with the same
+/// `Last-Modified` (HTTP dates have whole seconds): the first's date must
+/// not let a write through over the second (§11.5: 412 when the workbook is
+/// no longer that version), nor a read answer 304. Whether or not the two
+/// writes share a second, the first's date names a version gone.
+#[tokio::test]
+async fn a_date_two_versions_share_names_neither() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let first = send(
+        &server,
+        Method::PATCH,
+        &rows_path("People"),
+        &[],
+        set_age(51),
+    )
+    .await;
+    assert_eq!(first.status(), 200);
+    let first_date = header(&first, "last-modified").unwrap();
+    let second = send(
+        &server,
+        Method::PATCH,
+        &rows_path("People"),
+        &[],
+        set_age(52),
+    )
+    .await;
+    assert_eq!(second.status(), 200);
+    let bytes = std::fs::read(server.file(ID)).unwrap();
+
+    let since_first = [("If-Unmodified-Since", first_date.as_str())];
+    let response = send(
+        &server,
+        Method::PATCH,
+        &rows_path("People"),
+        &since_first,
+        set_age(1),
+    )
+    .await;
+    assert_eq!(response.status(), 412, "the second write is not lost");
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), bytes);
+    assert_eq!(ages(&server)[1], Data::Float(52.0));
+
+    let modified_since = [("If-Modified-Since", first_date.as_str())];
+    let response = send(
+        &server,
+        Method::GET,
+        &rows_path("People"),
+        &modified_since,
+        None,
+    )
+    .await;
+    assert_eq!(
+        response.status(),
+        200,
+        "the rows changed since the first write"
+    );
+}
+
 #[tokio::test]
 async fn a_malformed_if_match_is_400() {
     let server = Server::start().await;

@@ -83,7 +83,7 @@ impl Conditions {
         }
         Ok(match (&self.if_none_match, self.if_modified_since) {
             (Some(tags), _) => tags.match_weak(&version.tag),
-            (None, Some(since)) => !crate::store::later(version.modified, since),
+            (None, Some(since)) => !version.modified_since(since),
             (None, None) => false,
         })
     }

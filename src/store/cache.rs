@@ -33,6 +33,11 @@ impl FileIdentity {
             modified_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
         }
     }
+
+    /// The whole second the file was last modified in.
+    pub fn modified_second(&self) -> i128 {
+        self.modified_ns.div_euclid(1_000_000_000)
+    }
 }
 
 /// The most temporary files the kept rewrites hold open together: one per

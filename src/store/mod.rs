@@ -39,7 +39,7 @@ pub use keys::{Answer, Claim, Claimed, Key, fingerprint};
 use lock::{LOCK_DIR, lock_exclusive_until, remove_lock_file, try_lock_exclusive};
 use queue::Queues;
 use tokio::sync::oneshot;
-pub use version::{Current, Named, Precondition, Tag, Tags, Version, Versioned, later};
+pub use version::{Current, Named, Precondition, Tag, Tags, Version, Versioned};
 pub use versions::Kept as KeptVersion;
 
 /// When the last commit of a spreadsheet took several edits, the next
@@ -382,7 +382,14 @@ impl Store {
     /// that follow.
     fn written(&self, id: SpreadsheetId, written: &fs::Metadata, tag: Tag) -> Version {
         locked(&self.inner.tags).insert(id, FileIdentity::of(written), tag);
-        Version::new(tag, written)
+        self.version(id, tag, written)
+    }
+
+    /// The version of the file of `id` that `meta` describes, hashed as
+    /// `tag` (and kept as such).
+    fn version(&self, id: SpreadsheetId, tag: Tag, meta: &fs::Metadata) -> Version {
+        let shares_second = locked(&self.inner.tags).shares_second(id, FileIdentity::of(meta));
+        Version::new(tag, meta, shares_second)
     }
 
     /// The version of `file`, the file of `id` open with `meta`: its kept
@@ -403,7 +410,7 @@ impl Store {
                 tag
             }
         };
-        Ok(Version::new(tag, meta))
+        Ok(self.version(id, tag, meta))
     }
 
     /// Where the workbook of `id` stands now, for a write's precondition.
@@ -701,7 +708,7 @@ impl Store {
         }
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
-        let version = Version::new(self.tagged(id, identity, &bytes), &meta);
+        let version = self.version(id, self.tagged(id, identity, &bytes), &meta);
         let workbook = match xlsx::read_workbook(&bytes, self.inner.limits.max_cells) {
             Ok(workbook) => Arc::new(workbook),
             Err(error) => {
@@ -846,11 +853,11 @@ impl Store {
                 // Not hashed yet: hashed from the bytes read for the answer.
                 let mut bytes = Vec::new();
                 file.read_to_end(&mut bytes)?;
-                let version = Version::new(store.tagged(id, identity, &bytes), &meta);
+                let version = store.version(id, store.tagged(id, identity, &bytes), &meta);
                 let value = wanted(&version).then_some(bytes);
                 return Ok(Versioned { value, version });
             };
-            let version = Version::new(tag, &meta);
+            let version = store.version(id, tag, &meta);
             if !wanted(&version) {
                 return Ok(Versioned {
                     value: None,

@@ -71,13 +71,34 @@ impl fmt::Display for Tag {
 pub struct Version {
     pub tag: Tag,
     pub modified: SystemTime,
+    /// The version before it was modified within the same whole second, so
+    /// an HTTP date (whole seconds) cannot tell the two apart.
+    pub shares_second: bool,
 }
 
 impl Version {
-    pub fn new(tag: Tag, meta: &std::fs::Metadata) -> Version {
+    /// The version of the file `meta` describes, hashed as `tag`;
+    /// `shares_second` as [`Known::shares_second`] tells.
+    pub fn new(tag: Tag, meta: &std::fs::Metadata, shares_second: bool) -> Version {
         Version {
             tag,
             modified: meta.modified().unwrap_or(std::time::UNIX_EPOCH),
+            shares_second,
+        }
+    }
+
+    /// Whether this version is not the one a client was told was modified
+    /// at `since` (an HTTP date, whole seconds): it was modified in a
+    /// later second, or in that second after another version was (which
+    /// the date cannot tell from it: counted as changed, so that
+    /// `If-Unmodified-Since` fails rather than let a write through over a
+    /// change the client has not seen, and `If-Modified-Since` answers
+    /// the rows rather than 304).
+    pub fn modified_since(&self, since: SystemTime) -> bool {
+        match whole_seconds(self.modified).cmp(&whole_seconds(since)) {
+            std::cmp::Ordering::Greater => true,
+            std::cmp::Ordering::Equal => self.shares_second,
+            std::cmp::Ordering::Less => false,
         }
     }
 }
@@ -169,7 +190,7 @@ impl Precondition {
         let unmodified = || match (self.if_unmodified_since, current) {
             // Ignored without a modification time (RFC 9110 §13.1.4).
             (None, _) | (_, Current::Absent) => true,
-            (Some(since), Current::File(version)) => !later(version.modified, since),
+            (Some(since), Current::File(version)) => !version.modified_since(since),
             (Some(since), Current::Changed) => !later(SystemTime::now(), since),
         };
         if !matched.unwrap_or_else(unmodified) {
@@ -187,28 +208,57 @@ impl Precondition {
 /// dates have no fractions, so a file modified within the second a client
 /// was told counts as that second.
 pub fn later(time: SystemTime, since: SystemTime) -> bool {
-    let seconds = |t: SystemTime| {
-        t.duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs())
-    };
-    seconds(time) > seconds(since)
+    whole_seconds(time) > whole_seconds(since)
+}
+
+/// The whole seconds since the epoch of `time` (0 before it).
+fn whole_seconds(time: SystemTime) -> u64 {
+    time.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// The tag of each spreadsheet's file, by the identity the file had when
 /// it was hashed: a few dozen bytes a spreadsheet, never evicted (the
 /// store drops a spreadsheet's when it removes the workbook).
 #[derive(Default)]
-pub struct Known(HashMap<SpreadsheetId, (FileIdentity, Tag)>);
+pub struct Known(HashMap<SpreadsheetId, KnownFile>);
+
+/// The file of a spreadsheet last hashed.
+struct KnownFile {
+    identity: FileIdentity,
+    tag: Tag,
+    /// The file known before it was modified in the same whole second.
+    shares_second: bool,
+}
 
 impl Known {
     /// The tag of the file of `id` with `identity`, if it was hashed.
     pub fn get(&self, id: SpreadsheetId, identity: FileIdentity) -> Option<Tag> {
-        let (known, tag) = self.0.get(&id)?;
-        (*known == identity).then_some(*tag)
+        let known = self.0.get(&id)?;
+        (known.identity == identity).then_some(known.tag)
+    }
+
+    /// Whether the file of `id` with `identity` was modified in the same
+    /// whole second as the file of `id` known before it (as far as this
+    /// process knows: a file it never hashed does not count).
+    pub fn shares_second(&self, id: SpreadsheetId, identity: FileIdentity) -> bool {
+        self.0
+            .get(&id)
+            .is_some_and(|known| known.identity == identity && known.shares_second)
     }
 
     pub fn insert(&mut self, id: SpreadsheetId, identity: FileIdentity, tag: Tag) {
-        self.0.insert(id, (identity, tag));
+        let shares_second = match self.0.get(&id) {
+            Some(known) if known.identity == identity => known.shares_second,
+            Some(known) => known.identity.modified_second() == identity.modified_second(),
+            None => false,
+        };
+        let known = KnownFile {
+            identity,
+            tag,
+            shares_second,
+        };
+        self.0.insert(id, known);
     }
 
     pub fn remove(&mut self, id: SpreadsheetId) {
@@ -225,6 +275,7 @@ mod tests {
         Version {
             tag: Tag::of(&[byte]),
             modified: std::time::UNIX_EPOCH + Duration::from_secs(at),
+            shares_second: false,
         }
     }
 
@@ -282,6 +333,15 @@ mod tests {
             ..since(1)
         };
         assert!(both.holds(Current::File(v)), "If-Match decides alone");
+        let after_another = Version {
+            shares_second: true,
+            ..v
+        };
+        assert!(
+            !since(100_000).holds(Current::File(after_another)),
+            "a date the version shares with the one before it cannot name it"
+        );
+        assert!(since(101_000).holds(Current::File(after_another)));
     }
 
     #[test]
