@@ -98,6 +98,44 @@ async fn an_insert_above_a_totals_row_moves_it_down_and_grows_the_table() {
     }
 }
 
+/// §11.1: a totals formula that names the table's data with a cell range
+/// (`SUM(C4:C6)`, as people type it) covers the rows an insert grows the
+/// table by, as a structured reference does.
+#[tokio::test]
+async fn a_totals_formula_with_a_cell_range_covers_the_rows_an_insert_adds() {
+    for fixture in FIXTURES {
+        let server = Server::start().await;
+        let bytes = std::fs::read(fixture_path(fixture)).unwrap();
+        let typed = repacked(&bytes, |name, xml| match name {
+            "xl/worksheets/sheet1.xml" => {
+                xml.replace("SUBTOTAL(109,tblExpenses[Amount])", "SUM(C4:C6)")
+            }
+            _ => xml,
+        });
+        std::fs::write(server.file(ID), typed).unwrap();
+        let (status, body) = server
+            .post(
+                &rows_path("tblExpenses"),
+                json!({"data": [{"Item": "Bus", "Amount": 50}, {"Item": "Taxi", "Amount": 20}]}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{fixture}: {body}");
+        let grid = read_sheet(&server.file(ID), "Budget");
+        assert_eq!(
+            grid[8][1..3],
+            [s("Total"), Data::Float(1300.0)],
+            "{fixture}"
+        );
+        let totals: Vec<String> = formulas_of(&server.file(ID), "Budget")
+            .into_iter()
+            .filter(|&(row, column, _)| (row, column) == (8, 2))
+            .map(|(_, _, formula)| formula)
+            .collect();
+        assert_eq!(totals, ["SUM(C4:C8)"], "{fixture}");
+        assert_eq!(table_ref(&server, "tblExpenses"), "B3:D9", "{fixture}");
+    }
+}
+
 #[tokio::test]
 async fn tables_side_by_side_are_read_and_grown_apart() {
     for fixture in FIXTURES {

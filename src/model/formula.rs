@@ -301,6 +301,53 @@ pub fn rows_moved(
     Ok(out)
 }
 
+/// A table grown down (§11.1): the formula, on sheet `home_sheet`, with
+/// each range of that sheet within columns `columns` (1-based) that ends
+/// on row `last` (1-based, the table's last data row before it grew) and
+/// starts above it, made to end `count` rows lower, as a totals formula
+/// written with cell ranges (`SUM(B2:B4)`) covers the rows the table took
+/// in. A cell and every other reference stay as they are.
+pub fn ranges_grown(
+    formula: &str,
+    home_sheet: &str,
+    columns: (u32, u32),
+    last: u32,
+    count: u32,
+) -> String {
+    let mut out = String::with_capacity(formula.len() + 2);
+    for piece in pieces(formula) {
+        match piece {
+            Piece::Reference(reference) => {
+                out.push_str(reference.prefix);
+                let own = match &reference.sheet {
+                    Sheet::Own => true,
+                    Sheet::Named(name) => same_sheet(name, home_sheet),
+                    _ => false,
+                };
+                match &reference.target {
+                    Target::Cells(first, end)
+                        if own
+                            && first.row.number.max(end.row.number) == last
+                            && first.row.number.min(end.row.number) < last
+                            && (columns.0..=columns.1).contains(&first.column_number)
+                            && (columns.0..=columns.1).contains(&end.column_number) =>
+                    {
+                        let grown = last.saturating_add(count).min(LAST_ROW);
+                        let end_of = |cell: &CellRef<'_>| match cell.row.number == last {
+                            true => cell.renumbered(grown),
+                            false => cell.renumbered(cell.row.number),
+                        };
+                        out.push_str(&format!("{}:{}", end_of(first), end_of(end)));
+                    }
+                    _ => out.push_str(reference.target_text),
+                }
+            }
+            Piece::Text(text) | Piece::Function(text) => out.push_str(text),
+        }
+    }
+    out
+}
+
 /// A list of ranges as an element's `sqref` writes them (`A2:D21 F5`,
 /// no sheet names) once rows have moved: each range moves or shrinks as a
 /// formula's does, and those whose rows are all deleted go. `None` when
@@ -1109,6 +1156,30 @@ fn error_len(text: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranges_ending_on_a_grown_tables_last_row_grow_with_it() {
+        let grown = |formula: &str| ranges_grown(formula, "Data", (2, 3), 4, 2);
+        assert_eq!(grown("SUM(B2:B4)"), "SUM(B2:B6)");
+        assert_eq!(
+            grown("SUM($B$2:$C$4)/Data!B2:B4"),
+            "SUM($B$2:$C$6)/Data!B2:B6"
+        );
+        assert_eq!(grown("SUM(B4:B2)"), "SUM(B6:B2)", "either way round");
+        assert_eq!(
+            grown("B4+SUM(B2:B3)"),
+            "B4+SUM(B2:B3)",
+            "cells and other ends stay"
+        );
+        assert_eq!(
+            grown("SUM(B4:B4)+SUM(A2:A4)+SUM(B2:D4)"),
+            "SUM(B4:B4)+SUM(A2:A4)+SUM(B2:D4)"
+        );
+        assert_eq!(
+            grown("SUM(Other!B2:B4)+SUM(T[x])"),
+            "SUM(Other!B2:B4)+SUM(T[x])"
+        );
+    }
 
     #[test]
     fn nesting_counts_what_a_parser_recurses_into() {

@@ -14,8 +14,8 @@ use serde_json::{Map, Value};
 use super::filter::{BoundFilter, FilterExpr, number_key, to_seconds};
 use super::format::CellFormat;
 use super::formula::{
-    RowMove, SheetRows, Unadjustable, cell_name, names_rows, quoted_sheet, rows_moved, same_sheet,
-    shifted,
+    RowMove, SheetRows, Unadjustable, cell_name, names_rows, quoted_sheet, ranges_grown,
+    rows_moved, same_sheet, shifted,
 };
 use super::header::{Column, Header, ROW_KEY, Region};
 use super::index;
@@ -457,9 +457,10 @@ impl Workbook {
                         count: extra as u32,
                     },
                 )?;
-                let tables = &mut self.sheets[source.sheet].layout.tables;
-                if !tables[table].totals_row {
-                    tables[table].range.last_row += extra as u32;
+                let sheet = &mut self.sheets[source.sheet];
+                match sheet.layout.tables[table].totals_row {
+                    true => sheet.totals_grown(table, last_data, extra),
+                    false => sheet.layout.tables[table].range.last_row += extra as u32,
                 }
             }
         }
@@ -1388,6 +1389,34 @@ impl Sheet {
     /// Moves the sheet's cells and layout with `rows`, and records the move
     /// for what the file carries beyond the model (the xlsx layer moves
     /// that when the workbook is written).
+    /// Makes the totals formulas of table `table`, grown by `count` rows
+    /// below its last data row `last_data` (0-based), cover those rows
+    /// where they name the data with cell ranges (§11.1; a structured
+    /// reference covers them already).
+    fn totals_grown(&mut self, table: usize, last_data: usize, count: usize) {
+        let range = self.layout.tables[table].range;
+        let totals = range.last_row as usize;
+        let columns = (
+            u32::from(range.first_column) + 1,
+            u32::from(range.last_column) + 1,
+        );
+        let last = last_data as u32 + 1;
+        for column in usize::from(range.first_column)..=usize::from(range.last_column) {
+            let cell = self
+                .rows
+                .get_mut(totals)
+                .and_then(|cells| cells.get_mut(column));
+            let Some(Cell::Formula(formula)) = cell else {
+                continue;
+            };
+            let grown = ranges_grown(&formula.expr, &self.name, columns, last, count as u32);
+            if grown != formula.expr {
+                formula.expr = grown;
+                self.edited.cells.push((totals as u32, column as u32));
+            }
+        }
+    }
+
     fn move_rows(&mut self, rows: RowMove) {
         rows.apply(&mut self.rows, |_| Vec::new());
         self.layout.rows_moved(&rows);
