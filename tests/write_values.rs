@@ -75,6 +75,78 @@ async fn rows(server: &Server, sheet: &str, query: &str) -> Value {
     body
 }
 
+/// §9: a new value takes the formats of the row above only where they fit
+/// its kind. A date under a time format would show `00:00`, a time of day
+/// under a date format a day of 1899, a boolean under a date format a date
+/// (in LibreOffice): each gets a number format that fits. A value the file
+/// holds in a format that does not fit it keeps that format.
+#[tokio::test]
+async fn a_value_gets_a_number_format_of_its_kind_where_the_row_above_has_another() {
+    let server = Server::start().await;
+    let path = server.file(ID);
+    {
+        let mut book = rust_xlsxwriter::Workbook::new();
+        let sheet = book.add_worksheet().set_name("Data").unwrap();
+        let time = rust_xlsxwriter::Format::new().set_num_format("hh:mm");
+        let elapsed = rust_xlsxwriter::Format::new().set_num_format("[h]:mm:ss");
+        let date = rust_xlsxwriter::Format::new().set_num_format("yyyy/mm/dd");
+        for (column, name) in ["start", "took", "day", "done"].iter().enumerate() {
+            sheet.write_string(0, column as u16, *name).unwrap();
+        }
+        // The file's own misfit: a whole day shown as a time.
+        sheet
+            .write_number_with_format(1, 0, 45306.0, &time)
+            .unwrap();
+        sheet
+            .write_number_with_format(1, 2, 45307.0, &date)
+            .unwrap();
+        sheet.write_number_with_format(2, 0, 0.5, &time).unwrap();
+        sheet.write_number_with_format(2, 1, 1.5, &elapsed).unwrap();
+        sheet
+            .write_number_with_format(2, 2, 45306.0, &date)
+            .unwrap();
+        sheet.write_boolean_with_format(2, 3, true, &date).unwrap();
+        book.save(&path).unwrap();
+    }
+    let written = json!([
+        {"start": "2024/01/15", "took": "2024/01/16", "day": "12:30", "done": false},
+        {"start": "12:30", "took": "10:00", "day": "2024/01/17", "done": "x"},
+    ]);
+    let (status, body) = insert(&server, "Data", written).await;
+    assert_eq!(status, 201, "{body}");
+    let formats: Vec<String> = ["A4", "B4", "C4", "D4", "A5", "B5", "C5"]
+        .iter()
+        .map(|cell| number_format(&server, &format!("Data!{cell}")))
+        .collect();
+    assert_eq!(
+        formats,
+        [
+            "yyyy/mm/dd",
+            "yyyy/mm/dd",
+            "hh:mm:ss",
+            "General",
+            "hh:mm",
+            "[h]:mm:ss",
+            "yyyy/mm/dd"
+        ],
+        "fitted in row 4, inherited where they fit in row 5"
+    );
+    assert_eq!(
+        number_format(&server, "Data!A2"),
+        "hh:mm",
+        "the file's cell keeps its format"
+    );
+    let read = rows(&server, "Data", "offset=2").await;
+    assert_eq!(
+        read["data"][0],
+        json!({"_row": 4, "start": "2024/01/15", "took": "2024/01/16", "day": "12:30:00", "done": false})
+    );
+    // An update of the file's misfit is a value written here: it is fitted.
+    let update = json!({"type": "row", "row": 2, "data": {"start": "2024/02/01"}});
+    assert_eq!(server.patch(&rows_path("Data"), update).await.0, 200);
+    assert_eq!(number_format(&server, "Data!A2"), "yyyy/mm/dd");
+}
+
 // ---------------------------------------------------------------------------
 // ISO 8601 dates and times
 

@@ -6,7 +6,7 @@
 //! the names the xlsx format gives them (`"thin"`, `"center"`, `"single"`),
 //! so a reader needs no translation and the writer maps them in one place.
 
-use super::value::DATE_TIME_CODE;
+use super::value::{Cell, DATE_TIME_CODE, DateKind, date_kind};
 
 /// A colour as a workbook names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -111,6 +111,30 @@ pub fn is_date_format(code: &str) -> bool {
     parts.date || parts.time
 }
 
+/// The number format a value needs in a cell whose number format shows
+/// a date or a time (`shows`) but not as the value's kind would be shown
+/// (§9: a new value takes the formats around it only where they fit): a
+/// boolean is `TRUE` or `FALSE`, not a date (`General`); a date alone
+/// shows its day, not `00:00` (`yyyy/mm/dd`); a time of day alone, or a
+/// duration, shows as a time, not a day of 1899 (`hh:mm:ss`,
+/// `[h]:mm:ss`). `None` when the format fits, or shows no date or time.
+/// (Numbers and timestamps the writer fits itself.)
+pub fn misfit_code(cell: &Cell, shows: DateParts) -> Option<&'static str> {
+    if !(shows.date || shows.time) {
+        return None;
+    }
+    match cell {
+        Cell::Bool(_) => Some("General"),
+        Cell::DateTime(serial) => match date_kind(*serial) {
+            DateKind::Date if !shows.date => Some("yyyy/mm/dd"),
+            DateKind::TimeOfDay if shows.date => Some("hh:mm:ss"),
+            _ => None,
+        },
+        Cell::Duration(_) if shows.date => Some("[h]:mm:ss"),
+        _ => None,
+    }
+}
+
 /// Which parts of a date-like value a number format code shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DateParts {
@@ -176,6 +200,31 @@ pub fn date_parts(code: &str) -> DateParts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_a_date_or_time_format_does_not_fit_gets_one_that_does() {
+        let time = date_parts("hh:mm");
+        let date = date_parts("yyyy/mm/dd");
+        let elapsed = date_parts("[h]:mm:ss");
+        let general = date_parts("0.00");
+        let day = Cell::DateTime(45306.0);
+        let noon = Cell::DateTime(0.5);
+        assert_eq!(misfit_code(&day, time), Some("yyyy/mm/dd"));
+        assert_eq!(misfit_code(&day, elapsed), Some("yyyy/mm/dd"));
+        assert_eq!(misfit_code(&day, date), None);
+        assert_eq!(misfit_code(&noon, date), Some("hh:mm:ss"));
+        assert_eq!(misfit_code(&noon, time), None);
+        assert_eq!(
+            misfit_code(&Cell::DateTime(45306.5), time),
+            None,
+            "a date-time shown as its time"
+        );
+        assert_eq!(misfit_code(&Cell::Bool(true), date), Some("General"));
+        assert_eq!(misfit_code(&Cell::Duration(1.5), date), Some("[h]:mm:ss"));
+        assert_eq!(misfit_code(&Cell::Duration(1.5), elapsed), None);
+        assert_eq!(misfit_code(&Cell::Bool(true), general), None);
+        assert_eq!(misfit_code(&Cell::Text("x".into()), date), None);
+    }
 
     #[test]
     fn recognises_date_formats() {

@@ -200,6 +200,12 @@ pub struct Layout {
     /// column: such a cell shows the default format, where no cell would
     /// show the row's or the column's, so it is written even when empty.
     pub unformatted_cells: BTreeSet<(u32, u16)>,
+    /// Cells the file has with a value their number format does not fit
+    /// (see [`super::format::misfit_code`]: a date alone under a time
+    /// format, a boolean under a date format…), by cell, with that value:
+    /// written in their format while they hold it, where a value written
+    /// through the API gets a number format that fits (§9).
+    pub misfits: BTreeMap<(u32, u16), Cell>,
 }
 
 /// A text cell as its file spells it, where rewriting the text would
@@ -342,6 +348,7 @@ impl Layout {
             spelled: self.spelled.clone(),
             formulas: self.formulas.clone(),
             unformatted_cells: self.unformatted_cells.clone(),
+            misfits: self.misfits.clone(),
         }
     }
 
@@ -365,6 +372,7 @@ impl Layout {
             && above(&self.iso_dates, &base.iso_dates, row)
             && above(&self.spelled, &base.spelled, row)
             && above(&self.formulas, &base.formulas, row)
+            && above(&self.misfits, &base.misfits, row)
             && self
                 .unformatted_cells
                 .range(..(row, 0))
@@ -393,6 +401,7 @@ impl Layout {
             spelled,
             formulas,
             unformatted_cells,
+            misfits,
         } = self;
         let grown = |now: &Range, before: &Range| {
             Range {
@@ -428,6 +437,7 @@ impl Layout {
             && *spelled == base.spelled
             && *formulas == base.formulas
             && *unformatted_cells == base.unformatted_cells
+            && *misfits == base.misfits
     }
 
     /// The columns of row `row`'s [`Layout::unformatted_cells`], in order.
@@ -588,6 +598,7 @@ impl Layout {
         cells_moved(&mut self.rich_text, rows);
         cells_moved(&mut self.iso_dates, rows);
         cells_moved(&mut self.spelled, rows);
+        cells_moved(&mut self.misfits, rows);
         self.unformatted_cells = std::mem::take(&mut self.unformatted_cells)
             .into_iter()
             .filter_map(|(row, column)| Some((moved_index(row, rows)?, column)))

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::filter::{BoundFilter, FilterExpr, number_key, to_seconds};
-use super::format::CellFormat;
+use super::format::{CellFormat, misfit_code};
 use super::formula::{
     RowMove, SheetRows, Unadjustable, cell_name, names_rows, quoted_sheet, ranges_grown,
     rows_moved, same_sheet, shifted,
@@ -1114,6 +1114,30 @@ impl Sheet {
                     && is_date_time(self.layout.format(r, c))
                 {
                     *value = Cell::Timestamp(serial);
+                }
+            }
+        }
+    }
+
+    /// Notes the cells whose value their number format does not fit
+    /// ([`Layout::misfits`]), so that the writer keeps their format. For
+    /// the reader, once the sheet's layout is known and after
+    /// [`Sheet::show_times`].
+    pub fn keep_misfits(&mut self, formats: &[CellFormat]) {
+        let shows: Vec<_> = formats.iter().map(CellFormat::date_parts).collect();
+        if !shows.iter().any(|shows| shows.date || shows.time) {
+            return;
+        }
+        for (r, row) in self.rows.iter().enumerate() {
+            for (c, cell) in row.iter().enumerate() {
+                let id = self.layout.format(r, c);
+                let Some(&shows) = shows.get(id as usize) else {
+                    continue;
+                };
+                if misfit_code(cell, shows).is_some() {
+                    self.layout
+                        .misfits
+                        .insert((r as u32, c as u16), cell.clone());
                 }
             }
         }

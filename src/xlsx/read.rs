@@ -137,6 +137,7 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
             sheet.carried = std::sync::Arc::new(carried);
         }
         sheet.show_times(&workbook.formats);
+        sheet.keep_misfits(&workbook.formats);
         workbook.sheets.push(sheet);
     }
     workbook.active_sheet = kept_index

@@ -19,7 +19,7 @@ use super::fix::{Fix, Fixes, FormulaFix, PLACEHOLDER, has_outer_space};
 use super::stand_in::{self, stand_in};
 use super::styles::{to_format, xlsx_color};
 use super::{WriteError, to_1904};
-use crate::model::format::{CellFormat, DateParts, Font};
+use crate::model::format::{CellFormat, DateParts, Font, misfit_code};
 use crate::model::layout::{Layout, PrintSetup};
 use crate::model::value::{DateKind, date_kind, format_number};
 use crate::model::workbook::DocumentProperties;
@@ -51,9 +51,15 @@ fn date_code(cell: &Cell) -> Option<&'static str> {
 ///   shows a date with a nonzero time;
 /// - a date in a cell of [`DATE_TIME_CODE`] gets `yyyy/mm/dd`.
 ///
+/// - a value [`misfit_code`] names (a boolean, a date alone under a time
+///   format…) gets the code it gives, unless the file has it so (`kept`).
+///
 /// The reader takes the cells of [`DATE_TIME_CODE`] for timestamps, so the
 /// cells of a file always fit and keep their format.
-fn code_for_shown(cell: &Cell, shows: DateParts, exact: bool) -> Option<&'static str> {
+fn code_for_shown(cell: &Cell, shows: DateParts, exact: bool, kept: bool) -> Option<&'static str> {
+    if let Some(code) = misfit_code(cell, shows).filter(|_| !kept) {
+        return Some(code);
+    }
     match cell {
         Cell::Number(_) => Some("General"),
         Cell::Timestamp(serial) => {
@@ -172,11 +178,11 @@ impl Formats {
     /// (`covered`): a cell of the file's format 0 gets it named outright,
     /// where the writer would give a cell without a format the row's or
     /// the column's.
-    fn of_at(&mut self, id: u32, cell: &Cell, covered: bool) -> Option<&Format> {
-        if covered && self.file_records && self.of(id, cell).is_none() {
+    fn of_at(&mut self, id: u32, cell: &Cell, covered: bool, kept: bool) -> Option<&Format> {
+        if covered && self.file_records && self.of(id, cell, kept).is_none() {
             return Some(self.named_default());
         }
-        self.of(id, cell)
+        self.of(id, cell, kept)
     }
 
     /// The file's format 0 named outright, noted in the order the first
@@ -193,13 +199,14 @@ impl Formats {
     /// would not show as one, and a number format when the value is a
     /// number the cell format would show as a date (a number written into
     /// a date column reads back as that number, §9: the reader takes every
-    /// number in a date format for a date).
-    fn of(&mut self, id: u32, cell: &Cell) -> Option<&Format> {
+    /// number in a date format for a date). `kept`: the file has the cell
+    /// with this value in this format ([`Layout::misfits`]).
+    fn of(&mut self, id: u32, cell: &Cell, kept: bool) -> Option<&Format> {
         let index = id as usize;
         let shows = self.dated.get(index).copied().unwrap_or_default();
         let date = if shows.date || shows.time {
             let exact = self.cell_formats[index].is_date_time_code();
-            code_for_shown(cell, shows, exact)
+            code_for_shown(cell, shows, exact, kept)
         } else {
             date_code(cell)
         };
@@ -825,7 +832,8 @@ impl Cells<'_> {
     /// One cell, with the cell format of id `id`.
     fn write_cell(&mut self, row: u32, column: u16, cell: &Cell, id: u32) -> Result<(), XlsxError> {
         let covered = self.covered(row, column);
-        let format = self.formats.of_at(id, cell, covered);
+        let kept = self.sheet.layout.misfits.get(&(row, column)) == Some(cell);
+        let format = self.formats.of_at(id, cell, covered, kept);
         let iso = self.sheet.layout.iso_dates.get(&(row, column));
         let fix = match (iso.map(|iso| (super::read::iso_cell(iso), iso)), cell) {
             (Some((read, iso)), Cell::Formula(f)) if read == f.cached => {
@@ -907,7 +915,7 @@ impl Cells<'_> {
             let covered = self.covered(range.first_row, range.first_column);
             let format = self
                 .formats
-                .of_at(layout.format(row, column), &f.cached, covered)
+                .of_at(layout.format(row, column), &f.cached, covered, true)
                 .cloned()
                 .unwrap_or_else(|| self.formats.default.clone());
             let (first_row, first_column) = (range.first_row, range.first_column);
@@ -1042,7 +1050,7 @@ fn write_layout(
             // stored width (it stores pixels × 256 / 7, rounded down).
             worksheet.set_column_range_width_pixels(first, last, (width * 7.0).round() as u32)?;
         }
-        if let Some(format) = formats.of(column.format, &Cell::Empty) {
+        if let Some(format) = formats.of(column.format, &Cell::Empty, true) {
             worksheet.set_column_range_format(first, last, format)?;
         }
         if column.hidden {
@@ -1053,7 +1061,10 @@ fn write_layout(
         if let Some(height) = props.height {
             worksheet.set_row_height(row, height)?;
         }
-        if let Some(format) = props.format.and_then(|id| formats.of(id, &Cell::Empty)) {
+        if let Some(format) = props
+            .format
+            .and_then(|id| formats.of(id, &Cell::Empty, true))
+        {
             worksheet.set_row_format(row, format)?;
         }
         if props.hidden {
