@@ -619,13 +619,15 @@ impl Store {
     /// version that cannot be kept is logged; the write goes on.
     fn keep_version(&self, id: SpreadsheetId) -> Vec<PathBuf> {
         let limit = self.inner.limits.keep_versions;
-        if limit == 0 {
-            return Vec::new();
-        }
-        let Some(tag) = self.tag_in_place(id) else {
-            return Vec::new();
+        let kept = match limit {
+            // Those an earlier run kept go.
+            0 => versions::drop_all(&self.inner.dir, id),
+            _ => match self.tag_in_place(id) {
+                Some(tag) => versions::keep(&self.inner.dir, id, &self.path(id), tag, limit),
+                None => return Vec::new(),
+            },
         };
-        versions::keep(&self.inner.dir, id, &self.path(id), tag, limit).unwrap_or_else(|error| {
+        kept.unwrap_or_else(|error| {
             tracing::error!(spreadsheet = %id, %error, "the replaced version was not kept");
             Vec::new()
         })

@@ -48,7 +48,7 @@ pub fn keep(
     limit: usize,
 ) -> std::io::Result<Vec<PathBuf>> {
     if limit == 0 {
-        return Ok(Vec::new());
+        return drop_all(data_dir, id);
     }
     let dir = dir(data_dir, id);
     fs::create_dir_all(&dir)?;
@@ -62,8 +62,21 @@ pub fn keep(
     let name = format!("{:020}-{}.xlsx", since.as_nanos(), tag.hex());
     fs::hard_link(file, dir.join(&name))?;
     // The new one is the newest: of those there were, `limit - 1` stay.
+    Ok(dropped(&dir, kept.get(limit - 1..).unwrap_or_default()))
+}
+
+/// Drops every version kept of workbook `id` (`--keep-versions 0`, after a
+/// run that kept some); gives their paths, as [`keep`] does.
+pub fn drop_all(data_dir: &Path, id: SpreadsheetId) -> std::io::Result<Vec<PathBuf>> {
+    let kept = list(data_dir, id)?;
+    Ok(dropped(&dir(data_dir, id), &kept))
+}
+
+/// Renames the versions `old` out of the listing of `dir`; gives the new
+/// paths.
+fn dropped(dir: &Path, old: &[Kept]) -> Vec<PathBuf> {
     let mut dropped = Vec::new();
-    for old in kept.iter().skip(limit - 1) {
+    for old in old {
         let name = old.path.file_name().unwrap_or_default().to_string_lossy();
         let gone = dir.join(format!("{GONE}{name}"));
         match fs::rename(&old.path, &gone) {
@@ -74,7 +87,7 @@ pub fn keep(
             }
         }
     }
-    Ok(dropped)
+    dropped
 }
 
 /// The start of the name of a version dropped but not yet unlinked.
@@ -225,6 +238,25 @@ mod tests {
         fs::remove_file(&file).unwrap();
         remove_all(data.path(), id()).unwrap();
         assert!(list(data.path(), id()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn keeping_none_drops_those_an_earlier_limit_kept() {
+        let data = tempfile::tempdir().unwrap();
+        let file = data.path().join(id().file_name());
+        for content in ["one", "two"] {
+            fs::write(&file, content).unwrap();
+            keep(data.path(), id(), &file, Tag::of(content.as_bytes()), 5).unwrap();
+        }
+        assert_eq!(list(data.path(), id()).unwrap().len(), 2);
+        let dropped = keep(data.path(), id(), &file, Tag::of(b"two"), 0).unwrap();
+        assert_eq!(dropped.len(), 2);
+        assert!(list(data.path(), id()).unwrap().is_empty());
+        assert!(
+            drop_all(tempfile::tempdir().unwrap().path(), id())
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
