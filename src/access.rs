@@ -15,8 +15,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use crate::model::SpreadsheetId;
+use crate::model::formula::same_sheet;
+use crate::model::source::Source;
 use crate::model::value::days_from_civil;
+use crate::model::{SpreadsheetId, Workbook};
 
 /// What a token may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -99,9 +101,42 @@ impl Grant {
             .is_none_or(|ids| ids.contains(&id))
     }
 
-    /// Whether it reaches the sheet or table a request names: every one,
-    /// or one it lists, named exactly as it lists it.
+    /// Whether it may reach the sheet or table a request names, before the
+    /// workbook is read: every one, or one it lists, in any letter case
+    /// (as requests name sheets). Which one the name leads to is checked
+    /// once the workbook is read ([`Grant::reaches_source`]).
     pub fn reaches_sheet(&self, name: &str) -> bool {
+        self.sheets
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|n| same_sheet(n, name)))
+    }
+
+    /// Whether it reaches the rows `source` of `workbook`, where a
+    /// request's name led: a sheet it lists reaches the sheet and its
+    /// tables, a table it lists that table (each name it lists resolved as
+    /// a request's name is, so `stock` for the sheet `Stock` is that sheet,
+    /// and a table named like another sheet is still that table).
+    pub fn reaches_source(&self, workbook: &Workbook, source: &Source) -> bool {
+        self.reaches_rows(workbook, source.sheet, source.region.table)
+    }
+
+    /// Whether it reaches sheet `sheet` of `workbook` (by its index), or
+    /// its table `table` (by its index among the sheet's): see
+    /// [`Grant::reaches_source`].
+    pub fn reaches_rows(&self, workbook: &Workbook, sheet: usize, table: Option<usize>) -> bool {
+        let Some(names) = &self.sheets else {
+            return true;
+        };
+        names.iter().any(|name| match workbook.named(name) {
+            Some((named, None)) => named == sheet,
+            Some((named, named_table)) => named == sheet && named_table == table,
+            None => false,
+        })
+    }
+
+    /// Whether it lists `name` among its sheets and tables, exactly (for
+    /// listings made without reading a workbook).
+    pub fn lists_sheet(&self, name: &str) -> bool {
         self.sheets
             .as_ref()
             .is_none_or(|names| names.iter().any(|n| n == name))
@@ -438,7 +473,9 @@ mod tests {
         assert!(
             !grant.reaches(SpreadsheetId::parse("5ee7d000-0000-4000-8000-000000000001").unwrap())
         );
-        assert!(grant.reaches_sheet("Orders") && !grant.reaches_sheet("orders"));
+        assert!(grant.reaches_sheet("Orders") && grant.reaches_sheet("orders"));
+        assert!(grant.lists_sheet("Orders") && !grant.lists_sheet("orders"));
+        assert!(!grant.reaches_sheet("Order"));
         assert!(matches!(keyring.find("s3cret "), Presented::Unknown));
     }
 

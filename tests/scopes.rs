@@ -365,6 +365,104 @@ async fn percent_encoding_reaches_nothing_more() {
     assert_eq!(std::fs::read(scoped.server.file(ID)).unwrap(), before);
 }
 
+/// A sheet or table a token lists is reached however a request spells it,
+/// as requests name sheets (exactly, else ignoring case), and only it: a
+/// token for the table `Items` does not reach the sheet `items`, which the
+/// name `items` leads to, nor the sheet the table is on.
+#[tokio::test]
+async fn a_token_reaches_what_its_names_lead_to_in_any_case_and_nothing_else() {
+    const NAMES: &str = "5e0b3c1a-2f4d-4b6e-8a7c-9d1e2f3a4b5c";
+    let text = [
+        tokens_file(),
+        entry(
+            "table",
+            "table-secret",
+            &format!("[\"{NAMES}\"]"),
+            Some("[\"Items\"]"),
+            "[\"read\", \"insert\"]",
+        ),
+    ]
+    .join("\n");
+    let scoped = scoped_server(&text).await;
+    {
+        let mut book = rust_xlsxwriter::Workbook::new();
+        let items = book.add_worksheet().set_name("items").unwrap();
+        items.write_string(0, 0, "secret").unwrap();
+        items.write_string(1, 0, "kept").unwrap();
+        let other = book.add_worksheet().set_name("Other").unwrap();
+        other.write_string(0, 0, "k").unwrap();
+        other.write_string(1, 0, "a").unwrap();
+        other.write_string(4, 0, "below").unwrap();
+        let columns = [rust_xlsxwriter::TableColumn::new().set_header("k")];
+        let table = rust_xlsxwriter::Table::new()
+            .set_name("Items")
+            .set_columns(&columns);
+        other.add_table(0, 0, 1, 0, &table).unwrap();
+        book.save(scoped.server.file(NAMES)).unwrap();
+    }
+    let (status, body) = scoped
+        .call(
+            "form-secret",
+            Method::POST,
+            &rows_path("people"),
+            Some(json!({"data": [{"name": "Lee"}]})),
+        )
+        .await;
+    assert_eq!(
+        status, 201,
+        "the sheet People, spelled in lower case: {body}"
+    );
+    let rows = |sheet: &str| format!("/v1/data/{NAMES}/{sheet}");
+    let (status, body) = scoped
+        .call("table-secret", Method::GET, &rows("Items"), None)
+        .await;
+    assert_eq!(
+        (status, &body["data"]),
+        (StatusCode::OK, &json!([{"_row": 2, "k": "a"}]))
+    );
+    let (status, _) = scoped
+        .call("table-secret", Method::GET, &rows("ITEMS"), None)
+        .await;
+    assert_eq!(status, 403, "ITEMS leads to the sheet items");
+    for name in ["items", "Other"] {
+        let (status, body) = scoped
+            .call("table-secret", Method::GET, &rows(name), None)
+            .await;
+        assert_eq!(status, 403, "{name}: {body}");
+        assert!(
+            detail(&body).contains("does not reach the sheet or table"),
+            "{body}"
+        );
+    }
+    let batch =
+        json!({"operations": [{"op": "insert", "sheet": "items", "data": [{"secret": "x"}]}]});
+    let (status, body) = scoped
+        .call(
+            "table-secret",
+            Method::POST,
+            &format!("/v1/batch/{NAMES}"),
+            Some(batch),
+        )
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(detail(&body).starts_with("operations[0]: "), "{body}");
+    assert_eq!(
+        read_sheet(&scoped.server.file(NAMES), "items").len(),
+        2,
+        "nothing written"
+    );
+    let list_path = format!("/v1/data/{NAMES}");
+    let (status, list) = scoped
+        .call("table-secret", Method::GET, &list_path, None)
+        .await;
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(list["sheets"], json!([]), "{list}");
+    let tables: Vec<&Value> = (list["tables"].as_array().unwrap().iter())
+        .map(|t| &t["name"])
+        .collect();
+    assert_eq!(tables, [&json!("Items")], "{list}");
+}
+
 #[tokio::test]
 async fn a_token_for_some_sheets_writes_no_formulas() {
     let scoped = scoped_server(&tokens_file()).await;

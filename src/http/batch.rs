@@ -135,12 +135,16 @@ async fn batch(
         path.checked_id(),
         Batch::from_json(&body, state.config.max_rows_per_request),
     )?;
-    if let Some(Extension(grant)) = grant {
-        allowed(&grant, &batch)?;
+    let grant = grant.map(|Extension(grant)| grant);
+    if let Some(grant) = &grant {
+        allowed(grant, &batch)?;
     }
     let key = key.with_body(&body);
     let precondition = conditions.precondition();
     let written = edit_once(&state.store, id, key, precondition, move |workbook| {
+        if let Some(grant) = &grant {
+            reached(grant, workbook, &batch)?;
+        }
         let formulas = |workbook: &Workbook, sheet: usize, operation: &Operation| {
             crate::calc::formula_problems(workbook, sheet, operation.formulas())
         };
@@ -155,17 +159,38 @@ async fn batch(
     Ok(written.respond(Json))
 }
 
+/// A 403 of operation `index`, named by it.
+fn indexed(index: usize, error: ApiError) -> ApiError {
+    match error {
+        ApiError::Forbidden(Some(detail)) => {
+            ApiError::Forbidden(Some(format!("operations[{index}]: {detail}")))
+        }
+        other => other,
+    }
+}
+
+/// Whether the token reaches the rows each operation's name leads to in
+/// `workbook` (§11.7, as for a request on rows); else the 403 of the
+/// first it does not, named by index. (An operation whose name leads
+/// nowhere fails in its turn.)
+fn reached(grant: &Grant, workbook: &Workbook, batch: &Batch) -> Result<()> {
+    for (index, operation) in batch.operations.iter().enumerate() {
+        let Ok(source) = workbook.source(&operation.sheet, operation.header_row) else {
+            continue;
+        };
+        if !grant.reaches_source(workbook, &source) {
+            return Err(indexed(index, auth::not_reached(grant, &operation.sheet)));
+        }
+    }
+    Ok(())
+}
+
 /// Whether the token may make every operation: reach its sheet or table
 /// and have the permissions it needs (an upsert needs `insert` and
 /// `update`); else the 403 of the first that it may not, named by index.
 fn allowed(grant: &Grant, batch: &Batch) -> Result<()> {
     for (index, operation) in batch.operations.iter().enumerate() {
-        let named = |error: ApiError| match error {
-            ApiError::Forbidden(Some(detail)) => {
-                ApiError::Forbidden(Some(format!("operations[{index}]: {detail}")))
-            }
-            other => other,
-        };
+        let named = |error: ApiError| indexed(index, error);
         if !grant.reaches_sheet(&operation.sheet) {
             return Err(named(auth::not_reached(grant, &operation.sheet)));
         }

@@ -30,7 +30,8 @@ use crate::model::request::{
     DeleteBody, DeleteRows, InsertBody, InsertRows, ReadQuery, Rejected, UpdateBody, UpdateRows,
     header_row_from_pairs, insert_query_from_pairs,
 };
-use crate::model::{Problems, Sheet, SpreadsheetId};
+use crate::model::source::Source;
+use crate::model::{Problems, Sheet, SpreadsheetId, Workbook};
 use crate::store::Edit;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -102,16 +103,23 @@ async fn rows_insert(
     let request = InsertRows::from_json(&body, state.config.max_rows_per_request);
     let (query, request) = with_query(insert_query_from_pairs(&pairs), request);
     let header_row = query.header_row;
-    let (id, request) =
-        valid_request(&state, &path, header_row, request, Sheet::insert_problems).await?;
     let grant = grant.map(|Extension(grant)| grant);
+    let (id, request) = valid_request(
+        &state,
+        (&path, grant.clone()),
+        header_row,
+        request,
+        Sheet::insert_problems,
+    )
+    .await?;
     auth::may_write_formulas(grant.as_deref(), !request.formulas().is_empty())?;
     let sheet = path.sheet;
     let key = key.with_body(&body);
     let precondition = conditions.precondition();
     if let Some(column) = query.on_conflict {
+        let reach = grant.clone();
         let upserted = edit_once(&state.store, id, key, precondition, move |workbook| {
-            let source = workbook.source(&sheet, header_row)?;
+            let source = reached_source(workbook, &sheet, header_row, reach.as_deref())?;
             formulas_checked(workbook, source.sheet, request.formulas(), |s| {
                 s.insert_problems(&source.region, &request)
             })?;
@@ -125,7 +133,7 @@ async fn rows_insert(
         return Ok(upserted.respond(Json));
     }
     let inserted = edit_once(&state.store, id, key, precondition, move |workbook| {
-        let source = workbook.source(&sheet, header_row)?;
+        let source = reached_source(workbook, &sheet, header_row, grant.as_deref())?;
         formulas_checked(workbook, source.sheet, request.formulas(), |s| {
             s.insert_problems(&source.region, &request)
         })?;
@@ -161,15 +169,21 @@ async fn rows_update(
 ) -> Result<Response> {
     let request = UpdateRows::from_json(&body);
     let (header_row, request) = with_query(header_row_from_pairs(&pairs), request);
-    let (id, request) =
-        valid_request(&state, &path, header_row, request, Sheet::update_problems).await?;
     let grant = grant.map(|Extension(grant)| grant);
+    let (id, request) = valid_request(
+        &state,
+        (&path, grant.clone()),
+        header_row,
+        request,
+        Sheet::update_problems,
+    )
+    .await?;
     auth::may_write_formulas(grant.as_deref(), !request.formulas().is_empty())?;
     let sheet = path.sheet;
     let key = key.with_body(&body);
     let precondition = conditions.precondition();
     let updated = edit_once(&state.store, id, key, precondition, move |workbook| {
-        let source = workbook.source(&sheet, header_row)?;
+        let source = reached_source(workbook, &sheet, header_row, grant.as_deref())?;
         formulas_checked(workbook, source.sheet, request.formulas(), |s| {
             s.update_problems(&source.region, &request)
         })?;
@@ -204,14 +218,23 @@ async fn rows_read(
     headers: HeaderMap,
     conditions: Conditions,
     QueryPairs(pairs): QueryPairs,
+    grant: Option<Extension<Arc<Grant>>>,
 ) -> Result<Response> {
+    let grant = grant.map(|Extension(grant)| grant);
     let query = ReadQuery::from_pairs(&pairs);
     let header_row = match &query {
         Ok(query) => query.header_row,
         Err(rejected) => rejected.partial.header_row,
     }
     .map(|row| u64::from(row.get()));
-    let (id, query) = valid_request(&state, &path, header_row, query, Sheet::read_problems).await?;
+    let (id, query) = valid_request(
+        &state,
+        (&path, grant.clone()),
+        header_row,
+        query,
+        Sheet::read_problems,
+    )
+    .await?;
     let format = query
         .format
         .unwrap_or_else(|| stream::accepted_format(&headers));
@@ -226,7 +249,7 @@ async fn rows_read(
     let (version, read) = state
         .store
         .read_versioned(id, move |workbook, version| {
-            let source = workbook.source(&sheet, header_row)?;
+            let source = reached_source(workbook, &sheet, header_row, grant.as_deref())?;
             let page = workbook.sheets[source.sheet].read(&source.region, &query)?;
             // After the read: a request that fails (an unknown sheet or
             // column) fails whatever its conditions (RFC 9110 §13.2.1).
@@ -263,17 +286,25 @@ async fn rows_delete(
     QueryPairs(pairs): QueryPairs,
     key: IdempotencyKey,
     conditions: Conditions,
+    grant: Option<Extension<Arc<Grant>>>,
     JsonBody(body): JsonBody,
 ) -> Result<Response> {
+    let grant = grant.map(|Extension(grant)| grant);
     let request = DeleteRows::from_json(&body);
     let (header_row, request) = with_query(header_row_from_pairs(&pairs), request);
-    let (id, request) =
-        valid_request(&state, &path, header_row, request, Sheet::delete_problems).await?;
+    let (id, request) = valid_request(
+        &state,
+        (&path, grant.clone()),
+        header_row,
+        request,
+        Sheet::delete_problems,
+    )
+    .await?;
     let sheet = path.sheet;
     let key = key.with_body(&body);
     let precondition = conditions.precondition();
     let deleted = edit_once(&state.store, id, key, precondition, move |workbook| {
-        let source = workbook.source(&sheet, header_row)?;
+        let source = reached_source(workbook, &sheet, header_row, grant.as_deref())?;
         Ok(Edit::rows(workbook.delete_rows(&source, &request)?))
     })
     .await?;
@@ -297,6 +328,23 @@ fn formulas_checked<'a>(
     }
     problems.extend(others(&workbook.sheets[sheet]));
     Err(problems.into())
+}
+
+/// The rows `sheet` names in `workbook` (§11.1), if `grant` reaches them
+/// (§11.7: 403 otherwise, whatever letter case named them).
+fn reached_source(
+    workbook: &Workbook,
+    sheet: &str,
+    header_row: Option<u64>,
+    grant: Option<&Grant>,
+) -> Result<Source> {
+    let source = workbook.source(sheet, header_row)?;
+    match grant {
+        Some(grant) if !grant.reaches_source(workbook, &source) => {
+            Err(auth::not_reached(grant, sheet))
+        }
+        _ => Ok(source),
+    }
 }
 
 /// The query's value and the request, a bad query's problems joined to the
@@ -326,7 +374,7 @@ fn with_query<Q: Default, T>(
 /// finds), looked up without taking the write turn.
 async fn valid_request<T: Send + 'static>(
     state: &AppState,
-    path: &SheetPath,
+    (path, grant): (&SheetPath, Option<Arc<Grant>>),
     header_row: Option<u64>,
     request: std::result::Result<T, Rejected<T>>,
     sheet_problems: fn(&Sheet, &Region, &T) -> Problems,
@@ -350,7 +398,7 @@ async fn valid_request<T: Send + 'static>(
     let found = state
         .store
         .read(id, move |workbook| {
-            workbook.source(&sheet, header_row).map(|source| {
+            reached_source(workbook, &sheet, header_row, grant.as_deref()).map(|source| {
                 sheet_problems(&workbook.sheets[source.sheet], &source.region, &partial)
             })
         })

@@ -158,25 +158,33 @@ async fn sheets_list(
     grant: Option<Extension<Arc<Grant>>>,
 ) -> Result<Response> {
     let reach = grant.map(|Extension(grant)| grant);
-    let reaches = move |name: &str| reach.as_ref().is_none_or(|grant| grant.reaches_sheet(name));
     let (version, sheets) = state
         .store
         .read_versioned(path.id()?, move |workbook, version| {
             if conditions.unchanged(version)? {
                 return Ok((*version, None));
             }
+            // Listed when a request naming it is answered: the token
+            // reaches the name and the rows it leads to.
+            let reaches = |name: &str, sheet: usize, table: Option<usize>| {
+                reach.as_ref().is_none_or(|grant| {
+                    grant.reaches_sheet(name) && grant.reaches_rows(workbook, sheet, table)
+                })
+            };
+            // Each table by its sheet's index and its own, in the order
+            // `table_summaries` lists them.
+            let tables = (workbook.sheets.iter().enumerate())
+                .flat_map(|(s, sheet)| (0..sheet.layout.tables.len()).map(move |t| (s, t)));
             let list = SheetList {
-                sheets: workbook
-                    .sheet_summaries()
-                    .into_iter()
-                    .filter(|sheet| reaches(&sheet.name))
-                    .map(Into::into)
+                sheets: (workbook.sheet_summaries().into_iter().enumerate())
+                    .filter(|(sheet, summary)| reaches(&summary.name, *sheet, None))
+                    .map(|(_, sheet)| sheet.into())
                     .collect(),
-                tables: workbook
-                    .table_summaries()
-                    .into_iter()
-                    .filter(|table| reaches(&table.rows.name))
-                    .map(Into::into)
+                tables: (workbook.table_summaries().into_iter().zip(tables))
+                    .filter(|(summary, (sheet, table))| {
+                        reaches(&summary.rows.name, *sheet, Some(*table))
+                    })
+                    .map(|(table, _)| table.into())
                     .collect(),
             };
             Ok::<_, ApiError>((*version, Some(list)))
@@ -193,7 +201,7 @@ fn reached(grant: Option<&Grant>, names: Vec<String>) -> Vec<String> {
     match grant {
         Some(grant) => names
             .into_iter()
-            .filter(|name| grant.reaches_sheet(name))
+            .filter(|name| grant.lists_sheet(name))
             .collect(),
         None => names,
     }

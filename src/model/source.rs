@@ -53,23 +53,7 @@ impl Workbook {
     /// `header_row` (1-based) names the sheet's header row itself; that row
     /// must hold something (400).
     pub fn source(&self, name: &str, header_row: Option<u64>) -> Result<Source, Error> {
-        let found = self
-            .sheets
-            .iter()
-            .position(|s| s.name == name)
-            .map(|sheet| (sheet, None))
-            .or_else(|| self.table_named(|t| t == name))
-            .or_else(|| {
-                unique(
-                    self.sheets
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, s)| same_sheet(&s.name, name))
-                        .map(|(i, _)| (i, None)),
-                )
-            })
-            .or_else(|| self.table_named(|t| same_sheet(t, name)));
-        let Some((sheet, table)) = found else {
+        let Some((sheet, table)) = self.named(name) else {
             return Err(Error::NotFound(format!(
                 "the workbook has no sheet or table named {name:?}"
             )));
@@ -148,6 +132,27 @@ impl Workbook {
 
     /// The sheet and index of the table whose name `matches`, when exactly
     /// one does.
+    /// What `name` names, by the order of [`Workbook::source`]: a sheet
+    /// (its index, and `None`) or a table (its sheet's index and its own
+    /// among the sheet's tables); `None` when nothing.
+    pub fn named(&self, name: &str) -> Option<(usize, Option<usize>)> {
+        self.sheets
+            .iter()
+            .position(|s| s.name == name)
+            .map(|sheet| (sheet, None))
+            .or_else(|| self.table_named(|t| t == name))
+            .or_else(|| {
+                unique(
+                    self.sheets
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, s)| same_sheet(&s.name, name))
+                        .map(|(i, _)| (i, None)),
+                )
+            })
+            .or_else(|| self.table_named(|t| same_sheet(t, name)))
+    }
+
     fn table_named(&self, matches: impl Fn(&str) -> bool) -> Option<(usize, Option<usize>)> {
         unique(self.sheets.iter().enumerate().flat_map(|(s, sheet)| {
             sheet
