@@ -171,6 +171,37 @@ async fn an_update_names_bad_values_and_unknown_columns_together() {
     );
 }
 
+/// One cell named twice in one object, by its name and by its letter, is
+/// a 400 (as a key given twice is, §9), in an insert and an update, and
+/// nothing is written.
+#[tokio::test]
+async fn a_cell_named_twice_is_refused() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let before = std::fs::read(server.file(ID)).unwrap();
+    let (status, body) = server
+        .post(
+            &rows_path("People"),
+            json!({"data": [{"name": "x", "age": 1, "_B": 2}]}),
+        )
+        .await;
+    assert_eq!(
+        (status.as_u16(), &body["error"]),
+        (400, &json!("data[0]._B: names the same column as \"age\""))
+    );
+    let (status, body) = server
+        .patch(
+            &rows_path("People"),
+            json!({"type": "row", "row": 2, "data": {"_b": 2, "age": 1}}),
+        )
+        .await;
+    assert_eq!(
+        (status.as_u16(), &body["error"]),
+        (400, &json!("data.age: names the same column as \"_b\""))
+    );
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
+}
+
 #[tokio::test]
 async fn a_read_names_bad_filters_and_unknown_columns_together() {
     let server = Server::start().await;

@@ -83,7 +83,7 @@ impl Header {
         }
         let names = used_columns(sheet, row)
             .into_iter()
-            .map(|c| (c, cells.get(c).map(|cell| cell.text_form().into_owned())));
+            .map(|c| (c, cells.get(c).map(column_name)));
         Some(Header::new(row, names, None, None))
     }
 
@@ -100,12 +100,7 @@ impl Header {
         };
         let width = usize::from(range.last_column) - first + 1;
         let names = (0..width).map(|i| {
-            let from_sheet = || {
-                sheet
-                    .row(row)
-                    .get(first + i)
-                    .map(|c| c.text_form().into_owned())
-            };
+            let from_sheet = || sheet.row(row).get(first + i).map(column_name);
             let name = match header_row {
                 Some(_) => from_sheet(),
                 None => table
@@ -222,6 +217,17 @@ impl Header {
     /// 0-based index of the first data row.
     pub fn first_data_row(&self) -> usize {
         self.first_data
+    }
+}
+
+/// The name a header cell gives its column: its text as a spreadsheet app
+/// shows it (a boolean is `TRUE` or `FALSE`), a number or date as the API
+/// writes it.
+fn column_name(cell: &super::Cell) -> String {
+    match cell.value() {
+        super::Cell::Bool(true) => "TRUE".to_owned(),
+        super::Cell::Bool(false) => "FALSE".to_owned(),
+        other => other.text_form().into_owned(),
     }
 }
 
@@ -382,6 +388,21 @@ mod tests {
         assert_eq!(header.resolve("id"), Ok(1));
         assert_eq!(header.resolve("2024"), Ok(2));
         assert_eq!(header.resolve("ID"), Err("is not a column of the sheet"));
+    }
+
+    #[test]
+    fn a_boolean_header_cell_names_its_column_as_spreadsheet_apps_show_it() {
+        let s = sheet(vec![
+            vec![text("name"), Cell::Bool(true), Cell::Bool(false)],
+            vec![text("a"), Cell::Number(1.0), Cell::Number(2.0)],
+        ]);
+        let region = Region {
+            header_row: Some(0),
+            ..Region::default()
+        };
+        let header = Header::of(&s, &region).expect("has a header");
+        let names: Vec<_> = header.readable().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["name", "TRUE", "FALSE"]);
     }
 
     #[test]

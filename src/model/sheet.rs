@@ -1534,25 +1534,37 @@ impl Sheet {
 fn insert_problems(header: &Header, request: &InsertRows) -> Problems {
     let mut problems = Problems::new();
     for row in &request.rows {
-        for (name, _) in &row.cells {
-            if let Err(rule) = header.resolve_explained(name) {
-                problems.push(format!("data[{}].{name}", row.index), rule);
-            }
-        }
+        problems.extend(data_problems(
+            Some(header),
+            &row.cells,
+            &format!("data[{}]", row.index),
+        ));
     }
     problems
 }
 
-/// The columns of `data` that `header` does not name, or names twice.
+/// The columns of `data` that `header` does not name, or that name a
+/// column an earlier key named (by its name and by its letter, `qty` and
+/// `_B`: one cell given two values).
 fn data_problems(header: Option<&Header>, data: &[(String, Cell)], field: &str) -> Problems {
     let mut problems = Problems::new();
+    let mut named: HashMap<usize, &str> = HashMap::with_capacity(data.len());
     for (name, _) in data {
         let column = match header {
             Some(header) => header.resolve_explained(name),
             None => Err("is not a column of the sheet".to_owned()),
         };
-        if let Err(rule) = column {
-            problems.push(format!("{field}.{name}"), rule);
+        match column {
+            Err(rule) => problems.push(format!("{field}.{name}"), rule),
+            Ok(column) => match named.get(&column) {
+                Some(earlier) => problems.push(
+                    format!("{field}.{name}"),
+                    format!("names the same column as {earlier:?}"),
+                ),
+                None => {
+                    named.insert(column, name);
+                }
+            },
         }
     }
     problems
