@@ -246,3 +246,30 @@ async fn healthz_is_ok() {
     let server = Server::start().await;
     assert_eq!(server.get("/healthz").await.1, json!({"status": "ok"}));
 }
+
+/// A query with a %-escape that is no UTF-8 is refused, as such a path is,
+/// rather than read with U+FFFD in its place; an escaped UTF-8 character
+/// is read.
+#[tokio::test]
+async fn a_query_that_does_not_decode_is_400() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let (status, body) = server
+        .get(&format!("{}?filter=name:eq:%FF", rows_path("People")))
+        .await;
+    assert_eq!(
+        (status.as_u16(), &body["error"]),
+        (
+            400,
+            &json!("query: could not be decoded (a %-escape that is no UTF-8)")
+        )
+    );
+    let (status, body) = server
+        .get(&format!("{}?filter=name:eq:%C3%A9", rows_path("People")))
+        .await;
+    assert_eq!(
+        (status.as_u16(), &body["total"]),
+        (200, &json!(0)),
+        "{body}"
+    );
+}

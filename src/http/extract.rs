@@ -220,7 +220,21 @@ impl<S: Send + Sync> FromRequestParts<S> for QueryPairs {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        serde_urlencoded::from_str(parts.uri.query().unwrap_or(""))
+        let query = parts.uri.query().unwrap_or("");
+        // The decoder puts U+FFFD for an escape that is no UTF-8 (`%FF`):
+        // refused, as in the path, rather than read as another value.
+        let undecodable = query.split(['&', '=']).any(|piece| {
+            percent_encoding::percent_decode_str(piece)
+                .decode_utf8()
+                .is_err()
+        });
+        if undecodable {
+            return Err(ApiError::invalid(
+                "query",
+                "could not be decoded (a %-escape that is no UTF-8)",
+            ));
+        }
+        serde_urlencoded::from_str(query)
             .map(QueryPairs)
             .map_err(|_| ApiError::invalid("query", "is not a valid query string"))
     }
