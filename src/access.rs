@@ -101,6 +101,12 @@ impl Grant {
             .is_none_or(|ids| ids.contains(&id))
     }
 
+    /// Whether it reaches every workbook (`spreadsheets = ["*"]`), so also
+    /// one it creates.
+    pub fn reaches_every_workbook(&self) -> bool {
+        self.spreadsheets.is_none()
+    }
+
     /// Whether it may reach the sheet or table a request names, before the
     /// workbook is read: every one, or one it lists, in any letter case
     /// (as requests name sheets). Which one the name leads to is checked

@@ -552,6 +552,18 @@ async fn managing_needs_manage_and_a_write_beyond_reach_is_404() {
         assert_eq!(detail(&answer), "no spreadsheet has that id");
     }
     assert_eq!(std::fs::read(scoped.server.file(OTHER)).unwrap(), other);
+    // A workbook it would make has a new id, beyond its reach: refused.
+    let files = scoped.server.stored_files();
+    let create = Some(json!({"sheets": [{"name": "New", "columns": ["a"]}]}));
+    let (status, body) = scoped
+        .call("keeper-secret", Method::POST, "/v1/spreadsheets", create)
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        detail(&body).contains("reaches only the workbooks it lists"),
+        "{body}"
+    );
+    assert_eq!(scoped.server.stored_files(), files);
 
     let (status, _) = scoped
         .call("keeper-secret", Method::DELETE, &workbook, None)

@@ -66,6 +66,8 @@ pub struct Need {
     pub permissions: Vec<Permission>,
     /// The request reads or replaces a workbook whole.
     pub whole_workbook: bool,
+    /// The request makes a workbook under a new id.
+    pub creates: bool,
 }
 
 /// What a request needs, by its route. Paths no route has need only a
@@ -96,7 +98,7 @@ fn needs(method: &Method, uri: &axum::http::Uri) -> Need {
                 spreadsheet: id(workbook),
                 sheet: Some((*sheet).to_owned()),
                 permissions,
-                whole_workbook: false,
+                ..Need::default()
             }
         }
         ["v1", "data", workbook] => Need {
@@ -119,6 +121,7 @@ fn needs(method: &Method, uri: &axum::http::Uri) -> Need {
             } else {
                 Permission::Manage
             }],
+            creates: !read,
             ..Need::default()
         },
         ["v1", "spreadsheets", workbook, ..] => Need {
@@ -145,6 +148,13 @@ fn allowed(grant: &Grant, need: &Need) -> Result<(), ApiError> {
     }
     if let Some(sheet) = need.sheet.as_ref().filter(|s| !grant.reaches_sheet(s)) {
         return Err(not_reached(grant, sheet));
+    }
+    if need.creates && !grant.reaches_every_workbook() {
+        return Err(ApiError::Forbidden(Some(format!(
+            "the token {:?} reaches only the workbooks it lists, and a workbook it made \
+             would have a new id beyond its reach",
+            grant.name
+        ))));
     }
     if need.whole_workbook && !grant.reaches_whole_workbooks() {
         return Err(ApiError::Forbidden(Some(format!(
