@@ -440,6 +440,18 @@ impl Layout {
             && *misfits == base.misfits
     }
 
+    /// How many cells the layout notes something of, one by one (rich
+    /// text, ISO dates, spellings, formula texts, cells of the default
+    /// format, misfits): what it holds by cell beyond the formats.
+    pub fn cell_marks(&self) -> usize {
+        self.rich_text.len()
+            + self.iso_dates.len()
+            + self.spelled.len()
+            + self.formulas.len()
+            + self.unformatted_cells.len()
+            + self.misfits.len()
+    }
+
     /// The columns of row `row`'s [`Layout::unformatted_cells`], in order.
     pub fn unformatted_columns(&self, row: u32) -> impl DoubleEndedIterator<Item = u16> + '_ {
         self.unformatted_cells

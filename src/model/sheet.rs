@@ -79,7 +79,10 @@ impl Workbook {
         let indexes: usize = (self.sheets.iter())
             .map(|sheet| sheet.indexes.bytes(sheet.rows.len()))
             .sum();
-        cells * BYTES_PER_CELL + self.carried.part_bytes() + indexes
+        let marks: usize = (self.sheets.iter())
+            .map(|sheet| sheet.layout.cell_marks())
+            .sum();
+        cells * BYTES_PER_CELL + marks * BYTES_PER_MARK + self.carried.part_bytes() + indexes
     }
 
     /// The cell slots the workbook takes in memory: each row up to its last
@@ -701,6 +704,13 @@ const MIN_SCAN_ROWS: usize = 50_000;
 /// workbook grows the process by 74–94 bytes per cell slot (by its
 /// producer), a 1M-row one by 74 (docs/PERFORMANCE.md).
 pub const BYTES_PER_CELL: usize = 80;
+
+/// The estimated memory of what the layout notes of one cell
+/// ([`Layout::cell_marks`]): an entry of a B-tree map by cell (a key of 8
+/// bytes and a value of 32, in nodes about two thirds full) and the text
+/// some hold. A file can have one for each of its cells (a boolean in
+/// every cell, all formatted as dates), so they count against the cache.
+const BYTES_PER_MARK: usize = 96;
 
 /// The rows of one sheet a batch changed in place (see
 /// [`Workbook::changed_in_place`]).
@@ -1761,6 +1771,21 @@ mod tests {
 
     fn text(s: &str) -> Cell {
         Cell::Text(s.into())
+    }
+
+    #[test]
+    fn what_the_layout_notes_by_cell_counts_in_the_estimate() {
+        let mut workbook = Workbook::default();
+        workbook
+            .sheets
+            .push(Sheet::new("Data", vec![vec![Cell::Bool(true)]; 1000]));
+        let plain = workbook.estimated_bytes(1000);
+        let misfits = (0..1000u32).map(|row| ((row, 0u16), Cell::Bool(true)));
+        workbook.sheets[0].layout.misfits = misfits.collect();
+        assert_eq!(
+            workbook.estimated_bytes(1000),
+            plain + 1000 * BYTES_PER_MARK
+        );
     }
 
     #[test]
