@@ -1377,7 +1377,7 @@ def sc_scopes(o) -> Result:
 
         # 2. Sheet-name tricks on the sheet-scoped tokens against A: never
         # Secret (nor its table ORDERS), whatever the spelling.
-        other_names = ["Secret", "secret", "SECRET", "ORDERS", "orders", "Orders%20",
+        other_names = ["Secret", "secret", "SECRET", "ORDERS", "Orders%20",
                        "%20Orders", "Orders.", "Orders%2E", "Orders%09", "Orders%00",
                        "S%65cret", "%53ecret", "ORD%45RS", "Ord%2565rs", "Orders%2F..%2FSecret",
                        "Orders%2F%2E%2E%2FSecret", "Orders%E2%80%8B", "%EF%BC%AFrders",
@@ -1399,9 +1399,10 @@ def sc_scopes(o) -> Result:
                 for method, body in tricky.items():
                     probe("sheet names", f"{tname} {method} {path.replace(sid_a, 'A')}", tok,
                           method, path, body, allowed=(400, 403, 404))
-        # Spellings of Orders itself: the append-only token still may not read,
-        # update or delete there.
-        for name in ["Orders", "Ord%65rs", "%4Frders", "%4F%72%64%65%72%73"]:
+        # Spellings of Orders itself (`orders` leads to the sheet Orders, as
+        # any request's name does; `ORDERS` is the table on Secret, above):
+        # the append-only token still may not read, update or delete there.
+        for name in ["Orders", "orders", "Ord%65rs", "%4Frders", "%4F%72%64%65%72%73"]:
             for method, body in tricky.items():
                 if method == "POST":
                     continue
@@ -1447,7 +1448,6 @@ def sc_scopes(o) -> Result:
                 "insert secret": [{"op": "insert", "sheet": "secret", "data": [{"key": "X"}]}],
                 "insert ORDERS table": [{"op": "insert", "sheet": "ORDERS",
                                          "data": [{"key": "X"}]}],
-                "insert orders": [{"op": "insert", "sheet": "orders", "data": [{"id": 51}]}],
                 "insert Ord%65rs": [{"op": "insert", "sheet": "Ord%65rs", "data": [{"id": 52}]}],
                 "insert 'Orders '": [{"op": "insert", "sheet": "Orders ", "data": [{"id": 53}]}],
                 "delete Secret": [{"op": "delete", "sheet": "Secret", "type": "row", "row": 2}],
