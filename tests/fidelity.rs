@@ -1053,6 +1053,21 @@ async fn dates_before_1900_03_01_in_a_1904_workbook_are_the_days_they_show() {
             [&json!("1900/01/01"), &json!("1900/02/28")],
             "{producer}"
         );
+        let (_, shown) = server
+            .get(&format!(
+                "{}?filter=name:in:first,leap&values=formatted",
+                rows_path("Data")
+            ))
+            .await;
+        let shown: Vec<&serde_json::Value> = (shown["data"].as_array().unwrap().iter())
+            .map(|row| &row["when"])
+            .collect();
+        // As LibreOffice shows them, in the fixture's `yyyy-mm-dd`.
+        assert_eq!(
+            shown,
+            [&json!("1900-01-01"), &json!("1900-02-28")],
+            "{producer}"
+        );
         let written = json!({"data": [{"name": "new", "when": "1900/01/01"}, {"name": "march", "when": "1900/03/01"}]});
         let (status, body) = server.post(&rows_path("Data"), written).await;
         assert_eq!(status, StatusCode::CREATED, "{producer}: {body}");

@@ -141,6 +141,23 @@ async fn a_value_gets_a_number_format_of_its_kind_where_the_row_above_has_anothe
         read["data"][0],
         json!({"_row": 4, "start": "2024/01/15", "took": "2024/01/16", "day": "12:30:00", "done": false})
     );
+    // What a spreadsheet app shows, the cached workbook shows too.
+    let shown = rows(&server, "Data", "offset=0&values=formatted").await;
+    assert_eq!(
+        [
+            &shown["data"][0]["start"],
+            &shown["data"][2]["start"],
+            &shown["data"][2]["day"],
+            &shown["data"][2]["done"]
+        ],
+        [
+            &json!("00:00"),
+            &json!("2024/01/15"),
+            &json!("12:30:00"),
+            &json!("FALSE")
+        ],
+        "{shown}"
+    );
     // An update of the file's misfit is a value written here: it is fitted.
     let update = json!({"type": "row", "row": 2, "data": {"start": "2024/02/01"}});
     assert_eq!(server.patch(&rows_path("Data"), update).await.0, 200);

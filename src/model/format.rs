@@ -135,6 +135,57 @@ pub fn misfit_code(cell: &Cell, shows: DateParts) -> Option<&'static str> {
     }
 }
 
+/// The number format code a cell is written with instead of its cell
+/// format's, when the value's kind does not fit that format (§2, §9): the
+/// writer writes it so, and `values=formatted` shows it so.
+/// - Where the cell format shows no date or time, a date-like value gets
+///   the contract's code for its kind (`yyyy/mm/dd`, [`DATE_TIME_CODE`],
+///   `hh:mm:ss`, `[h]:mm:ss`).
+/// - Where it shows one: a number gets `General`, so that it reads back as
+///   a number; a timestamp gets [`DATE_TIME_CODE`] unless the format
+///   already shows a date with a nonzero time (`exact`: the format is that
+///   code); a date in a cell of that code gets `yyyy/mm/dd`; a value
+///   [`misfit_code`] names gets its code, unless the file has the cell so
+///   (`kept`).
+///
+/// The reader takes the cells of [`DATE_TIME_CODE`] for timestamps, so the
+/// cells of a file always fit and keep their format.
+pub fn written_code(
+    cell: &Cell,
+    shows: DateParts,
+    exact: bool,
+    kept: bool,
+) -> Option<&'static str> {
+    if shows.date || shows.time {
+        if let Some(code) = misfit_code(cell, shows).filter(|_| !kept) {
+            return Some(code);
+        }
+        return match cell {
+            Cell::Number(_) => Some("General"),
+            Cell::Timestamp(serial) => {
+                let keeps_time =
+                    shows.date && shows.time && date_kind(*serial) == DateKind::DateTime;
+                (!exact && !keeps_time).then_some(DATE_TIME_CODE)
+            }
+            Cell::DateTime(serial) if exact && date_kind(*serial) == DateKind::Date => {
+                Some("yyyy/mm/dd")
+            }
+            _ => None,
+        };
+    }
+    let serial = match cell.value() {
+        Cell::DateTime(serial) => *serial,
+        Cell::Timestamp(_) => return Some(DATE_TIME_CODE),
+        Cell::Duration(_) => return Some("[h]:mm:ss"),
+        _ => return None,
+    };
+    Some(match date_kind(serial) {
+        DateKind::Date => "yyyy/mm/dd",
+        DateKind::DateTime => DATE_TIME_CODE,
+        DateKind::TimeOfDay => "hh:mm:ss",
+    })
+}
+
 /// Which parts of a date-like value a number format code shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DateParts {

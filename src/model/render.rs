@@ -6,9 +6,9 @@
 use serde_json::{Map, Value};
 
 use super::display::NumberFormat;
-use super::format::{DateParts, date_parts};
+use super::format::{DateParts, date_parts, written_code};
 use super::header::{Column, ROW_KEY};
-use super::value::{Cell, DATE_TIME_CODE, DateKind, date_kind};
+use super::value::{Cell, DATE_TIME_CODE, FIRST_SERIAL_AFTER_LEAP_DAY};
 use super::{Sheet, Workbook};
 
 /// What a read's `values` parameter asks for.
@@ -126,7 +126,8 @@ impl Renderer {
                     .and_then(|ids| ids.get(column))
                     .copied()
                     .unwrap_or(0);
-                self.formatted(workbook, cell, id)
+                let kept = sheet.layout.misfits.get(&(row as u32, column as u16)) == Some(cell);
+                self.formatted(workbook, cell, id, kept)
             }
         }
     }
@@ -146,8 +147,9 @@ impl Renderer {
 
     /// The text the number format of cell format `id` shows for `cell`
     /// (a formula's cached result); `null` when empty. The number format
-    /// is the one the cell is written with (see [`written_code`]).
-    fn formatted(&mut self, workbook: &Workbook, cell: &Cell, id: u32) -> Value {
+    /// is the one the cell is written with (see [`written_code`]; `kept`:
+    /// the file has the cell so).
+    fn formatted(&mut self, workbook: &Workbook, cell: &Cell, id: u32, kept: bool) -> Value {
         let number = match cell.value() {
             Cell::Empty | Cell::Formula(_) => return Value::Null,
             Cell::Text(text) if text.is_empty() => return Value::Null,
@@ -157,10 +159,18 @@ impl Renderer {
             Cell::Error(text) => return Value::String(text.clone()),
             Cell::Bool(true) => return Value::String("TRUE".into()),
             Cell::Bool(false) => return Value::String("FALSE".into()),
+            // A 1904 workbook's date before 1900/03/01 is shown as the day
+            // it is (LibreOffice counts no 29 February 1900, which the
+            // model's serials do).
+            Cell::DateTime(n) | Cell::Timestamp(n)
+                if workbook.carried.date1904 && *n < FIRST_SERIAL_AFTER_LEAP_DAY =>
+            {
+                *n + 1.0
+            }
             Cell::Number(n) | Cell::DateTime(n) | Cell::Timestamp(n) | Cell::Duration(n) => *n,
         };
         let cached = self.format(workbook, id);
-        let Some(code) = written_code(cell, cached.shows, cached.exact) else {
+        let Some(code) = written_code(cell, cached.shows, cached.exact, kept) else {
             return Value::String(cached.format.show(number));
         };
         let index = match self.written.iter().position(|(known, _)| *known == code) {
@@ -204,39 +214,4 @@ struct CachedFormat {
     shows: DateParts,
     /// Whether its code is the contract's date-time code.
     exact: bool,
-}
-
-/// The number format code a cell is written with instead of its cell
-/// format's, when the value's kind does not fit that format (contract §2
-/// and §9, as `xlsx::write` gives it): a date-like value in a format that
-/// shows no date gets the contract's code for its kind, a number in a date
-/// format `General`, a date-time in a date-only format the date-time code.
-/// The cached workbook holds the cell format the cell had; the file, and
-/// so what a spreadsheet app shows, has this one.
-fn written_code(cell: &Cell, shows: DateParts, exact: bool) -> Option<&'static str> {
-    if shows.date || shows.time {
-        return match cell {
-            Cell::Number(_) => Some("General"),
-            Cell::Timestamp(serial) => {
-                let keeps_time =
-                    shows.date && shows.time && date_kind(*serial) == DateKind::DateTime;
-                (!exact && !keeps_time).then_some(DATE_TIME_CODE)
-            }
-            Cell::DateTime(serial) if exact && date_kind(*serial) == DateKind::Date => {
-                Some("yyyy/mm/dd")
-            }
-            _ => None,
-        };
-    }
-    let serial = match cell.value() {
-        Cell::DateTime(serial) => *serial,
-        Cell::Timestamp(_) => return Some(DATE_TIME_CODE),
-        Cell::Duration(_) => return Some("[h]:mm:ss"),
-        _ => return None,
-    };
-    Some(match date_kind(serial) {
-        DateKind::Date => "yyyy/mm/dd",
-        DateKind::DateTime => DATE_TIME_CODE,
-        DateKind::TimeOfDay => "hh:mm:ss",
-    })
 }

@@ -376,6 +376,11 @@ fn split_serial(serial: f64) -> (i64, i64) {
 
 /// The kind a date cell shows: a time of day below serial 1, a date when the
 /// time is midnight, else a date and time.
+/// The 1900 date system's first serial after the 29 February 1900 it
+/// counts (which never was; Excel kept Lotus 1-2-3's error): before it,
+/// a serial is a day more than the days since 1899/12/31.
+pub const FIRST_SERIAL_AFTER_LEAP_DAY: f64 = 61.0;
+
 pub fn date_kind(serial: f64) -> DateKind {
     match split_serial(serial) {
         (0, _) => DateKind::TimeOfDay,

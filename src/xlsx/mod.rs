@@ -44,18 +44,17 @@ mod xml;
 
 pub use package::{MAX_UNPACKED_BYTES, sheet_names};
 
+use crate::model::value::FIRST_SERIAL_AFTER_LEAP_DAY;
+
 /// Days between the 1900 and the 1904 date systems' day zero, for dates
-/// from 1900/03/01 on.
+/// from 1900/03/01 on (before it, the systems are a day closer).
 const DAYS_1900_TO_1904: f64 = 1462.0;
-/// The 1900 system's first serial after the 29 February 1900 it counts
-/// (which never was): before it, the systems are a day closer.
-const FIRST_1900_SERIAL_AFTER_LEAP_DAY: f64 = 61.0;
 
 /// A 1904 workbook's date serial as the model counts dates (the 1900
 /// system's serial of the same day).
 fn from_1904(serial: f64) -> f64 {
     let model = serial + DAYS_1900_TO_1904;
-    match model < FIRST_1900_SERIAL_AFTER_LEAP_DAY {
+    match model < FIRST_SERIAL_AFTER_LEAP_DAY {
         true => model - 1.0,
         false => model,
     }
@@ -64,7 +63,7 @@ fn from_1904(serial: f64) -> f64 {
 /// The serial of the model's date `model` in a 1904 workbook: the inverse
 /// of [`from_1904`] (the 1900 system's 29 February 1900 becomes 1 March).
 fn to_1904(model: f64) -> f64 {
-    match model < FIRST_1900_SERIAL_AFTER_LEAP_DAY {
+    match model < FIRST_SERIAL_AFTER_LEAP_DAY {
         true => model + 1.0 - DAYS_1900_TO_1904,
         false => model - DAYS_1900_TO_1904,
     }

@@ -19,59 +19,11 @@ use super::fix::{Fix, Fixes, FormulaFix, PLACEHOLDER, has_outer_space};
 use super::stand_in::{self, stand_in};
 use super::styles::{to_format, xlsx_color};
 use super::{WriteError, to_1904};
-use crate::model::format::{CellFormat, DateParts, Font, misfit_code};
+use crate::model::format::{CellFormat, DateParts, Font, written_code};
 use crate::model::layout::{Layout, PrintSetup};
-use crate::model::value::{DateKind, date_kind, format_number};
+use crate::model::value::format_number;
 use crate::model::workbook::DocumentProperties;
 use crate::model::{Cell, RowsChanged, Sheet, Visibility, Workbook};
-
-use crate::model::value::DATE_TIME_CODE;
-
-/// The number format codes the service gives date-like values (contract §2)
-/// when their cell's own format does not show a date.
-fn date_code(cell: &Cell) -> Option<&'static str> {
-    let serial = match cell {
-        Cell::DateTime(serial) => *serial,
-        Cell::Timestamp(_) => return Some(DATE_TIME_CODE),
-        Cell::Duration(_) => return Some("[h]:mm:ss"),
-        Cell::Formula(f) => return date_code(&f.cached),
-        _ => return None,
-    };
-    Some(match date_kind(serial) {
-        DateKind::Date => "yyyy/mm/dd",
-        DateKind::DateTime => DATE_TIME_CODE,
-        DateKind::TimeOfDay => "hh:mm:ss",
-    })
-}
-
-/// The number format to give a value whose cell format shows a date or
-/// time (`shows`), when that format does not fit the value's kind (§9):
-/// - a number gets `General`, so that it reads back as a number;
-/// - a timestamp gets [`DATE_TIME_CODE`], unless its cell format already
-///   shows a date with a nonzero time;
-/// - a date in a cell of [`DATE_TIME_CODE`] gets `yyyy/mm/dd`.
-///
-/// - a value [`misfit_code`] names (a boolean, a date alone under a time
-///   format…) gets the code it gives, unless the file has it so (`kept`).
-///
-/// The reader takes the cells of [`DATE_TIME_CODE`] for timestamps, so the
-/// cells of a file always fit and keep their format.
-fn code_for_shown(cell: &Cell, shows: DateParts, exact: bool, kept: bool) -> Option<&'static str> {
-    if let Some(code) = misfit_code(cell, shows).filter(|_| !kept) {
-        return Some(code);
-    }
-    match cell {
-        Cell::Number(_) => Some("General"),
-        Cell::Timestamp(serial) => {
-            let keeps_time = shows.date && shows.time && date_kind(*serial) == DateKind::DateTime;
-            (!exact && !keeps_time).then_some(DATE_TIME_CODE)
-        }
-        Cell::DateTime(serial) if exact && date_kind(*serial) == DateKind::Date => {
-            Some("yyyy/mm/dd")
-        }
-        _ => None,
-    }
-}
 
 /// rust_xlsxwriter formats for the workbook's cell formats, built once each:
 /// stand-ins for the file's own formats when its styles part is carried
@@ -204,13 +156,8 @@ impl Formats {
     fn of(&mut self, id: u32, cell: &Cell, kept: bool) -> Option<&Format> {
         let index = id as usize;
         let shows = self.dated.get(index).copied().unwrap_or_default();
-        let date = if shows.date || shows.time {
-            let exact = self.cell_formats[index].is_date_time_code();
-            code_for_shown(cell, shows, exact, kept)
-        } else {
-            date_code(cell)
-        };
-        self.built_format(id, date)
+        let exact = (self.cell_formats.get(index)).is_some_and(CellFormat::is_date_time_code);
+        self.built_format(id, written_code(cell, shows, exact, kept))
     }
 
     /// The format of cell format `id` (none for a plain one without a date
