@@ -568,6 +568,29 @@ async fn a_date_two_versions_share_names_neither() {
         200,
         "the rows changed since the first write"
     );
+
+    // A server started afresh knows it from the version the second write
+    // kept of the first.
+    let fresh = Server::start_sharing(server.data_dir()).await;
+    let response = send(
+        &fresh,
+        Method::GET,
+        &rows_path("People"),
+        &modified_since,
+        None,
+    )
+    .await;
+    assert_eq!(response.status(), 200, "after a restart");
+    let response = send(
+        &fresh,
+        Method::PATCH,
+        &rows_path("People"),
+        &since_first,
+        set_age(1),
+    )
+    .await;
+    assert_eq!(response.status(), 412, "after a restart");
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), bytes);
 }
 
 #[tokio::test]

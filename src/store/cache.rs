@@ -38,6 +38,12 @@ impl FileIdentity {
     pub fn modified_second(&self) -> i128 {
         self.modified_ns.div_euclid(1_000_000_000)
     }
+
+    /// The whole second of `time`, as [`FileIdentity::modified_second`]
+    /// counts.
+    pub fn second_of(time: std::time::SystemTime) -> i128 {
+        (time.duration_since(std::time::UNIX_EPOCH)).map_or(0, |since| i128::from(since.as_secs()))
+    }
 }
 
 /// The most temporary files the kept rewrites hold open together: one per

@@ -374,15 +374,31 @@ impl Store {
     /// Hashes `bytes`, the file of `id` with `identity`, and keeps the tag.
     fn tagged(&self, id: SpreadsheetId, identity: FileIdentity, bytes: &[u8]) -> Tag {
         let tag = Tag::of(bytes);
-        locked(&self.inner.tags).insert(id, identity, tag);
+        self.remember_tag(id, identity, tag);
         tag
     }
 
     /// The version of a file the store wrote as `tag`: kept for the reads
     /// that follow.
     fn written(&self, id: SpreadsheetId, written: &fs::Metadata, tag: Tag) -> Version {
-        locked(&self.inner.tags).insert(id, FileIdentity::of(written), tag);
+        self.remember_tag(id, FileIdentity::of(written), tag);
         self.version(id, tag, written)
+    }
+
+    /// Keeps `tag` as the tag of the file of `id` with `identity`. The
+    /// first file of `id` this process hashes is taken to share its whole
+    /// second with the version before it when the newest version kept of
+    /// it was modified in that second (a restart forgets the file before).
+    fn remember_tag(&self, id: SpreadsheetId, identity: FileIdentity, tag: Tag) {
+        let first = !locked(&self.inner.tags).knows(id);
+        let shares_second = first
+            && versions::list(&self.inner.dir, id)
+                .ok()
+                .and_then(|kept| kept.into_iter().find(|version| version.tag != tag))
+                .is_some_and(|version| {
+                    FileIdentity::second_of(version.modified) == identity.modified_second()
+                });
+        locked(&self.inner.tags).insert(id, identity, tag, shares_second);
     }
 
     /// The version of the file of `id` that `meta` describes, hashed as
@@ -406,7 +422,7 @@ impl Store {
             None => {
                 std::io::Seek::rewind(file)?;
                 let tag = Tag::read(&*file)?;
-                locked(&self.inner.tags).insert(id, identity, tag);
+                self.remember_tag(id, identity, tag);
                 tag
             }
         };
@@ -1203,7 +1219,7 @@ mod tests {
         // gives: it did not read the file again.
         let identity = FileIdentity::of(&fs::symlink_metadata(&path).unwrap());
         let planted = Tag::of(b"planted");
-        locked(&store.inner.tags).insert(id, identity, planted);
+        locked(&store.inner.tags).insert(id, identity, planted, false);
         assert_eq!(listed_tag(store.clone()).await, Some(planted));
 
         // A new version of the file is hashed again.

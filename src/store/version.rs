@@ -247,11 +247,25 @@ impl Known {
             .is_some_and(|known| known.identity == identity && known.shares_second)
     }
 
-    pub fn insert(&mut self, id: SpreadsheetId, identity: FileIdentity, tag: Tag) {
+    /// Whether a file of `id` was hashed.
+    pub fn knows(&self, id: SpreadsheetId) -> bool {
+        self.0.contains_key(&id)
+    }
+
+    /// Keeps `tag` for the file of `id` with `identity`; `first_shares`
+    /// says whether it shares its whole second with the version before it
+    /// when no file of `id` was known before.
+    pub fn insert(
+        &mut self,
+        id: SpreadsheetId,
+        identity: FileIdentity,
+        tag: Tag,
+        first_shares: bool,
+    ) {
         let shares_second = match self.0.get(&id) {
             Some(known) if known.identity == identity => known.shares_second,
             Some(known) => known.identity.modified_second() == identity.modified_second(),
-            None => false,
+            None => first_shares,
         };
         let known = KnownFile {
             identity,
