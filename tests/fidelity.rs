@@ -1068,7 +1068,11 @@ async fn dates_before_1900_03_01_in_a_1904_workbook_are_the_days_they_show() {
             [&json!("1900-01-01"), &json!("1900-02-28")],
             "{producer}"
         );
-        let written = json!({"data": [{"name": "new", "when": "1900/01/01"}, {"name": "march", "when": "1900/03/01"}]});
+        let written = json!({"data": [
+            {"name": "new", "when": "1900/01/01"},
+            {"name": "march", "when": "1900/03/01"},
+            {"name": "time", "when": "10:30"},
+        ]});
         let (status, body) = server.post(&rows_path("Data"), written).await;
         assert_eq!(status, StatusCode::CREATED, "{producer}: {body}");
         let grid = common::read_sheet(&server.file(ID), "Data");
@@ -1086,6 +1090,13 @@ async fn dates_before_1900_03_01_in_a_1904_workbook_are_the_days_they_show() {
             [-1460.0, -1401.0],
             "{producer}: written"
         );
+        // A time of day is counted alike in both systems.
+        assert_eq!(serial(33), 0.4375, "{producer}: a time of day");
+        let fresh = Server::start_sharing(server.data_dir()).await;
+        let (_, read) = fresh
+            .get(&format!("{}?filter=name:eq:time", rows_path("Data")))
+            .await;
+        assert_eq!(read["data"][0]["when"], "10:30:00", "{producer}: {read}");
     }
 }
 

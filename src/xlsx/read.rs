@@ -13,6 +13,7 @@ use calamine::{DataRef, Reader, SheetType, SheetVisible, Xlsx, XlsxError};
 use super::package::{check_size, read_package};
 use super::repair;
 use super::{ReadError, from_1904, unreadable};
+use crate::model::format::CellFormat;
 use crate::model::layout::FileFormula;
 use crate::model::value::{DateParse, DateSyntax, Formula, parse_date};
 use crate::model::{Cell, Sheet, Visibility, Workbook};
@@ -136,6 +137,9 @@ pub fn read_workbook(bytes: &[u8], max_cells: usize) -> Result<Workbook, ReadErr
         if let Some(carried) = package.carried_sheets.remove(&sheet.name) {
             sheet.carried = std::sync::Arc::new(carried);
         }
+        if workbook.carried.date1904 {
+            dates_from_1904(&mut sheet, &workbook.formats);
+        }
         sheet.show_times(&workbook.formats);
         sheet.keep_misfits(&workbook.formats);
         workbook.sheets.push(sheet);
@@ -237,7 +241,6 @@ impl From<CalamineError> for ReadError {
 /// Every sheet's values, read with calamine, in the file's order.
 fn read_grids(bytes: &[u8], max_cells: usize) -> Result<Vec<Grid>, CalamineError> {
     let mut xlsx = Xlsx::new(Cursor::new(bytes)).map_err(CalamineError::Calamine)?;
-    let date1904 = xlsx.has_1904_epoch();
     let mut budget = Budget {
         slots: 0,
         max_cells,
@@ -247,13 +250,38 @@ fn read_grids(bytes: &[u8], max_cells: usize) -> Result<Vec<Grid>, CalamineError
     let mut grids = Vec::new();
     for meta in xlsx.sheets_metadata().to_vec() {
         let cells = if meta.typ == SheetType::WorkSheet {
-            Some(read_cells(&mut xlsx, &meta.name, date1904, &mut budget)?)
+            Some(read_cells(&mut xlsx, &meta.name, &mut budget)?)
         } else {
             None
         };
         grids.push(Grid { meta, cells });
     }
     Ok(grids)
+}
+
+/// Counts the dates of a 1904 workbook's sheet as the model counts dates
+/// (from 1900, see [`from_1904`]), once its cells' formats are known: a
+/// value under 1 in a format that shows a time and no date is a time of
+/// day, which both systems count alike, and stays as it is.
+fn dates_from_1904(sheet: &mut Sheet, formats: &[CellFormat]) {
+    let shows: Vec<_> = formats.iter().map(CellFormat::date_parts).collect();
+    for (r, row) in sheet.rows.iter_mut().enumerate() {
+        for (c, cell) in row.iter_mut().enumerate() {
+            let value = match cell {
+                Cell::Formula(formula) => &mut formula.cached,
+                other => other,
+            };
+            let Cell::DateTime(serial) = value else {
+                continue;
+            };
+            let id = sheet.layout.format(r, c) as usize;
+            let parts = shows.get(id).copied().unwrap_or_default();
+            let time_of_day = parts.time && !parts.date && (0.0..1.0).contains(serial);
+            if !time_of_day {
+                *serial = from_1904(*serial);
+            }
+        }
+    }
 }
 
 /// What a file is when it is plainly no .xlsx package, said so that the
@@ -293,7 +321,6 @@ fn not_a_package(bytes: &[u8]) -> Option<&'static str> {
 fn read_cells<R: Read + Seek>(
     xlsx: &mut Xlsx<R>,
     sheet: &str,
-    date1904: bool,
     budget: &mut Budget,
 ) -> Result<Cells, CalamineError> {
     let mut reader = xlsx
@@ -313,7 +340,7 @@ fn read_cells<R: Read + Seek>(
                 budget.max_text >> 20
             ))));
         }
-        let value = cell_of(&record.value, date1904);
+        let value = cell_of(&record.value);
         let cell = match record.formula {
             Some(expr) if !expr.is_empty() => Cell::Formula(Box::new(Formula::new(expr, value))),
             _ => value,
@@ -368,7 +395,7 @@ fn text_bytes(data: &DataRef<'_>) -> usize {
     }
 }
 
-fn cell_of(data: &DataRef<'_>, date1904: bool) -> Cell {
+fn cell_of(data: &DataRef<'_>) -> Cell {
     match data {
         DataRef::Empty => Cell::Empty,
         DataRef::Int(i) => Cell::Number(*i as f64),
@@ -377,7 +404,6 @@ fn cell_of(data: &DataRef<'_>, date1904: bool) -> Cell {
         DataRef::SharedString(s) => Cell::Text((*s).to_owned()),
         DataRef::Bool(b) => Cell::Bool(*b),
         DataRef::DateTime(dt) if dt.is_duration() => Cell::Duration(dt.as_f64()),
-        DataRef::DateTime(dt) if date1904 => Cell::DateTime(from_1904(dt.as_f64())),
         DataRef::DateTime(dt) => Cell::DateTime(dt.as_f64()),
         DataRef::DateTimeIso(iso) => iso_cell(iso),
         DataRef::DurationIso(iso) => Cell::Text(iso.clone()),

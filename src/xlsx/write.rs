@@ -225,12 +225,14 @@ fn saving(error: XlsxError) -> WriteError {
 
 /// A date cell (or a formula's cached date) counted from the file's day
 /// zero: the model's dates count from 1900, a 1904 workbook's 1,462 days
-/// later (1,461 before 1900/03/01).
+/// later (1,461 before 1900/03/01); a time of day alone stays as it is.
 fn in_file_dates(cell: &Cell, date1904: bool) -> Cow<'_, Cell> {
     if !date1904 {
         return Cow::Borrowed(cell);
     }
     match cell {
+        // A time of day: both systems count it alike.
+        Cell::DateTime(serial) | Cell::Timestamp(serial) if *serial < 1.0 => Cow::Borrowed(cell),
         Cell::DateTime(serial) => Cow::Owned(Cell::DateTime(to_1904(*serial))),
         Cell::Timestamp(serial) => Cow::Owned(Cell::Timestamp(to_1904(*serial))),
         Cell::Formula(f) if matches!(f.cached, Cell::DateTime(_) | Cell::Timestamp(_)) => {
