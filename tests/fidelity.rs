@@ -1335,7 +1335,7 @@ fn computed(mut grid: Vec<Vec<calamine::Data>>, name: &str) -> Vec<Vec<calamine:
 async fn untouched_values_read_the_same_after_a_write() {
     use calamine::Data;
     let row = r#"<row r="30"><c r="A30" t="inlineStr"><is><t></t></is></c><c r="B30" t="str"><f>"0"&amp;"1"</f><v>01</v></c><c r="C30" t="str"><f>IF(1,"TRUE")</f><v>TRUE</v></c><c r="D30"><f>1+1</f></c><c r="E30" t="d"><v>2024-01-15T10:30:00</v></c><c r="F30" t="d"><f>E30+1</f><v>2024-01-16T10:30:00</v></c><c r="G30"><f t="array" ref="G30:H30">TRANSPOSE(B2:B2)</f><v>10.5</v></c></row>"#;
-    let dated = r#"<row r="30"><c r="C30" s="1"><f>C2+1</f><v>43845</v></c></row>"#;
+    let dated = r#"<row r="30"><c r="C30" s="1"><f>C2+1</f><v>43845</v></c><c r="D30" t="d"><v>2009-06-15</v></c></row>"#;
     for producer in PRODUCERS {
         for (name, row, expected) in [
             (
@@ -1362,6 +1362,7 @@ async fn untouched_values_read_the_same_after_a_write() {
                         calamine::ExcelDateTimeType::DateTime,
                         true,
                     )),
+                    Data::DateTimeIso("2009-06-15".into()),
                 ],
             ),
         ] {

@@ -262,7 +262,8 @@ fn read_grids(bytes: &[u8], max_cells: usize) -> Result<Vec<Grid>, CalamineError
 /// Counts the dates of a 1904 workbook's sheet as the model counts dates
 /// (from 1900, see [`from_1904`]), once its cells' formats are known: a
 /// value under 1 in a format that shows a time and no date is a time of
-/// day, which both systems count alike, and stays as it is.
+/// day, which both systems count alike, and stays as it is; so does an
+/// ISO 8601 date.
 fn dates_from_1904(sheet: &mut Sheet, formats: &[CellFormat]) {
     let shows: Vec<_> = formats.iter().map(CellFormat::date_parts).collect();
     for (r, row) in sheet.rows.iter_mut().enumerate() {
@@ -274,6 +275,10 @@ fn dates_from_1904(sheet: &mut Sheet, formats: &[CellFormat]) {
             let Cell::DateTime(serial) = value else {
                 continue;
             };
+            // An ISO 8601 date (`t="d"`) names its day in no system.
+            if sheet.layout.iso_dates.contains_key(&(r as u32, c as u16)) {
+                continue;
+            }
             let id = sheet.layout.format(r, c) as usize;
             let parts = shows.get(id).copied().unwrap_or_default();
             let time_of_day = parts.time && !parts.date && (0.0..1.0).contains(serial);
