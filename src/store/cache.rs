@@ -34,15 +34,10 @@ impl FileIdentity {
         }
     }
 
-    /// The whole second the file was last modified in.
-    pub fn modified_second(&self) -> i128 {
-        self.modified_ns.div_euclid(1_000_000_000)
-    }
-
-    /// The whole second of `time`, as [`FileIdentity::modified_second`]
-    /// counts.
-    pub fn second_of(time: std::time::SystemTime) -> i128 {
-        (time.duration_since(std::time::UNIX_EPOCH)).map_or(0, |since| i128::from(since.as_secs()))
+    /// The whole seconds since the epoch the file was last modified at (0
+    /// before it), as [`super::version::whole_seconds`] counts.
+    pub fn modified_second(&self) -> u64 {
+        u64::try_from(self.modified_ns.div_euclid(1_000_000_000)).unwrap_or(0)
     }
 }
 

@@ -396,7 +396,7 @@ impl Store {
                 .ok()
                 .and_then(|kept| kept.into_iter().find(|version| version.tag != tag))
                 .is_some_and(|version| {
-                    FileIdentity::second_of(version.modified) == identity.modified_second()
+                    version::whole_seconds(version.modified) == identity.modified_second()
                 });
         locked(&self.inner.tags).insert(id, identity, tag, shares_second);
     }

@@ -212,7 +212,7 @@ pub fn later(time: SystemTime, since: SystemTime) -> bool {
 }
 
 /// The whole seconds since the epoch of `time` (0 before it).
-fn whole_seconds(time: SystemTime) -> u64 {
+pub(super) fn whole_seconds(time: SystemTime) -> u64 {
     time.duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
 }
