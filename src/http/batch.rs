@@ -175,11 +175,11 @@ fn indexed(index: usize, error: ApiError) -> ApiError {
 /// nowhere fails in its turn.)
 fn reached(grant: &Grant, workbook: &Workbook, batch: &Batch) -> Result<()> {
     for (index, operation) in batch.operations.iter().enumerate() {
-        let Ok(source) = workbook.source(&operation.sheet, operation.header_row) else {
-            continue;
-        };
-        if !grant.reaches_source(workbook, &source) {
-            return Err(indexed(index, auth::not_reached(grant, &operation.sheet)));
+        let (sheet, header_row) = (&operation.sheet, operation.header_row);
+        if let Err(refused @ ApiError::Forbidden(_)) =
+            super::rows::reached_source(workbook, sheet, header_row, Some(grant))
+        {
+            return Err(indexed(index, refused));
         }
     }
     Ok(())

@@ -332,7 +332,7 @@ fn formulas_checked<'a>(
 
 /// The rows `sheet` names in `workbook` (§11.1), if `grant` reaches them
 /// (§11.7: 403 otherwise, whatever letter case named them).
-fn reached_source(
+pub(super) fn reached_source(
     workbook: &Workbook,
     sheet: &str,
     header_row: Option<u64>,
