@@ -1018,7 +1018,7 @@ impl Sheet {
             return self.update_rows(region, request.rows);
         }
         let header = Header::of(self, region);
-        let problems = data_problems(header.as_ref(), &request.data, "data");
+        let problems = data_problems(header.as_ref(), &request.data, || "data".to_owned());
         let cells: Vec<_> = request
             .data
             .into_iter()
@@ -1165,7 +1165,7 @@ impl Sheet {
     /// and the rows of a `type: rows` update at or above its header.
     pub fn update_problems(&self, region: &Region, request: &UpdateRows) -> Problems {
         let header = Header::of(self, region);
-        let mut problems = data_problems(header.as_ref(), &request.data, "data");
+        let mut problems = data_problems(header.as_ref(), &request.data, || "data".to_owned());
         problems.extend(rows_problems(header.as_ref(), &request.rows));
         problems.extend(filter_problems(header.as_ref(), &request.selector));
         problems
@@ -1544,31 +1544,38 @@ impl Sheet {
 fn insert_problems(header: &Header, request: &InsertRows) -> Problems {
     let mut problems = Problems::new();
     for row in &request.rows {
-        problems.extend(data_problems(
-            Some(header),
-            &row.cells,
-            &format!("data[{}]", row.index),
-        ));
+        problems.extend(data_problems(Some(header), &row.cells, || {
+            format!("data[{}]", row.index)
+        }));
     }
     problems
 }
 
 /// The columns of `data` that `header` does not name, or that name a
 /// column an earlier key named (by its name and by its letter, `qty` and
-/// `_B`: one cell given two values).
-fn data_problems(header: Option<&Header>, data: &[(String, Cell)], field: &str) -> Problems {
+/// `_B`: one cell given two values), under the field `field` makes (only
+/// when there is a problem: this is on every insert's path, row by row).
+fn data_problems(
+    header: Option<&Header>,
+    data: &[(String, Cell)],
+    field: impl Fn() -> String,
+) -> Problems {
     let mut problems = Problems::new();
-    let mut named: HashMap<usize, &str> = HashMap::with_capacity(data.len());
+    // A JSON object's keys are distinct (§9), so two name one column only
+    // through a letter form.
+    let letters = data.iter().any(|(name, _)| name.starts_with('_'));
+    let mut named: HashMap<usize, &str> = HashMap::new();
     for (name, _) in data {
         let column = match header {
             Some(header) => header.resolve_explained(name),
             None => Err("is not a column of the sheet".to_owned()),
         };
         match column {
-            Err(rule) => problems.push(format!("{field}.{name}"), rule),
+            Err(rule) => problems.push(format!("{}.{name}", field()), rule),
+            Ok(_) if !letters => {}
             Ok(column) => match named.get(&column) {
                 Some(earlier) => problems.push(
-                    format!("{field}.{name}"),
+                    format!("{}.{name}", field()),
                     format!("names the same column as {earlier:?}"),
                 ),
                 None => {
@@ -1661,7 +1668,7 @@ fn rows_problems(header: Option<&Header>, rows: &[RowValues]) -> Problems {
                 ),
             );
         }
-        problems.extend(data_problems(header, &row.cells, &row.field));
+        problems.extend(data_problems(header, &row.cells, || row.field.clone()));
     }
     problems
 }
