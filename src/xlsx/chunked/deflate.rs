@@ -3,15 +3,19 @@
 //! of them followed by [`END`] is one deflate stream, and the run's CRC-32
 //! is combined from theirs without reading the bytes again.
 
+use std::sync::Arc;
+
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress};
 
 /// The empty final block that ends a stream of joined segments.
 pub(super) const END: [u8; 2] = [0x03, 0x00];
 
-/// Some bytes, compressed as a segment.
+/// Some bytes, compressed as a segment. The compressed bytes are shared:
+/// a chunk kept as it was compressed when its rows moved (see
+/// [`super::moved`]) is not copied.
 #[derive(Debug, Clone)]
 pub(super) struct Segment {
-    pub(super) deflated: Vec<u8>,
+    pub(super) deflated: Arc<[u8]>,
     /// CRC-32 and length of the bytes before compression.
     pub(super) crc: u32,
     pub(super) len: u64,
@@ -75,7 +79,7 @@ impl Deflater {
             }
         }
         Ok(Segment {
-            deflated,
+            deflated: deflated.into(),
             crc: crc32fast::hash(raw),
             len: raw.len() as u64,
         })
@@ -130,7 +134,10 @@ mod tests {
             b"</sheetData></worksheet>".to_vec(),
         ];
         let segments: Vec<Segment> = parts.iter().map(|p| Segment::of(p).unwrap()).collect();
-        let mut stream: Vec<u8> = segments.iter().flat_map(|s| s.deflated.clone()).collect();
+        let mut stream: Vec<u8> = segments
+            .iter()
+            .flat_map(|s| s.deflated.iter().copied())
+            .collect();
         stream.extend(END);
         let mut inflated = Vec::new();
         flate2::read::DeflateDecoder::new(&stream[..])

@@ -81,26 +81,87 @@ struct Chunk {
     /// The rows (0-based, in order) with a formula that may name other
     /// rows: when rows move, these are written again (see [`moved`]).
     formulas: Vec<u32>,
+    numbering: Numbering,
     segment: Segment,
+}
+
+/// How a chunk's rows carry their numbers. The writer numbers every row
+/// it writes, in its `r` and each of its cells'. A row that only moved is
+/// kept without them where it can be (see [`moved`]): it *leans* on the
+/// row before it, whose number it follows, as every reader counts rows
+/// and cells that do not say where they are. A chunk whose rows all lean
+/// moves with the rows above it without being written again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Numbering {
+    /// The number (0-based) its first row has when that row leans on the
+    /// row before it, the last of the chunk before: the chunk stays right
+    /// only while that row is numbered one less.
+    leans_from: Option<u32>,
+    /// Whether some row says its number: moving the chunk writes it again.
+    numbered: bool,
+    /// Whether its last row is an element with content, which a row after
+    /// it can lean on (a reader that counts rows skips an empty `<row/>`).
+    open_end: bool,
+}
+
+impl Numbering {
+    /// How `rows` (each with its 0-based number) are numbered.
+    fn of(rows: &[(u32, &[u8])]) -> Numbering {
+        Numbering {
+            leans_from: (rows.first()).and_then(|&(number, xml)| leans(xml).then_some(number)),
+            numbered: rows.iter().any(|&(_, xml)| !leans(xml)),
+            open_end: rows.last().is_some_and(|&(_, xml)| has_content(xml)),
+        }
+    }
 }
 
 impl Chunk {
     /// The chunk of the rows `raw`, the first numbered `first_row` (or,
-    /// for the first chunk of a sheet, 0).
-    fn of(first_row: u32, raw: &[u8], deflater: &mut Deflater) -> std::io::Result<Chunk> {
+    /// for the first chunk of a sheet, 0), after the row numbered
+    /// `before` (0-based) if any: the number a first row that leans has.
+    fn of(
+        first_row: u32,
+        raw: &[u8],
+        before: Option<u32>,
+        deflater: &mut Deflater,
+    ) -> std::io::Result<Chunk> {
+        let rows = each_row(raw, before);
         Ok(Chunk {
             first_row,
-            last_row: last_row(raw).unwrap_or(0),
-            formulas: formula_rows(raw),
+            last_row: rows.last().map_or(0, |&(number, _)| number),
+            formulas: formula_rows(&rows),
+            numbering: Numbering::of(&rows),
             segment: deflater.segment(raw)?,
         })
     }
 
-    /// This chunk's rows and then `next`'s, as one chunk.
+    /// This chunk's rows and then `next`'s, as one chunk; `next` may not
+    /// lean on this one's last row unless it is numbered one less.
     fn joined(self, next: Chunk) -> std::io::Result<Chunk> {
+        let (first, then) = (self.numbering, next.numbering);
+        if then
+            .leans_from
+            .is_some_and(|n| !first.open_end || n != self.last_row + 1)
+        {
+            return Err(std::io::Error::other(
+                "chunks joined where a row leans on another",
+            ));
+        }
         let mut raw = self.segment.inflate()?;
         raw.extend_from_slice(&next.segment.inflate()?);
-        Chunk::of(self.first_row, &raw, &mut Deflater::new())
+        let mut formulas = self.formulas;
+        formulas.extend(next.formulas);
+        Ok(Chunk {
+            first_row: self.first_row,
+            last_row: next.last_row,
+            formulas,
+            numbering: Numbering {
+                leans_from: first.leans_from,
+                numbered: first.numbered || then.numbered,
+                open_end: then.open_end,
+            },
+            segment: Deflater::new().segment(&raw)?,
+        })
     }
 }
 
@@ -204,7 +265,7 @@ impl Saved {
                             false => first_row(rows).unwrap_or(u32::MAX),
                         };
                         if !rows.is_empty() {
-                            chunks.push(Chunk::of(first_row, rows, &mut deflater)?);
+                            chunks.push(Chunk::of(first_row, rows, None, &mut deflater)?);
                         }
                     }
                     (head, pieces.tail())
@@ -338,8 +399,8 @@ impl Saved {
                 (false, []) => kept,
                 (false, _) => union(kept, written),
             };
-            let Some(splices) = saved.splices(&dirty[sheet], &each_row(rows), self.chunk_bytes)?
-            else {
+            let splices = saved.splices(&dirty[sheet], &each_row(rows, None), self.chunk_bytes)?;
+            let Some(splices) = splices.filter(|splices| saved.leans_hold(splices)) else {
                 return Ok(false);
             };
             parts.push((index, sheet, time, xml, dimension, splices));
@@ -376,6 +437,13 @@ impl Saved {
     pub(super) fn chunk_sizes(&self, sheet: usize) -> Vec<u64> {
         let chunks = &self.sheets[sheet].chunks;
         chunks.iter().map(|c| c.segment.len).collect()
+    }
+
+    /// The compressed bytes of each chunk of sheet `sheet`.
+    #[cfg(test)]
+    pub(super) fn chunk_bytes_kept(&self, sheet: usize) -> Vec<std::sync::Arc<[u8]>> {
+        let chunks = &self.sheets[sheet].chunks;
+        chunks.iter().map(|c| c.segment.deflated.clone()).collect()
     }
 
     /// The bytes this save holds.
@@ -455,6 +523,36 @@ impl SavedSheet {
         Ok(Some(splices))
     }
 
+    /// Whether, once the `splices` are made, each chunk whose first row
+    /// leans on the row before follows a chunk that ends with that row,
+    /// with content. A window that no longer writes a row a kept chunk
+    /// leans on (a row whose cells were all emptied) fails this, and the
+    /// save is made whole.
+    fn leans_hold(&self, splices: &[Splice]) -> bool {
+        let mut order: Vec<&Splice> = splices.iter().collect();
+        order.sort_unstable_by_key(|(replaced, _)| replaced.start);
+        let mut sequence: Vec<&Chunk> = Vec::with_capacity(self.chunks.len());
+        let mut at = 0;
+        for (replaced, chunks) in order {
+            sequence.extend(&self.chunks[at..replaced.start]);
+            sequence.extend(chunks);
+            at = replaced.end;
+        }
+        sequence.extend(&self.chunks[at..]);
+        let mut before: Option<&Chunk> = None;
+        sequence.into_iter().all(|chunk| {
+            let holds = match (chunk.numbering.leans_from, before) {
+                (None, _) => true,
+                (Some(first), None) => first == 0,
+                (Some(first), Some(before)) => {
+                    before.numbering.open_end && before.last_row + 1 == first
+                }
+            };
+            before = Some(chunk);
+            holds
+        })
+    }
+
     /// Makes the `splices` (back to front, so that the indices before stay
     /// as they were).
     fn apply(&mut self, splices: Vec<Splice>) {
@@ -502,7 +600,7 @@ fn in_chunks(
             true => first_row,
             false => rows[start].0,
         };
-        chunks.push(Chunk::of(first, &raw, &mut deflater)?);
+        chunks.push(Chunk::of(first, &raw, None, &mut deflater)?);
         start = end;
     }
     Ok(chunks)
@@ -542,68 +640,109 @@ fn around_rows(xml: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
     ))
 }
 
-/// Each `<row>` element of `rows` (the writer writes nothing between
-/// them) with its 0-based number. A row the writer wrote twice is taken
-/// once, as first written: rust_xlsxwriter's constant-memory mode writes
-/// again, empty, the row it holds at a save when that row has settings of
-/// its own, which a window whose rows end above the sheet's last meets.
-fn each_row(rows: &[u8]) -> Vec<(u32, &[u8])> {
-    let starts: Vec<usize> = memmem::find_iter(rows, ROW).collect();
+/// Each `<row>` element of `rows` (nothing comes between them) with its
+/// 0-based number: its own, or for a row that leans, the number after the
+/// row before it (the first row's, after `before`). A row the writer
+/// wrote twice is taken once, as first written: rust_xlsxwriter's
+/// constant-memory mode writes again, empty, the row it holds at a save
+/// when that row has settings of its own, which a window whose rows end
+/// above the sheet's last meets.
+fn each_row(rows: &[u8], before: Option<u32>) -> Vec<(u32, &[u8])> {
+    static START: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(ROW_START));
+    let starts: Vec<usize> = (START.find_iter(rows))
+        .filter(|&at| matches!(rows.get(at + ROW_START.len()), Some(b' ' | b'>' | b'/')))
+        .collect();
     let ends = starts.iter().skip(1).copied().chain([rows.len()]);
     let mut each: Vec<(u32, &[u8])> = Vec::with_capacity(starts.len());
+    let mut last = before;
     for (&start, end) in starts.iter().zip(ends) {
-        let row = row_number(&rows[start + ROW.len()..end]);
+        let xml = &rows[start..end];
+        let row = match xml.strip_prefix(ROW) {
+            Some(digits) => row_number(digits),
+            None => last.map_or(0, |last| last + 1),
+        };
         if each.last().is_none_or(|&(last, _)| last != row) {
-            each.push((row, &rows[start..end]));
+            each.push((row, xml));
         }
+        last = Some(row);
     }
     each
 }
 
+const ROW_START: &[u8] = b"<row";
 const ROW: &[u8] = b"<row r=\"";
 const CELL: &[u8] = b"<c r=\"";
+
+/// Whether a `<row>` element leans on the row before it: it does not say
+/// its number.
+fn leans(row: &[u8]) -> bool {
+    !row.starts_with(ROW)
+}
+
+/// Whether a `<row>` element has content, rather than being empty.
+fn has_content(row: &[u8]) -> bool {
+    row.trim_ascii_end().ends_with(b"</row>")
+}
 
 /// The rows (0-based, in order) of `rows` with a formula that may name
 /// other rows: an `<f>` element with a digit in it (a cell reference has
 /// one; `TRUE()` or `SUM(A:A)` have none, and keep their text when rows
 /// move). Other elements starting `<f` in a row are taken for formulas
 /// too, which costs only time.
-fn formula_rows(rows: &[u8]) -> Vec<u32> {
+fn formula_rows(rows: &[(u32, &[u8])]) -> Vec<u32> {
+    (rows.iter())
+        .filter(|(_, xml)| names_cells(xml))
+        .map(|&(row, _)| row)
+        .collect()
+}
+
+/// Whether a row holds a formula with a digit in it.
+fn names_cells(row: &[u8]) -> bool {
     static OPEN: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b"<f"));
     static CLOSE: LazyLock<memmem::Finder<'static>> =
         LazyLock::new(|| memmem::Finder::new(b"</f>"));
-    static ROW_BACK: LazyLock<memmem::FinderRev<'static>> =
-        LazyLock::new(|| memmem::FinderRev::new(ROW));
-    let mut found: Vec<u32> = Vec::new();
     let mut from = 0;
-    while let Some(at) = OPEN.find(&rows[from..]).map(|at| from + at) {
-        let end = match memchr::memchr(b'>', &rows[at..]) {
-            Some(close) if rows[at + close - 1] == b'/' => at + close,
+    while let Some(at) = OPEN.find(&row[from..]).map(|at| from + at) {
+        let end = match memchr::memchr(b'>', &row[at..]) {
+            Some(close) if row[at + close - 1] == b'/' => at + close,
             Some(close) => CLOSE
-                .find(&rows[at + close..])
-                .map_or(rows.len(), |e| at + close + e),
-            None => rows.len(),
+                .find(&row[at + close..])
+                .map_or(row.len(), |e| at + close + e),
+            None => row.len(),
         };
-        let names_cells = rows[at..end].iter().any(u8::is_ascii_digit);
-        if let Some(start) = ROW_BACK.rfind(&rows[..at]).filter(|_| names_cells) {
-            let row = row_number(&rows[start + ROW.len()..]);
-            if found.last() != Some(&row) {
-                found.push(row);
-            }
+        if row[at..end].iter().any(u8::is_ascii_digit) {
+            return true;
         }
         from = end.max(at + 2);
     }
-    found
+    false
 }
 
-/// The number (0-based) of the first `<row>` of `rows`.
+/// A sheet part's XML with each row that leans saying its number, as the
+/// writer writes it: what a save in part writes, compared with a whole
+/// rewrite.
+#[cfg(test)]
+pub(super) fn with_numbers(xml: &str) -> String {
+    let Some((_, rows, _)) = around_rows(xml.as_bytes()) else {
+        return xml.to_owned();
+    };
+    let start = rows.as_ptr() as usize - xml.as_ptr() as usize;
+    let mut out = xml.as_bytes()[..start].to_vec();
+    for (number, row) in each_row(rows, None) {
+        match leans(row) {
+            true => assert!(moved::number(row, number + 1, &mut out), "{xml}"),
+            false => out.extend_from_slice(row),
+        }
+    }
+    out.extend_from_slice(&xml.as_bytes()[start + rows.len()..]);
+    String::from_utf8(out).expect("UTF-8")
+}
+
+/// The number (0-based) of the first `<row>` of `rows`, written whole (so
+/// every row says its number).
 fn first_row(rows: &[u8]) -> Option<u32> {
     memmem::find(rows, ROW).map(|start| row_number(&rows[start + ROW.len()..]))
-}
-
-/// The number (0-based) of the last `<row>` of `rows`.
-fn last_row(rows: &[u8]) -> Option<u32> {
-    memmem::rfind(rows, ROW).map(|start| row_number(&rows[start + ROW.len()..]))
 }
 
 /// The 0-based number of the row whose `r` attribute's value `digits`

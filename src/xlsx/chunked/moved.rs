@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 use memchr::memmem;
 
 use super::deflate::Deflater;
-use super::{CELL, Chunk, ROW, SavedSheet, each_row};
+use super::{CELL, Chunk, Numbering, ROW, SavedSheet, each_row, has_content, leans};
 use crate::model::RowsChanged;
 use crate::model::formula::{RowMove, moved_from_any_stage, moved_through};
 use crate::model::layout;
@@ -129,7 +129,10 @@ impl Moved {
             .collect();
         let kept = &sheet.chunks[self.from_chunk..];
         let threads = crate::cores();
-        let runs = threads.min(kept.len() / MIN_RUN_CHUNKS).max(1);
+        // Chunks whose rows all lean are mostly kept as they are: only the
+        // others are worth a thread.
+        let numbered = kept.iter().filter(|c| c.numbering.numbered).count();
+        let runs = threads.min(numbered / MIN_RUN_CHUNKS).max(1);
         // Run `i` takes the rows kept from its first chunk's first row down
         // to the next run's, and the rows written from the number the
         // first of them has now down to the next run's.
@@ -148,8 +151,20 @@ impl Moved {
             let (end, below) = cuts.get(index + 1).map_or((kept.len(), u32::MAX), |c| *c);
             let from = written.partition_point(|(row, _)| *row < first_row);
             let to = written.partition_point(|(row, _)| *row < below);
-            let out = Chunks::new(first_row, chunk_bytes);
-            self.number(&kept[chunk..end], &written[from..to], out)
+            // The chunk above the run's first, as saved.
+            let above = (self.from_chunk + chunk)
+                .checked_sub(1)
+                .map(|c| &sheet.chunks[c]);
+            // The first run follows rows that did not move; a run after
+            // it, rows another thread numbers: its first row says its
+            // number.
+            let follows = match index {
+                0 => above.map(|c| (c.last_row, c.numbering.open_end)),
+                _ => None,
+            };
+            let out = Chunks::new(first_row, chunk_bytes, follows);
+            let before = above.map(|c| c.last_row);
+            self.number(&kept[chunk..end], before, &written[from..to], out)
         };
         let made: Vec<io::Result<Option<Vec<Chunk>>>> = std::thread::scope(|scope| {
             let others: Vec<_> = (1..runs)
@@ -167,15 +182,18 @@ impl Moved {
             let Some(made) = run? else {
                 return Ok(None);
             };
-            let mut made = made.into_iter();
+            let mut made = made.into_iter().peekable();
             // The run above was cut short where this one begins: its last
-            // chunk and this one's first are joined, so that saves leave no
-            // small chunks behind.
-            if let Some(short) = chunks.pop_if(|c| (c.segment.len as usize) < chunk_bytes) {
-                chunks.push(match made.next() {
-                    Some(next) => short.joined(next)?,
-                    None => short,
-                });
+            // chunk and this one's first (whose first row says its number)
+            // are joined, so that saves leave no small chunks behind.
+            let short = |c: &mut Chunk| (c.segment.len as usize) < chunk_bytes;
+            if let Some(short) = chunks.pop_if(short) {
+                chunks.push(
+                    match made.next_if(|next| next.numbering.leans_from.is_none()) {
+                        Some(next) => short.joined(next)?,
+                        None => short,
+                    },
+                );
             }
             chunks.extend(made);
         }
@@ -187,21 +205,33 @@ impl Moved {
         Ok(Some(chunks))
     }
 
-    /// The rows of the `kept` chunks, numbered as they are now, with the
-    /// window's `written` rows (in order, each of them between the first
-    /// of those and the first of the next run's) in place of those it
-    /// writes: made into chunks by `out`. `None` when a kept row is not as
-    /// this expects.
+    /// The rows of the `kept` chunks (after the row numbered `before`, if
+    /// any, as saved), numbered as they are now, with the window's
+    /// `written` rows (in order, each of them between the first of those
+    /// and the first of the next run's) in place of those it writes: made
+    /// into chunks by `out`. A kept chunk whose rows all lean, all moved
+    /// alike and none written, is kept as it was compressed. `None` when a
+    /// kept row is not as this expects.
     fn number(
         &self,
         kept: &[Chunk],
+        mut before: Option<u32>,
         written: &[(u32, &[u8])],
         mut out: Chunks,
     ) -> io::Result<Option<Vec<Chunk>>> {
         let mut written = written.iter().peekable();
         for chunk in kept {
+            if let Some((first, last)) = self.moved_whole(chunk) {
+                while let Some((row, xml)) = written.next_if(|(row, _)| *row < first) {
+                    out.push(*row, xml)?;
+                }
+                if out.keep(chunk, first, last)? {
+                    before = Some(chunk.last_row);
+                    continue;
+                }
+            }
             let xml = chunk.segment.inflate()?;
-            for (old, row) in each_row(&xml) {
+            for (old, row) in each_row(&xml, before) {
                 let Some(new) = moved_row(&self.moves, 0, old) else {
                     continue;
                 };
@@ -211,15 +241,35 @@ impl Moved {
                 while let Some((row, xml)) = written.next_if(|(row, _)| *row < new) {
                     out.push(*row, xml)?;
                 }
-                if !out.push_renumbered(new, row, old)? {
+                if !out.push_moved(new, row, old)? {
                     return Ok(None);
                 }
             }
+            before = Some(chunk.last_row);
         }
         for (row, xml) in written {
             out.push(*row, xml)?;
         }
         out.finish().map(Some)
+    }
+
+    /// Where the first and last rows of `chunk` are now (0-based) when
+    /// every row of it leans, the moves took each of them alike, and the
+    /// window writes none: its rows can stay as they were compressed.
+    fn moved_whole(&self, chunk: &Chunk) -> Option<(u32, u32)> {
+        let numbering = chunk.numbering;
+        let first = numbering.leans_from.filter(|_| !numbering.numbered)?;
+        let (now_first, now_last) = (
+            moved_row(&self.moves, 0, first)?,
+            moved_row(&self.moves, 0, chunk.last_row)?,
+        );
+        // Rows deleted among them would draw them closer; rows inserted
+        // among them are written.
+        let alike = now_last.checked_sub(now_first) == chunk.last_row.checked_sub(first);
+        let at = self.window.partition_point(|&row| row < now_first);
+        let writes =
+            now_last >= self.window_from || self.window.get(at).is_some_and(|&r| r <= now_last);
+        (alike && !writes && chunk.formulas.is_empty()).then_some((now_first, now_last))
     }
 }
 
@@ -300,6 +350,91 @@ pub(super) fn renumber(row: &[u8], old: u32, new: u32, out: &mut Vec<u8>) -> boo
     true
 }
 
+/// Appends to `out` `row`, a `<row>` element numbered `number` (1-based)
+/// whose cells all carry their reference first, without its numbers: its
+/// `r` and its cells' left out, so that it leans on the row before. False
+/// unless its cells are in the columns from A on, one after another, and
+/// each has content (a reader that counts cells skips an empty `<c/>`).
+fn lean(row: &[u8], number: u32, out: &mut Vec<u8>) -> bool {
+    let mut digits = [0; 10];
+    let digits = decimal(number, &mut digits);
+    let numbered = |at: usize| {
+        let rest = row.get(at..)?;
+        (rest.strip_prefix(digits)?.first() == Some(&b'"')).then_some(at + digits.len() + 1)
+    };
+    let Some(mut at) = row.strip_prefix(ROW).and_then(|_| numbered(ROW.len())) else {
+        return false;
+    };
+    if !has_content(row) {
+        return false;
+    }
+    out.extend_from_slice(b"<row");
+    for (column, found) in cells(row, at).enumerate() {
+        let Some(letters) = row[found..].strip_prefix(CELL) else {
+            return false;
+        };
+        let length = letters
+            .iter()
+            .take_while(|b| b.is_ascii_uppercase())
+            .count();
+        // Column A is 1, AB 28 (a reference has at most three letters).
+        let named = (letters[..length.min(3)].iter())
+            .fold(0usize, |n, b| n * 26 + usize::from(b - b'A' + 1));
+        let past = found + CELL.len() + length;
+        let Some(past) = numbered(past).filter(|_| length <= 3 && named == column + 1) else {
+            return false;
+        };
+        let closed = memchr::memchr(b'>', &row[past..]).map(|end| row[past + end - 1] == b'/');
+        if closed != Some(false) {
+            return false;
+        }
+        // `<c` kept, ` r="…"` left out.
+        out.extend_from_slice(&row[at..found + 2]);
+        at = past;
+    }
+    out.extend_from_slice(&row[at..]);
+    true
+}
+
+/// Appends to `out` `row`, a `<row>` element that leans, saying its number
+/// `number` (1-based): in its `r` and its cells', each in the column after
+/// the one before, from A. False when a cell already says where it is.
+pub(super) fn number(row: &[u8], number: u32, out: &mut Vec<u8>) -> bool {
+    let mut digits = [0; 10];
+    let digits = decimal(number, &mut digits);
+    let Some(rest) = row.strip_prefix(b"<row").filter(|_| leans(row)) else {
+        return false;
+    };
+    out.extend_from_slice(ROW);
+    out.extend_from_slice(digits);
+    out.push(b'"');
+    let mut at = row.len() - rest.len();
+    for (column, found) in (1..).zip(cells(row, at)) {
+        if row[found..].starts_with(CELL) {
+            return false;
+        }
+        out.extend_from_slice(&row[at..found + 2]);
+        out.extend_from_slice(b" r=\"");
+        out.extend_from_slice(crate::model::formula::column_letters(column).as_bytes());
+        out.extend_from_slice(digits);
+        out.push(b'"');
+        at = found + 2;
+    }
+    out.extend_from_slice(&row[at..]);
+    true
+}
+
+/// Where each cell element `<c …>` of `row` starts, from `from` on (other
+/// elements whose names begin with `c`, such as a rich text's `<color>`,
+/// are passed over).
+fn cells(row: &[u8], from: usize) -> impl Iterator<Item = usize> + '_ {
+    static ELEMENT: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(b"<c"));
+    (ELEMENT.find_iter(&row[from..]))
+        .map(move |found| from + found)
+        .filter(|&found| matches!(row.get(found + 2), Some(b' ' | b'>' | b'/')))
+}
+
 /// `n` in decimal digits, written at the end of `digits`.
 fn decimal(mut n: u32, digits: &mut [u8; 10]) -> &[u8] {
     let mut start = digits.len();
@@ -314,7 +449,9 @@ fn decimal(mut n: u32, digits: &mut [u8; 10]) -> &[u8] {
 }
 
 /// Rows given in order, cut into chunks of about `chunk_bytes` and
-/// compressed, each with its first row.
+/// compressed, each with its first row. A row that follows a row with
+/// content numbered one less leans on it where it can: it is written
+/// without its numbers.
 struct Chunks {
     deflater: Deflater,
     made: Vec<Chunk>,
@@ -322,33 +459,97 @@ struct Chunks {
     /// The first row of the next chunk.
     first_row: u32,
     raw: Vec<u8>,
+    /// The number of the row before those in `raw`.
+    raw_after: Option<u32>,
+    /// The number (0-based) of the last row given, and whether it has
+    /// content.
+    last: Option<(u32, bool)>,
 }
 
 impl Chunks {
-    fn new(first_row: u32, chunk_bytes: usize) -> Chunks {
+    /// Chunks whose first starts at `first_row`, after the row `last` if
+    /// any (its number, and whether it has content).
+    fn new(first_row: u32, chunk_bytes: usize, last: Option<(u32, bool)>) -> Chunks {
         Chunks {
             deflater: Deflater::new(),
             made: Vec::new(),
             chunk_bytes,
             first_row,
             raw: Vec::with_capacity(chunk_bytes + chunk_bytes / 4),
+            raw_after: last.map(|(row, _)| row),
+            last,
         }
     }
 
+    /// Row `row` as the window wrote it, saying its number.
     fn push(&mut self, row: u32, xml: &[u8]) -> io::Result<()> {
         self.start(row);
-        self.raw.extend_from_slice(xml);
-        self.cut_when_full()
+        let mark = self.raw.len();
+        if !(self.follows(row) && lean(xml, row + 1, &mut self.raw)) {
+            self.raw.truncate(mark);
+            self.raw.extend_from_slice(xml);
+        }
+        self.end(row, xml)
     }
 
-    /// [`Chunks::push`] of the kept `row` numbered `old` (0-based), as
-    /// [`renumber`] numbers it `new`; false when it cannot.
-    fn push_renumbered(&mut self, new: u32, row: &[u8], old: u32) -> io::Result<bool> {
+    /// The kept `row` numbered `old` (0-based) as saved, numbered `new`:
+    /// leaning on the row before when it follows it, else saying its
+    /// number. False when it is not a row as this writes them.
+    fn push_moved(&mut self, new: u32, row: &[u8], old: u32) -> io::Result<bool> {
         self.start(new);
-        if !renumber(row, old + 1, new + 1, &mut self.raw) {
+        let mark = self.raw.len();
+        let done = match (leans(row), self.follows(new)) {
+            (true, true) => {
+                self.raw.extend_from_slice(row);
+                true
+            }
+            (true, false) => number(row, new + 1, &mut self.raw),
+            (false, true) => {
+                lean(row, old + 1, &mut self.raw) || {
+                    self.raw.truncate(mark);
+                    renumber(row, old + 1, new + 1, &mut self.raw)
+                }
+            }
+            (false, false) => renumber(row, old + 1, new + 1, &mut self.raw),
+        };
+        if !done {
             return Ok(false);
         }
-        self.cut_when_full().map(|()| true)
+        self.end(new, row).map(|()| true)
+    }
+
+    /// Keeps `chunk`, whose rows all lean, as it was compressed, its rows
+    /// now numbered `first` to `last`, when its first row follows the last
+    /// given. False, with nothing kept, when it does not.
+    fn keep(&mut self, chunk: &Chunk, first: u32, last: u32) -> io::Result<bool> {
+        if !self.follows(first) {
+            return Ok(false);
+        }
+        if !self.raw.is_empty() {
+            self.cut()?;
+        }
+        let first_row = match self.made.is_empty() {
+            true => self.first_row,
+            false => first,
+        };
+        self.made.push(Chunk {
+            first_row,
+            last_row: last,
+            formulas: Vec::new(),
+            numbering: Numbering {
+                leans_from: Some(first),
+                ..chunk.numbering
+            },
+            segment: chunk.segment.clone(),
+        });
+        self.last = Some((last, chunk.numbering.open_end));
+        self.raw_after = self.last.map(|(row, _)| row);
+        Ok(true)
+    }
+
+    /// Whether row `row` (0-based) can lean on the last row given.
+    fn follows(&self, row: u32) -> bool {
+        row > 0 && self.last == Some((row - 1, true))
     }
 
     fn start(&mut self, row: u32) {
@@ -357,7 +558,8 @@ impl Chunks {
         }
     }
 
-    fn cut_when_full(&mut self) -> io::Result<()> {
+    fn end(&mut self, row: u32, xml: &[u8]) -> io::Result<()> {
+        self.last = Some((row, has_content(xml)));
         match self.raw.len() >= self.chunk_bytes {
             true => self.cut(),
             false => Ok(()),
@@ -365,9 +567,15 @@ impl Chunks {
     }
 
     fn cut(&mut self) -> io::Result<()> {
-        let chunk = Chunk::of(self.first_row, &self.raw, &mut self.deflater)?;
+        let chunk = Chunk::of(
+            self.first_row,
+            &self.raw,
+            self.raw_after,
+            &mut self.deflater,
+        )?;
         self.made.push(chunk);
         self.raw.clear();
+        self.raw_after = self.last.map(|(row, _)| row);
         Ok(())
     }
 
@@ -413,6 +621,41 @@ mod tests {
             None
         );
         assert_eq!(renumbered(br#"<row r="9"><c r="A90"/></row>"#, 9, 10), None);
+    }
+
+    /// [`lean`] or [`number`] into a buffer of its own.
+    fn written(with: fn(&[u8], u32, &mut Vec<u8>) -> bool, row: &[u8], n: u32) -> Option<String> {
+        let mut out = Vec::new();
+        with(row, n, &mut out).then(|| String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn a_row_whose_cells_run_from_a_leans_and_says_its_number_again() {
+        let row = br#"<row r="9" spans="1:3"><c r="A9" s="1"><v>9</v></c><c r="B9" t="inlineStr"><is><r><rPr><color rgb="FF0000"/></rPr><t>x</t></r></is></c><c r="C9"><f>A9</f><v>1</v></c></row>"#;
+        let leaning = written(lean, row, 9).expect("leans");
+        assert_eq!(
+            leaning,
+            r#"<row spans="1:3"><c s="1"><v>9</v></c><c t="inlineStr"><is><r><rPr><color rgb="FF0000"/></rPr><t>x</t></r></is></c><c><f>A9</f><v>1</v></c></row>"#
+        );
+        assert_eq!(
+            written(number, leaning.as_bytes(), 9).as_deref(),
+            Some(std::str::from_utf8(row).unwrap())
+        );
+    }
+
+    #[test]
+    fn a_row_with_a_gap_an_empty_cell_or_another_number_does_not_lean() {
+        // B missing; C an empty element; another row's number; no cells.
+        let gap = br#"<row r="2"><c r="A2"><v>1</v></c><c r="C2"><v>3</v></c></row>"#;
+        let empty = br#"<row r="2"><c r="A2"><v>1</v></c><c r="B2" s="3"/></row>"#;
+        let other = br#"<row r="2"><c r="A2"><v>1</v></c></row>"#;
+        let bare = br#"<row r="2" ht="30" customHeight="1"/>"#;
+        assert_eq!(written(lean, gap, 2), None);
+        assert_eq!(written(lean, empty, 2), None);
+        assert_eq!(written(lean, other, 3), None);
+        assert_eq!(written(lean, bare, 2), None);
+        // A row that says its number does not take it twice.
+        assert_eq!(written(number, other, 2), None);
     }
 
     #[test]
