@@ -8,7 +8,8 @@
 //! written whole, and the two packages are compared: every part byte for
 //! byte, but the time in the document properties and each sheet's
 //! `<dimension>` (a save in part keeps a dimension that held cells since
-//! emptied). Then the same for a delete of the middle data row of the
+//! emptied), and with each row that leans on the row before (a row that
+//! moved, written without its numbers) numbered again. Then the same for a delete of the middle data row of the
 //! first sheet with data (the rows below it move up), and for an insert of
 //! a row before it (they move down again).
 
@@ -18,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use sheetd::model::Sheet;
 use sheetd::model::request::DeleteRows;
-use sheetd::xlsx::{Rewrite, write_workbook};
+use sheetd::xlsx::{Rewrite, with_row_numbers, write_workbook};
 
 /// How a workbook fared.
 enum Fate {
@@ -214,7 +215,9 @@ fn parts(bytes: &[u8]) -> Result<BTreeMap<String, Vec<u8>>, String> {
         let mut data = Vec::new();
         file.read_to_end(&mut data).map_err(|e| e.to_string())?;
         if is_sheet(Path::new(&name)) {
-            data = without_dimension(data);
+            // Rows that moved may lean on the row before: numbered again,
+            // as the writer numbers them.
+            data = without_dimension(with_row_numbers(&data));
         }
         parts.insert(name, data);
     }
