@@ -88,6 +88,12 @@ pub struct Config {
     #[arg(long, env = "SHEETD_ALLOW_LOSSY_WRITES")]
     pub allow_lossy_writes: bool,
 
+    /// Every row of a file written says its number (`r`), also the rows a
+    /// delete or an insert between rows moved, which otherwise lean on
+    /// the row before where they can: for readers that cannot count rows.
+    #[arg(long, env = "SHEETD_NUMBER_EVERY_ROW")]
+    pub number_every_row: bool,
+
     /// Most connections open at once; past it a new connection gets 503 and
     /// is closed. Lowered at start-up to stay under the open-file limit.
     #[arg(long, env = "SHEETD_MAX_CONNECTIONS", default_value_t = 10_000)]
@@ -173,6 +179,7 @@ impl Config {
     pub fn store_limits(&self) -> Limits {
         Limits {
             allow_lossy_writes: self.allow_lossy_writes,
+            number_every_row: self.number_every_row,
             max_cells: self.max_cells,
             cache_bytes: self.cache_bytes,
             queue_limit: self.queue_limit,
@@ -273,6 +280,7 @@ impl fmt::Debug for Config {
             .field("queue_limit", &self.queue_limit)
             .field("queue_timeout_ms", &self.queue_timeout_ms)
             .field("allow_lossy_writes", &self.allow_lossy_writes)
+            .field("number_every_row", &self.number_every_row)
             .field("max_connections", &self.max_connections)
             .field("max_requests", &self.max_requests)
             .field("header_timeout_secs", &self.header_timeout_secs)

@@ -434,3 +434,47 @@ async fn write_long(server: &Server, method: Method, body: Value) -> u16 {
     assert_eq!(tag, etag_of(&bytes));
     status.as_u16()
 }
+
+/// Rows a delete moves lean on the row before in the file (they leave out
+/// their numbers, which every reader counts again), unless the operator
+/// asks for every row to say its number; either way the sheet reads back
+/// as the deletes left it.
+#[tokio::test]
+async fn rows_moved_twice_say_their_numbers_only_when_the_operator_asks() {
+    for every_row in [false, true] {
+        let server = Server::start_with(|c| c.number_every_row = every_row).await;
+        let data = (1..=50u32).map(|n| vec![Spec::N(f64::from(n)), Spec::S("x")]);
+        let header = vec![Spec::S("id"), Spec::S("v")];
+        make_workbook(
+            &server.file(ID),
+            &[("Long", std::iter::once(header).chain(data).collect())],
+        );
+        // The first write is a whole rewrite; the second moves rows kept
+        // from it.
+        for row in [10, 20] {
+            let body = json!({"type": "row", "row": row});
+            let (status, _) = server.delete(&rows_path("Long"), body).await;
+            assert_eq!(status, 200);
+        }
+        let package = std::fs::read(server.file(ID)).expect("the file");
+        let xml = part(&package, "xl/worksheets/sheet1.xml").expect("the sheet");
+        let xml = String::from_utf8(xml).expect("UTF-8");
+        let rows = xml.matches("<row").count();
+        let numbered = xml.matches("<row r=\"").count();
+        assert_eq!(rows, 49, "{xml}");
+        match every_row {
+            true => assert_eq!(numbered, rows, "{xml}"),
+            false => assert!(numbered < rows / 2, "{xml}"),
+        }
+        // Ids 9 (row 10) and 20 (row 21, row 20 once row 10 was gone).
+        let ids: Vec<Data> = read_sheet(&server.file(ID), "Long")[1..]
+            .iter()
+            .map(|row| row[0].clone())
+            .collect();
+        let expected: Vec<Data> = (1..=50)
+            .filter(|&n| n != 9 && n != 20)
+            .map(|n| Data::Float(f64::from(n)))
+            .collect();
+        assert_eq!(ids, expected);
+    }
+}

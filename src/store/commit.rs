@@ -457,7 +457,8 @@ impl Store {
     fn begin_rewrite(&self, workbook: &Workbook) -> Result<Rewrite, StoreError> {
         let limits = &self.inner.limits;
         let temp_dir = limits.temp_dir.as_deref().unwrap_or(&self.inner.dir);
-        Ok(unpanicked(|| Rewrite::begin_in(workbook, Some(temp_dir)))??)
+        let rewrite = unpanicked(|| Rewrite::begin_in(workbook, Some(temp_dir)))??;
+        Ok(rewrite.numbering_every_row(limits.number_every_row))
     }
 
     /// Writes `workbook` whole to `out`, as a commit's rewrite does: every

@@ -111,6 +111,8 @@ impl From<xlsx::WriteError> for StoreError {
 pub struct Limits {
     /// Rewrite workbooks with parts a rewrite would lose (they are lost).
     pub allow_lossy_writes: bool,
+    /// Every row of a file written says its number, also rows that moved.
+    pub number_every_row: bool,
     pub max_cells: usize,
     pub cache_bytes: usize,
     pub queue_limit: usize,

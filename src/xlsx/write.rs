@@ -295,6 +295,8 @@ pub struct Rewrite {
     chunk_bytes: usize,
     /// Whether the first save keeps the rows in chunks.
     chunk_first: bool,
+    /// Whether rows that move may be saved without their numbers.
+    lean: bool,
 }
 
 enum Stage {
@@ -336,6 +338,7 @@ impl Rewrite {
             temp_dir: temp_dir.map(Path::to_path_buf),
             chunk_bytes: CHUNK_BYTES,
             chunk_first: false,
+            lean: true,
         })
     }
 
@@ -346,6 +349,14 @@ impl Rewrite {
     /// would pay each time for nothing.
     pub fn keeping_chunks(mut self, keep: bool) -> Rewrite {
         self.chunk_first = keep;
+        self
+    }
+
+    /// Makes every row a save writes say its number, also the rows that
+    /// moved, which otherwise lean on the row before where they can (see
+    /// `chunked::moved`): for readers that cannot count rows.
+    pub fn numbering_every_row(mut self, every: bool) -> Rewrite {
+        self.lean = !every;
         self
     }
 
@@ -456,7 +467,9 @@ impl Rewrite {
                 writer.finish(workbook, &mut package)?;
                 let sheets = workbook.sheets.len();
                 let package = package.get_ref();
-                if let Some(saved) = Saved::adopt(package, sheets, self.chunk_bytes, out)? {
+                if let Some(saved) =
+                    Saved::adopt(package, sheets, self.chunk_bytes, self.lean, out)?
+                {
                     let order = std::mem::take(&mut writer.formats.order);
                     self.stage = Stage::Chunked(saved, order);
                 }
@@ -481,10 +494,11 @@ impl Rewrite {
             }
         }
         // The window cannot stand for the last save: rewritten whole.
-        let chunk_bytes = self.chunk_bytes;
+        let (chunk_bytes, lean) = (self.chunk_bytes, self.lean);
         *self = (Rewrite::begin_in(workbook, temp_dir)?)
             .keeping_chunks(true)
-            .with_chunks_of(chunk_bytes);
+            .with_chunks_of(chunk_bytes)
+            .numbering_every_row(!lean);
         self.save(workbook, out)
     }
 }

@@ -58,6 +58,9 @@ pub(super) struct Saved {
     /// The styles part written, inflated.
     styles: Vec<u8>,
     chunk_bytes: usize,
+    /// Whether rows that move may lean on the row before (see [`moved`]);
+    /// when not, each says its number.
+    lean: bool,
 }
 
 /// One sheet's rows as last saved.
@@ -225,6 +228,7 @@ impl Saved {
         package: &[u8],
         sheets: usize,
         chunk_bytes: usize,
+        lean: bool,
         mut out: W,
     ) -> Result<Option<Saved>, WriteError> {
         let mut archive = ZipArchive::new(Cursor::new(package)).map_err(zip_error)?;
@@ -236,6 +240,7 @@ impl Saved {
             sheets: (0..sheets).map(|_| SavedSheet::default()).collect(),
             styles: read_part(&mut archive, STYLES)?,
             chunk_bytes,
+            lean,
         };
         let mut out = PackageOut::new(out);
         let mut deflater = Deflater::new();
@@ -289,7 +294,7 @@ impl Saved {
         let mut sheets = self.sheets.iter().zip(extents).zip(changed);
         sheets.all(|((saved, &extent), changed)| match changed.moved_from() {
             None => true,
-            Some(_) => Moved::plan(saved, changed).is_some_and(|plan| {
+            Some(_) => Moved::plan(saved, changed, self.lean).is_some_and(|plan| {
                 let written = plan.window.len() + extent.saturating_sub(plan.window_from as usize);
                 written * 4 <= extent
             }),
@@ -310,7 +315,7 @@ impl Saved {
                         rows: std::iter::once(0..extent).collect(),
                     };
                 }
-                let moved = Moved::plan(saved, changed);
+                let moved = Moved::plan(saved, changed, self.lean);
                 let mut chunks: Vec<usize> =
                     changed.rows.iter().map(|&r| saved.chunk_of(r)).collect();
                 let last = saved.chunks.len() - 1;
@@ -723,7 +728,8 @@ fn names_cells(row: &[u8]) -> bool {
 /// [`moved`]) saying its number, as the writer writes it: how a save in
 /// part is compared with a whole rewrite, byte for byte.
 pub fn with_row_numbers(xml: &[u8]) -> Vec<u8> {
-    let Some((_, rows, _)) = around_rows(xml) else {
+    // Rows that are there are a piece of `xml` (no rows are `&[]`).
+    let Some((_, rows, _)) = around_rows(xml).filter(|(_, rows, _)| !rows.is_empty()) else {
         return xml.to_vec();
     };
     let start = rows.as_ptr() as usize - xml.as_ptr() as usize;

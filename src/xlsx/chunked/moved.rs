@@ -35,12 +35,14 @@ pub(super) struct Moved {
     /// … and every row from this one down: rows appended, which may have
     /// only formats and no cell logged.
     pub(super) window_from: u32,
+    /// Whether a row may lean on the row before.
+    lean: bool,
 }
 
 impl Moved {
     /// The plan for a sheet kept as `sheet` after a batch that `changed`
-    /// it and moved rows.
-    pub(super) fn plan(sheet: &SavedSheet, changed: &RowsChanged) -> Option<Moved> {
+    /// it and moved rows; whether its rows may `lean` on the row before.
+    pub(super) fn plan(sheet: &SavedSheet, changed: &RowsChanged, lean: bool) -> Option<Moved> {
         let from = changed.moved_from()?;
         if sheet.chunks.is_empty() {
             return None;
@@ -83,6 +85,7 @@ impl Moved {
             moves,
             window,
             window_from,
+            lean,
         })
     }
 
@@ -162,7 +165,7 @@ impl Moved {
                 0 => above.map(|c| (c.last_row, c.numbering.open_end)),
                 _ => None,
             };
-            let out = Chunks::new(first_row, chunk_bytes, follows);
+            let out = Chunks::new(first_row, chunk_bytes, follows, self.lean);
             let before = above.map(|c| c.last_row);
             self.number(&kept[chunk..end], before, &written[from..to], out)
         };
@@ -464,12 +467,15 @@ struct Chunks {
     /// The number (0-based) of the last row given, and whether it has
     /// content.
     last: Option<(u32, bool)>,
+    /// Whether a row may lean on the row before.
+    lean: bool,
 }
 
 impl Chunks {
     /// Chunks whose first starts at `first_row`, after the row `last` if
-    /// any (its number, and whether it has content).
-    fn new(first_row: u32, chunk_bytes: usize, last: Option<(u32, bool)>) -> Chunks {
+    /// any (its number, and whether it has content); whether a row may
+    /// `lean` on the row before.
+    fn new(first_row: u32, chunk_bytes: usize, last: Option<(u32, bool)>, lean: bool) -> Chunks {
         Chunks {
             deflater: Deflater::new(),
             made: Vec::new(),
@@ -478,6 +484,7 @@ impl Chunks {
             raw: Vec::with_capacity(chunk_bytes + chunk_bytes / 4),
             raw_after: last.map(|(row, _)| row),
             last,
+            lean,
         }
     }
 
@@ -549,7 +556,7 @@ impl Chunks {
 
     /// Whether row `row` (0-based) can lean on the last row given.
     fn follows(&self, row: u32) -> bool {
-        row > 0 && self.last == Some((row - 1, true))
+        self.lean && row > 0 && self.last == Some((row - 1, true))
     }
 
     fn start(&mut self, row: u32) {
