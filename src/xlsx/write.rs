@@ -1725,18 +1725,7 @@ mod tests {
     fn rows_moved_on_several_threads_leave_no_short_chunk_where_runs_meet() {
         let mut workbook = numbered(300, &Default::default());
         let mut rewrite = saved_in_chunks_of(&workbook, 100);
-        workbook.take_edits();
-        let outline = workbook.outline();
-        let request = DeleteRows::from_json(br#"{"type": "row", "row": 3}"#).expect("a delete");
-        let source = workbook.source("People", None).expect("the sheet");
-        assert_eq!(workbook.delete_rows(&source, &request).expect("deleted"), 1);
-        let logs = workbook.take_edits();
-        let changed = workbook
-            .changed_in_place(&outline, &[&logs])
-            .expect("in place");
-        assert!(rewrite.takes(&workbook, &changed), "saved in part");
-
-        saved_in_part_as_whole(&mut rewrite, &workbook, &changed, "a delete");
+        delete_saved_in_part(&mut workbook, &mut rewrite, 3);
 
         let sizes = chunked(&rewrite).chunk_sizes(0);
         let (_, above_last) = sizes.split_last().expect("chunks");
