@@ -1779,6 +1779,21 @@ mod tests {
     }
 
     #[test]
+    fn deletes_in_one_place_leave_no_small_chunks_behind() {
+        let mut workbook = numbered(300, &Default::default());
+        let mut rewrite = saved_in_chunks_of(&workbook, 100);
+        for _ in 0..40 {
+            delete_saved_in_part(&mut workbook, &mut rewrite, 50);
+        }
+        // Chunks kept as they were compressed are at least half the size
+        // asked for; the chunk the deletes cut through is written again
+        // with the next.
+        let sizes = chunked(&rewrite).chunk_sizes(0);
+        let (_, above_last) = sizes.split_last().expect("chunks");
+        assert!(above_last.iter().all(|&size| size >= 50), "{sizes:?}");
+    }
+
+    #[test]
     fn a_row_emptied_under_rows_that_lean_on_it_saves_the_sheet_whole() {
         let mut workbook = numbered(300, &Default::default());
         let mut rewrite = saved_in_chunks_of(&workbook, 100);

@@ -653,26 +653,32 @@ fn around_rows(xml: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
 /// when that row has settings of its own, which a window whose rows end
 /// above the sheet's last meets.
 fn each_row(rows: &[u8], before: Option<u32>) -> Vec<(u32, &[u8])> {
+    let mut each = row_elements(rows, before);
+    each.dedup_by_key(|&mut (row, _)| row);
+    each
+}
+
+/// Every `<row>` element of `rows`, as [`each_row`] numbers them, a row
+/// written twice twice.
+fn row_elements(rows: &[u8], before: Option<u32>) -> Vec<(u32, &[u8])> {
     static START: LazyLock<memmem::Finder<'static>> =
         LazyLock::new(|| memmem::Finder::new(ROW_START));
     let starts: Vec<usize> = (START.find_iter(rows))
         .filter(|&at| matches!(rows.get(at + ROW_START.len()), Some(b' ' | b'>' | b'/')))
         .collect();
     let ends = starts.iter().skip(1).copied().chain([rows.len()]);
-    let mut each: Vec<(u32, &[u8])> = Vec::with_capacity(starts.len());
     let mut last = before;
-    for (&start, end) in starts.iter().zip(ends) {
-        let xml = &rows[start..end];
-        let row = match xml.strip_prefix(ROW) {
-            Some(digits) => row_number(digits),
-            None => last.map_or(0, |last| last + 1),
-        };
-        if each.last().is_none_or(|&(last, _)| last != row) {
-            each.push((row, xml));
-        }
-        last = Some(row);
-    }
-    each
+    (starts.iter().zip(ends))
+        .map(|(&start, end)| {
+            let xml = &rows[start..end];
+            let row = match xml.strip_prefix(ROW) {
+                Some(digits) => row_number(digits),
+                None => last.map_or(0, |last| last.saturating_add(1)),
+            };
+            last = Some(row);
+            (row, xml)
+        })
+        .collect()
 }
 
 const ROW_START: &[u8] = b"<row";
@@ -733,9 +739,16 @@ pub fn with_row_numbers(xml: &[u8]) -> Vec<u8> {
         return xml.to_vec();
     };
     let start = rows.as_ptr() as usize - xml.as_ptr() as usize;
-    let mut out = xml[..start].to_vec();
-    for (number, row) in each_row(rows, None) {
-        if !(leans(row) && moved::number(row, number + 1, &mut out)) {
+    let elements = row_elements(rows, None);
+    // Whatever comes before the first row, as it is.
+    let first = elements.first().map_or(rows.len(), |(_, row)| {
+        row.as_ptr() as usize - rows.as_ptr() as usize
+    });
+    let mut out = xml[..start + first].to_vec();
+    for (number, row) in elements {
+        let mark = out.len();
+        if !(leans(row) && moved::number(row, number.saturating_add(1), &mut out)) {
+            out.truncate(mark);
             out.extend_from_slice(row);
         }
     }
@@ -816,4 +829,34 @@ fn name_at(archive: &ZipArchive<Cursor<&[u8]>>, index: usize) -> Result<String, 
 
 fn no_rows_element(name: &str) -> WriteError {
     WriteError::Io(std::io::Error::other(format!("{name} has no <sheetData>")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_that_lean_are_numbered_again_and_nothing_else_changes() {
+        let xml = concat!(
+            r#"<worksheet><sheetData><row r="2"><c r="A2"><v>1</v></c></row>"#,
+            r#"<row><c><v>2</v></c><c t="s"><v>0</v></c></row>"#,
+            r#"<row r="3" ht="30" customHeight="1"/>"#,
+            r#"<row r="9"><c r="B9"><v>9</v></c></row><row><c><v>10</v></c></row>"#,
+            r#"</sheetData></worksheet>"#
+        );
+        // The row that leans after row 2 is row 3, and after row 9 row 10;
+        // a row given twice stays twice, for the comparison to see it.
+        assert_eq!(
+            String::from_utf8(with_row_numbers(xml.as_bytes())).unwrap(),
+            concat!(
+                r#"<worksheet><sheetData><row r="2"><c r="A2"><v>1</v></c></row>"#,
+                r#"<row r="3"><c r="A3"><v>2</v></c><c r="B3" t="s"><v>0</v></c></row>"#,
+                r#"<row r="3" ht="30" customHeight="1"/>"#,
+                r#"<row r="9"><c r="B9"><v>9</v></c></row><row r="10"><c r="A10"><v>10</v></c></row>"#,
+                r#"</sheetData></worksheet>"#
+            )
+        );
+        let empty = b"<worksheet><sheetData/></worksheet>";
+        assert_eq!(with_row_numbers(empty), empty);
+    }
 }

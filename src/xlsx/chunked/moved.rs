@@ -529,7 +529,11 @@ impl Chunks {
     /// now numbered `first` to `last`, when its first row follows the last
     /// given. False, with nothing kept, when it does not.
     fn keep(&mut self, chunk: &Chunk, first: u32, last: u32) -> io::Result<bool> {
-        if !self.follows(first) {
+        // A small chunk, or one after few rows given, is written again
+        // with them: kept, small chunks would stay small.
+        let half = self.chunk_bytes / 2;
+        let small = (chunk.segment.len as usize) < half || (1..half).contains(&self.raw.len());
+        if small || !self.follows(first) {
             return Ok(false);
         }
         if !self.raw.is_empty() {
