@@ -571,3 +571,67 @@ async fn managing_needs_manage_and_a_write_beyond_reach_is_404() {
     assert_eq!(status, 204);
     assert!(!scoped.server.file(ID).exists());
 }
+
+/// A delete takes whole sheet rows (§11.2): a token for one table may not
+/// delete the rows a table beside it, which it does not reach, also holds;
+/// rows only its table holds it may. A token for the sheet may.
+#[tokio::test]
+async fn a_token_for_a_table_deletes_no_rows_of_the_table_beside_it() {
+    const TABLES: &str = "6f1c4d2b-3a5e-4c7f-9b8d-0e2f3a4b5c6d";
+    let text = [
+        tokens_file(),
+        entry(
+            "left",
+            "left-secret",
+            &format!("[\"{TABLES}\"]"),
+            Some("[\"Left\"]"),
+            "[\"delete\"]",
+        ),
+    ]
+    .join("\n");
+    let scoped = scoped_server(&text).await;
+    {
+        let mut book = rust_xlsxwriter::Workbook::new();
+        let stock = book.add_worksheet().set_name("Stock").unwrap();
+        for (row, text) in ["k", "a", "b", "c"].iter().enumerate() {
+            stock.write_string(row as u32, 0, *text).unwrap();
+        }
+        for (row, text) in ["v", "x", "y"].iter().enumerate() {
+            stock.write_string(row as u32, 2, *text).unwrap();
+        }
+        let table = |name: &str, header: &str| {
+            let columns = [rust_xlsxwriter::TableColumn::new().set_header(header)];
+            rust_xlsxwriter::Table::new()
+                .set_name(name)
+                .set_columns(&columns)
+        };
+        stock.add_table(0, 0, 3, 0, &table("Left", "k")).unwrap();
+        stock.add_table(0, 2, 2, 2, &table("Right", "v")).unwrap();
+        book.save(scoped.server.file(TABLES)).unwrap();
+    }
+    let path = format!("/v1/data/{TABLES}/Left");
+    let before = std::fs::read(scoped.server.file(TABLES)).unwrap();
+    let delete = |row: u32| Some(json!({"type": "row", "row": row}));
+
+    // Row 2 holds a row of Right too.
+    let (status, body) = scoped
+        .call("left-secret", Method::DELETE, &path, delete(2))
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(detail(&body).contains("\"Right\""), "{body}");
+    assert_eq!(std::fs::read(scoped.server.file(TABLES)).unwrap(), before);
+
+    // Row 4 is Left's alone.
+    let (status, body) = scoped
+        .call("left-secret", Method::DELETE, &path, delete(4))
+        .await;
+    assert_eq!((status, body), (StatusCode::OK, json!({"deleted": 1})));
+    // A token for the whole workbook may take both tables' rows.
+    let (status, body) = scoped
+        .call("admin-secret", Method::DELETE, &path, delete(2))
+        .await;
+    assert_eq!((status, body), (StatusCode::OK, json!({"deleted": 1})));
+    let grid = read_sheet(&scoped.server.file(TABLES), "Stock");
+    assert_eq!(grid[1][0], s("b"));
+    assert_eq!(grid[1][2], s("y"));
+}

@@ -202,6 +202,15 @@ pub fn not_reached(grant: &Grant, sheet: &str) -> ApiError {
     )))
 }
 
+/// The 403 of a delete whose sheet rows hold rows of the table `table`,
+/// which the token does not reach.
+pub fn deletes_beside(grant: &Grant, table: &str) -> ApiError {
+    ApiError::Forbidden(Some(format!(
+        "the rows to delete also hold rows of the table {table:?}, which the token {:?} does not reach (a delete takes whole sheet rows)",
+        grant.name
+    )))
+}
+
 /// Whether a query asks for an upsert (`on_conflict`, its name decoded as
 /// the handler decodes it: `on%5Fconflict` counts). A query that does not
 /// decode counts too: it is refused later, and never as a mere insert.

@@ -305,6 +305,9 @@ async fn rows_delete(
     let precondition = conditions.precondition();
     let deleted = edit_once(&state.store, id, key, precondition, move |workbook| {
         let source = reached_source(workbook, &sheet, header_row, grant.as_deref())?;
+        if let Some(grant) = grant.as_deref() {
+            deletes_only_reached(grant, workbook, &source, &request)?;
+        }
         Ok(Edit::rows(workbook.delete_rows(&source, &request)?))
     })
     .await?;
@@ -344,6 +347,28 @@ pub(super) fn reached_source(
             Err(auth::not_reached(grant, sheet))
         }
         _ => Ok(source),
+    }
+}
+
+/// A delete takes whole sheet rows (§11.2): refused (403, nothing
+/// deleted) when they hold rows of a table beside the one `source` names
+/// that `grant` does not reach.
+fn deletes_only_reached(
+    grant: &Grant,
+    workbook: &Workbook,
+    source: &Source,
+    request: &DeleteRows,
+) -> Result<()> {
+    let tables = workbook.tables_deleted_with(source, request)?;
+    let beside = tables
+        .into_iter()
+        .find(|&table| !grant.reaches_rows(workbook, source.sheet, Some(table)));
+    match beside {
+        Some(table) => {
+            let name = &workbook.sheets[source.sheet].layout.tables[table].name;
+            Err(auth::deletes_beside(grant, name))
+        }
+        None => Ok(()),
     }
 }
 

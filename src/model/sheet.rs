@@ -19,7 +19,7 @@ use super::formula::{
 };
 use super::header::{Column, Header, ROW_KEY, Region};
 use super::index;
-use super::layout::{Layout, LinkTarget, Range};
+use super::layout::{Layout, LinkTarget, Range, Table};
 use super::problems::Problems;
 use super::request::{
     DeleteRows, InsertRows, NewRow, NewSheet, ReadQuery, RowValues, Selector, UpdateRows,
@@ -321,15 +321,39 @@ impl Workbook {
     /// Deletes rows, moving the rows below up, as a spreadsheet app does
     /// (§11.2): see [`Workbook::move_rows`].
     pub fn delete_rows(&mut self, source: &Source, request: &DeleteRows) -> Result<usize, Error> {
-        let sheet = &self.sheets[source.sheet];
-        let header = Header::of(sheet, &source.region);
-        let rows = sheet.select(header.as_ref(), &request.selector, Problems::new())?;
+        let rows = self.rows_deleted(source, request)?;
         if rows.is_empty() {
             return Ok(0);
         }
         let deleted = rows.iter().map(|&row| row as u32 + 1).collect();
         self.move_rows(source.sheet, RowMove::Deleted(deleted))?;
         Ok(rows.len())
+    }
+
+    /// The sheet rows (0-based) `request` deletes through `source`.
+    fn rows_deleted(&self, source: &Source, request: &DeleteRows) -> Result<Vec<usize>, Error> {
+        let sheet = &self.sheets[source.sheet];
+        let header = Header::of(sheet, &source.region);
+        sheet.select(header.as_ref(), &request.selector, Problems::new())
+    }
+
+    /// The tables of `source`'s sheet, but the one it names, that hold a
+    /// row `request` would delete: a delete takes whole sheet rows
+    /// (§11.2), and those tables' rows with them.
+    pub fn tables_deleted_with(
+        &self,
+        source: &Source,
+        request: &DeleteRows,
+    ) -> Result<Vec<usize>, Error> {
+        let rows = self.rows_deleted(source, request)?;
+        let tables = &self.sheets[source.sheet].layout.tables;
+        let holds = |table: &Table| {
+            let span = table.range.first_row as usize..=table.range.last_row as usize;
+            rows.iter().any(|row| span.contains(row))
+        };
+        Ok((0..tables.len())
+            .filter(|&index| Some(index) != source.region.table && holds(&tables[index]))
+            .collect())
     }
 
     /// Upsert (§10.2 `on_conflict`): each row whose value in `column`
