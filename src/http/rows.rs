@@ -305,10 +305,11 @@ async fn rows_delete(
     let precondition = conditions.precondition();
     let deleted = edit_once(&state.store, id, key, precondition, move |workbook| {
         let source = reached_source(workbook, &sheet, header_row, grant.as_deref())?;
+        let rows = workbook.rows_to_delete(&source, &request)?;
         if let Some(grant) = grant.as_deref() {
-            deletes_only_reached(grant, workbook, &source, &request)?;
+            deletes_only_reached(grant, workbook, &source, &rows)?;
         }
-        Ok(Edit::rows(workbook.delete_rows(&source, &request)?))
+        Ok(Edit::rows(workbook.delete_selected(source.sheet, &rows)?))
     })
     .await?;
     Ok(deleted.respond(|deleted| Json(Deleted { deleted })))
@@ -351,16 +352,15 @@ pub(super) fn reached_source(
 }
 
 /// A delete takes whole sheet rows (§11.2): refused (403, nothing
-/// deleted) when they hold rows of a table beside the one `source` names
-/// that `grant` does not reach.
+/// deleted) when the sheet rows `rows` hold rows of a table beside the one
+/// `source` names that `grant` does not reach.
 fn deletes_only_reached(
     grant: &Grant,
     workbook: &Workbook,
     source: &Source,
-    request: &DeleteRows,
+    rows: &[usize],
 ) -> Result<()> {
-    let tables = workbook.tables_deleted_with(source, request)?;
-    let beside = tables
+    let beside = (workbook.tables_holding(source, rows))
         .into_iter()
         .find(|&table| !grant.reaches_rows(workbook, source.sheet, Some(table)));
     match beside {

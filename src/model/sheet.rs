@@ -321,39 +321,45 @@ impl Workbook {
     /// Deletes rows, moving the rows below up, as a spreadsheet app does
     /// (§11.2): see [`Workbook::move_rows`].
     pub fn delete_rows(&mut self, source: &Source, request: &DeleteRows) -> Result<usize, Error> {
-        let rows = self.rows_deleted(source, request)?;
-        if rows.is_empty() {
-            return Ok(0);
-        }
-        let deleted = rows.iter().map(|&row| row as u32 + 1).collect();
-        self.move_rows(source.sheet, RowMove::Deleted(deleted))?;
-        Ok(rows.len())
+        let rows = self.rows_to_delete(source, request)?;
+        self.delete_selected(source.sheet, &rows)
     }
 
-    /// The sheet rows (0-based) `request` deletes through `source`.
-    fn rows_deleted(&self, source: &Source, request: &DeleteRows) -> Result<Vec<usize>, Error> {
+    /// The sheet rows (0-based, in order) `request` deletes through
+    /// `source`.
+    pub fn rows_to_delete(
+        &self,
+        source: &Source,
+        request: &DeleteRows,
+    ) -> Result<Vec<usize>, Error> {
         let sheet = &self.sheets[source.sheet];
         let header = Header::of(sheet, &source.region);
         sheet.select(header.as_ref(), &request.selector, Problems::new())
     }
 
-    /// The tables of `source`'s sheet, but the one it names, that hold a
-    /// row `request` would delete: a delete takes whole sheet rows
+    /// Deletes the sheet rows `rows` (0-based, in order) of sheet `sheet`,
+    /// as [`Workbook::rows_to_delete`] found them; returns how many.
+    pub fn delete_selected(&mut self, sheet: usize, rows: &[usize]) -> Result<usize, Error> {
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        let deleted = rows.iter().map(|&row| row as u32 + 1).collect();
+        self.move_rows(sheet, RowMove::Deleted(deleted))?;
+        Ok(rows.len())
+    }
+
+    /// The tables of `source`'s sheet, but the one it names, that hold one
+    /// of the sheet rows `rows` (0-based): a delete takes whole sheet rows
     /// (§11.2), and those tables' rows with them.
-    pub fn tables_deleted_with(
-        &self,
-        source: &Source,
-        request: &DeleteRows,
-    ) -> Result<Vec<usize>, Error> {
-        let rows = self.rows_deleted(source, request)?;
+    pub fn tables_holding(&self, source: &Source, rows: &[usize]) -> Vec<usize> {
         let tables = &self.sheets[source.sheet].layout.tables;
         let holds = |table: &Table| {
             let span = table.range.first_row as usize..=table.range.last_row as usize;
             rows.iter().any(|row| span.contains(row))
         };
-        Ok((0..tables.len())
+        (0..tables.len())
             .filter(|&index| Some(index) != source.region.table && holds(&tables[index]))
-            .collect())
+            .collect()
     }
 
     /// Upsert (§10.2 `on_conflict`): each row whose value in `column`

@@ -1727,9 +1727,7 @@ mod tests {
         let mut rewrite = saved_in_chunks_of(&workbook, 100);
         delete_saved_in_part(&mut workbook, &mut rewrite, 3);
 
-        let sizes = chunked(&rewrite).chunk_sizes(0);
-        let (_, above_last) = sizes.split_last().expect("chunks");
-        assert!(above_last.iter().all(|&size| size >= 100), "{sizes:?}");
+        assert_chunks_above_the_last_hold(&rewrite, 100);
     }
 
     /// Deletes data row `number` (1-based, as the API numbers rows) of the
@@ -1788,9 +1786,7 @@ mod tests {
         // Chunks kept as they were compressed are at least half the size
         // asked for; the chunk the deletes cut through is written again
         // with the next.
-        let sizes = chunked(&rewrite).chunk_sizes(0);
-        let (_, above_last) = sizes.split_last().expect("chunks");
-        assert!(above_last.iter().all(|&size| size >= 50), "{sizes:?}");
+        assert_chunks_above_the_last_hold(&rewrite, 50);
     }
 
     #[test]
@@ -1824,6 +1820,14 @@ mod tests {
             .save_changed(workbook, &changed, &mut out)
             .expect("saved");
         out.into_inner()
+    }
+
+    /// Asserts that every chunk of the first sheet but the last holds at
+    /// least `bytes` of XML.
+    fn assert_chunks_above_the_last_hold(rewrite: &Rewrite, bytes: u64) {
+        let sizes = chunked(rewrite).chunk_sizes(0);
+        let (_, above_last) = sizes.split_last().expect("chunks");
+        assert!(above_last.iter().all(|&size| size >= bytes), "{sizes:?}");
     }
 
     /// The chunks `rewrite` keeps its last save's rows in.
