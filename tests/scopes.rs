@@ -590,25 +590,7 @@ async fn a_token_for_a_table_deletes_no_rows_of_the_table_beside_it() {
     ]
     .join("\n");
     let scoped = scoped_server(&text).await;
-    {
-        let mut book = rust_xlsxwriter::Workbook::new();
-        let stock = book.add_worksheet().set_name("Stock").unwrap();
-        for (row, text) in ["k", "a", "b", "c"].iter().enumerate() {
-            stock.write_string(row as u32, 0, *text).unwrap();
-        }
-        for (row, text) in ["v", "x", "y"].iter().enumerate() {
-            stock.write_string(row as u32, 2, *text).unwrap();
-        }
-        let table = |name: &str, header: &str| {
-            let columns = [rust_xlsxwriter::TableColumn::new().set_header(header)];
-            rust_xlsxwriter::Table::new()
-                .set_name(name)
-                .set_columns(&columns)
-        };
-        stock.add_table(0, 0, 3, 0, &table("Left", "k")).unwrap();
-        stock.add_table(0, 2, 2, 2, &table("Right", "v")).unwrap();
-        book.save(scoped.server.file(TABLES)).unwrap();
-    }
+    save_tables_side_by_side(&scoped.server.file(TABLES));
     let path = format!("/v1/data/{TABLES}/Left");
     let before = std::fs::read(scoped.server.file(TABLES)).unwrap();
     let delete = |row: u32| Some(json!({"type": "row", "row": row}));
@@ -634,4 +616,84 @@ async fn a_token_for_a_table_deletes_no_rows_of_the_table_beside_it() {
     let grid = read_sheet(&scoped.server.file(TABLES), "Stock");
     assert_eq!(grid[1][0], s("b"));
     assert_eq!(grid[1][2], s("y"));
+}
+
+/// Sheet `Stock`: table `Left` (column `k`: a, b, c, rows 1–4) and, beside
+/// it, table `Right` (column `v`: x, y, rows 1–3), so that sheet rows 2
+/// and 3 hold rows of both.
+fn save_tables_side_by_side(path: &Path) {
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let stock = book.add_worksheet().set_name("Stock").unwrap();
+    for (row, text) in ["k", "a", "b", "c"].iter().enumerate() {
+        stock.write_string(row as u32, 0, *text).unwrap();
+    }
+    for (row, text) in ["v", "x", "y"].iter().enumerate() {
+        stock.write_string(row as u32, 2, *text).unwrap();
+    }
+    let table = |name: &str, header: &str| {
+        let columns = [rust_xlsxwriter::TableColumn::new().set_header(header)];
+        rust_xlsxwriter::Table::new()
+            .set_name(name)
+            .set_columns(&columns)
+    };
+    stock.add_table(0, 0, 3, 0, &table("Left", "k")).unwrap();
+    stock.add_table(0, 2, 2, 2, &table("Right", "v")).unwrap();
+    book.save(path).unwrap();
+}
+
+#[tokio::test]
+async fn a_batch_for_a_table_deletes_no_rows_of_the_table_beside_it() {
+    const TABLES: &str = "0b7e9c2a-5d4f-4e1a-8c3b-6f2d9e8a7b10";
+    let text = [
+        tokens_file(),
+        entry(
+            "left",
+            "left-secret",
+            &format!("[\"{TABLES}\"]"),
+            Some("[\"Left\"]"),
+            "[\"insert\", \"delete\"]",
+        ),
+    ]
+    .join("\n");
+    let scoped = scoped_server(&text).await;
+    save_tables_side_by_side(&scoped.server.file(TABLES));
+    let path = format!("/v1/batch/{TABLES}");
+    let before = std::fs::read(scoped.server.file(TABLES)).unwrap();
+    let delete = |row: u32| json!({"op": "delete", "sheet": "Left", "type": "row", "row": row});
+
+    // The first delete is Left's alone; the second's row 2 holds a row of
+    // Right too: the batch is refused whole, naming the second.
+    let batch = json!({"operations": [delete(4), delete(2)]});
+    let (status, body) = scoped
+        .call("left-secret", Method::POST, &path, Some(batch))
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(detail(&body).starts_with("operations[1]: "), "{body}");
+    assert!(detail(&body).contains("\"Right\""), "{body}");
+    assert_eq!(std::fs::read(scoped.server.file(TABLES)).unwrap(), before);
+
+    // Rows are judged where the operations before put them: two sheet
+    // rows inserted before row 2 move `a` and `x` to row 4, `c` to row 6.
+    let insert = json!({"op": "insert", "sheet": "Left", "before": 2,
+        "data": [{"k": "n1"}, {"k": "n2"}]});
+    let batch = json!({"operations": [insert.clone(), delete(4)]});
+    let (status, body) = scoped
+        .call("left-secret", Method::POST, &path, Some(batch))
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(detail(&body).starts_with("operations[1]: "), "{body}");
+    assert_eq!(std::fs::read(scoped.server.file(TABLES)).unwrap(), before);
+
+    let batch = json!({"operations": [insert, delete(6)]});
+    let (status, body) = scoped
+        .call("left-secret", Method::POST, &path, Some(batch))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let grid = read_sheet(&scoped.server.file(TABLES), "Stock");
+    let column = |c: usize| {
+        let cell = |row: &Vec<Data>| row.get(c).cloned().unwrap_or(Data::Empty);
+        grid.iter().skip(1).map(cell).collect::<Vec<_>>()
+    };
+    assert_eq!(column(0), [s("n1"), s("n2"), s("a"), s("b")]);
+    assert_eq!(column(2), [Data::Empty, Data::Empty, s("x"), s("y")]);
 }

@@ -202,13 +202,13 @@ pub fn not_reached(grant: &Grant, sheet: &str) -> ApiError {
     )))
 }
 
-/// The 403 of a delete whose sheet rows hold rows of the table `table`,
-/// which the token does not reach.
-pub fn deletes_beside(grant: &Grant, table: &str) -> ApiError {
-    ApiError::Forbidden(Some(format!(
+/// Why a delete whose sheet rows hold rows of the table `table`, which
+/// the token does not reach, is refused (a 403).
+pub fn deletes_beside(grant: &Grant, table: &str) -> String {
+    format!(
         "the rows to delete also hold rows of the table {table:?}, which the token {:?} does not reach (a delete takes whole sheet rows)",
         grant.name
-    )))
+    )
 }
 
 /// Whether a query asks for an upsert (`on_conflict`, its name decoded as

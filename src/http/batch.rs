@@ -22,7 +22,8 @@ use super::openapi::{Errors, KeyParams, SpreadsheetParams};
 use crate::access::{Grant, Permission};
 use crate::model::Problems;
 use crate::model::Workbook;
-use crate::model::batch::{Batch, Change, Operation, Outcome};
+use crate::model::batch::{Batch, Change, Checks, Operation, Outcome};
+use crate::model::source::Source;
 use crate::store::Edit;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -145,10 +146,10 @@ async fn batch(
         if let Some(grant) = &grant {
             reached(grant, workbook, &batch)?;
         }
-        let formulas = |workbook: &Workbook, sheet: usize, operation: &Operation| {
-            crate::calc::formula_problems(workbook, sheet, operation.formulas())
+        let checks = Turn {
+            grant: grant.as_deref(),
         };
-        let (outcomes, changed) = workbook.apply_batch(&batch, &formulas)?;
+        let (outcomes, changed) = workbook.apply_batch(&batch, &checks)?;
         let results = outcomes.into_iter().map(Into::into).collect();
         Ok(Edit {
             value: BatchResults { results },
@@ -157,6 +158,31 @@ async fn batch(
     })
     .await?;
     Ok(written.respond(Json))
+}
+
+/// What a batch checks of each operation in its turn: the formulas it
+/// writes, and that a scoped token's delete takes no rows of a table
+/// beside that the token does not reach.
+struct Turn<'a> {
+    grant: Option<&'a Grant>,
+}
+
+impl Checks for Turn<'_> {
+    fn problems(&self, workbook: &Workbook, sheet: usize, operation: &Operation) -> Problems {
+        crate::calc::formula_problems(workbook, sheet, operation.formulas())
+    }
+
+    fn may_delete(
+        &self,
+        workbook: &Workbook,
+        source: &Source,
+        rows: &[usize],
+    ) -> std::result::Result<(), crate::model::Error> {
+        match self.grant {
+            Some(grant) => super::rows::deletes_only_reached(grant, workbook, source, rows),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A 403 of operation `index`, named by it.

@@ -257,6 +257,7 @@ impl From<model::Error> for ApiError {
             model::Error::Invalid(problems) => ApiError::Invalid(problems),
             model::Error::NotFound(detail) => ApiError::NotFound(Some(detail)),
             model::Error::Conflict(detail) => ApiError::Conflict(detail),
+            model::Error::Forbidden(detail) => ApiError::Forbidden(Some(detail)),
         }
     }
 }

@@ -353,20 +353,23 @@ pub(super) fn reached_source(
 
 /// A delete takes whole sheet rows (§11.2): refused (403, nothing
 /// deleted) when the sheet rows `rows` hold rows of a table beside the one
-/// `source` names that `grant` does not reach.
-fn deletes_only_reached(
+/// `source` names that `grant` does not reach. Used by a batch's deletes
+/// too.
+pub(super) fn deletes_only_reached(
     grant: &Grant,
     workbook: &Workbook,
     source: &Source,
     rows: &[usize],
-) -> Result<()> {
+) -> std::result::Result<(), crate::model::Error> {
     let beside = (workbook.tables_holding(source, rows))
         .into_iter()
         .find(|&table| !grant.reaches_rows(workbook, source.sheet, Some(table)));
     match beside {
         Some(table) => {
             let name = &workbook.sheets[source.sheet].layout.tables[table].name;
-            Err(auth::deletes_beside(grant, name))
+            Err(crate::model::Error::Forbidden(auth::deletes_beside(
+                grant, name,
+            )))
         }
         None => Ok(()),
     }

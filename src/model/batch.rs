@@ -13,12 +13,21 @@ use serde_json::{Map, Value};
 use super::Error;
 use super::problems::Problems;
 use super::request::{DeleteRows, InsertRows, UpdateRows};
+use super::source::Source;
 use super::workbook::Workbook;
 
-/// What the caller checks of an operation beyond its rules, when its turn
-/// comes (the formulas it writes): given the workbook, the index of the
-/// operation's sheet and the operation, the problems found.
-pub type Check<'a> = dyn Fn(&Workbook, usize, &Operation) -> Problems + 'a;
+/// What the caller checks of each operation beyond its rules, when its
+/// turn comes, with the workbook as the operations before left it.
+pub trait Checks {
+    /// The problems of `operation` on the sheet of index `sheet` (the
+    /// formulas it writes).
+    fn problems(&self, workbook: &Workbook, sheet: usize, operation: &Operation) -> Problems;
+
+    /// Whether a delete through `source` may take the sheet rows `rows`
+    /// (0-based) it selected.
+    fn may_delete(&self, workbook: &Workbook, source: &Source, rows: &[usize])
+    -> Result<(), Error>;
+}
 
 /// The most operations one batch may hold.
 pub const MAX_OPERATIONS: usize = 1000;
@@ -238,13 +247,12 @@ impl Operation {
         }
     }
 
-    /// Applies the operation to `workbook`, once `check` (given the
-    /// workbook and the index of the operation's sheet) finds no problem
+    /// Applies the operation to `workbook`, once `checks` find no problem
     /// with it; on failure nothing of it is applied (each row operation
     /// checks its whole request first).
-    fn apply(&self, workbook: &mut Workbook, check: &Check<'_>) -> Result<Outcome, Error> {
+    fn apply(&self, workbook: &mut Workbook, checks: &dyn Checks) -> Result<Outcome, Error> {
         let source = workbook.source(&self.sheet, self.header_row)?;
-        let problems = check(workbook, source.sheet, self);
+        let problems = checks.problems(workbook, source.sheet, self);
         if !problems.is_empty() {
             return Err(problems.into());
         }
@@ -260,7 +268,11 @@ impl Operation {
                 let sheet = &mut workbook.sheets[source.sheet];
                 Outcome::Updated(sheet.update(&source.region, request.clone())?)
             }
-            Change::Delete(request) => Outcome::Deleted(workbook.delete_rows(&source, request)?),
+            Change::Delete(request) => {
+                let rows = workbook.rows_to_delete(&source, request)?;
+                checks.may_delete(workbook, &source, &rows)?;
+                Outcome::Deleted(workbook.delete_selected(source.sheet, &rows)?)
+            }
         })
     }
 }
@@ -277,20 +289,20 @@ fn row_number(value: Option<Value>, field: &str, problems: &mut Problems) -> Opt
 
 impl Workbook {
     /// Applies every operation of `batch` in order (§11.6), each once
-    /// `check` finds no problem with it. All or nothing: when one fails, the workbook is put back as it was and the
+    /// `checks` find no problem with it. All or nothing: when one fails, the workbook is put back as it was and the
     /// error names the operation by its index. Returns what each did and
     /// whether any changed the workbook.
     pub fn apply_batch(
         &mut self,
         batch: &Batch,
-        check: &Check<'_>,
+        checks: &dyn Checks,
     ) -> Result<(Vec<Outcome>, bool), Error> {
         // One operation leaves nothing behind when it fails; a later one's
         // failure must undo the earlier ones, from a copy taken first.
         let before = (batch.operations.len() > 1).then(|| self.clone());
         let mut outcomes = Vec::with_capacity(batch.operations.len());
         for (index, operation) in batch.operations.iter().enumerate() {
-            let applied = operation.apply(self, check);
+            let applied = operation.apply(self, checks);
             // What the store knew of the workbook before the batch holds no
             // more once an operation may have written formulas.
             self.row_formulas_absent = false;
@@ -316,6 +328,7 @@ impl Error {
             Error::Invalid(problems) => Error::Invalid(problems.within(field)),
             Error::NotFound(detail) => Error::NotFound(format!("{field}: {detail}")),
             Error::Conflict(detail) => Error::Conflict(format!("{field}: {detail}")),
+            Error::Forbidden(detail) => Error::Forbidden(format!("{field}: {detail}")),
         }
     }
 }

@@ -41,6 +41,11 @@ pub enum Error {
     /// or cannot be made to this workbook (a sheet name it has).
     #[error("{0}")]
     Conflict(String),
+    /// The caller may not make the change: it would take rows the caller
+    /// does not reach (a scoped token's delete of rows a table beside
+    /// holds, §11.7); the text says which.
+    #[error("{0}")]
+    Forbidden(String),
 }
 
 /// One page of a read: which rows, which columns, and how many rows
