@@ -5,11 +5,12 @@ use std::fs::{File, Metadata};
 use std::io::{Seek, SeekFrom, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::{Scope, ScopedJoinHandle};
 
 use super::StoreError;
-use super::blocks::{Blocks, Share};
+use super::blocks::{Blocks, Hashes};
 use super::cache::FileIdentity;
 use super::version::Tag;
 
@@ -38,6 +39,8 @@ pub struct Prepared<'a> {
     temp: tempfile::NamedTempFile,
     written: Metadata,
     tag: Tag,
+    /// What the next version's hash may reuse of this one's.
+    hashes: Option<Hashes>,
 }
 
 fn directory(target: &Path) -> &Path {
@@ -52,6 +55,18 @@ impl<'a> Prepared<'a> {
         owner: &str,
         write: impl FnOnce(&mut Output<'_>) -> Result<(), StoreError>,
     ) -> Result<Prepared<'a>, StoreError> {
+        Prepared::write_after(target, owner, Hashes::default(), write)
+    }
+
+    /// [`Prepared::write`], for a version that follows the one `last`
+    /// describes: the blocks `write` wrote as they were there are not
+    /// hashed again.
+    pub fn write_after(
+        target: &'a Path,
+        owner: &str,
+        last: Hashes,
+        write: impl FnOnce(&mut Output<'_>) -> Result<(), StoreError>,
+    ) -> Result<Prepared<'a>, StoreError> {
         let temp = tempfile::Builder::new()
             .prefix(&format!("{TEMP_PREFIX}{owner}-"))
             .suffix(".xlsx")
@@ -64,7 +79,7 @@ impl<'a> Prepared<'a> {
         };
         temp.as_file().set_permissions(permissions)?;
         let hashed = std::thread::scope(|scope| {
-            let mut out = Output::new(temp.as_file(), scope);
+            let mut out = Output::new(temp.as_file(), scope, last);
             write(&mut out)?;
             Ok::<_, StoreError>(out.finish()?)
         })?;
@@ -72,12 +87,12 @@ impl<'a> Prepared<'a> {
         let written = temp.as_file().metadata()?;
         // A writer that seeks back into what it wrote (rust_xlsxwriter's
         // zip) has its file hashed read back from the page cache.
-        let tag = match hashed {
-            Some(tag) => tag,
+        let (tag, hashes) = match hashed {
+            Some((tag, hashes)) => (tag, Some(hashes)),
             None => {
                 let mut file = temp.as_file();
                 file.seek(SeekFrom::Start(0))?;
-                Tag::read(file)?
+                (Tag::read(file)?, None)
             }
         };
         Ok(Prepared {
@@ -85,7 +100,14 @@ impl<'a> Prepared<'a> {
             temp,
             written,
             tag,
+            hashes,
         })
+    }
+
+    /// What the next version's hash may reuse of this one's, when it was
+    /// hashed as it was written.
+    pub fn take_hashes(&mut self) -> Option<Hashes> {
+        self.hashes.take()
     }
 
     /// The identity the file will have once renamed into place.
@@ -124,21 +146,21 @@ impl<'a> Prepared<'a> {
     }
 }
 
-/// Where a new version is written: the temp file, through a buffer large
-/// enough for the hash to take many of BLAKE3's 1 KiB chunks at once. Each
+/// Where a new version is written: the temp file, through a buffer. Each
 /// full buffer is written and sent on to the disk ([`put`]) on a thread
-/// beside the writer, and hashed half here and half there ([`Blocks`]):
-/// for a 53 MB file the hash is 11 ms and the copy into the page cache 10
-/// to 30 ms, and the writer has the rows to copy. Once the writer moves
-/// back or ahead in the file (the zip crate does, to finish each entry's
-/// header: a whole rewrite) it puts its buffers itself, and the file is
-/// hashed once written.
+/// beside the writer, while the writer hashes what it writes ([`Blocks`]):
+/// only the blocks of the file not as the last file written for the
+/// workbook had them, as the bytes come. Writing a 64 MB file into the
+/// page cache takes this host's thread 30 to 40 ms, the longest part of a
+/// write at 1M rows; the writer meanwhile copies and hashes. Once the
+/// writer moves back or ahead in the file (the zip crate does, to finish
+/// each entry's header: a whole rewrite) it puts its buffers itself, and
+/// the file is hashed once written.
 pub struct Output<'f> {
     file: &'f File,
     buffer: Vec<u8>,
     sink: Sink<'f>,
-    /// The hash of the blocks hashed here, while the bytes are handed on
-    /// in order.
+    /// The file hashed as it is written, while its bytes come in order.
     hashed: Option<Blocks>,
     /// Where the file is, before the buffer's bytes.
     position: u64,
@@ -151,7 +173,7 @@ enum Sink<'f> {
     Beside {
         buffers: SyncSender<Vec<u8>>,
         done: Receiver<Vec<u8>>,
-        thread: ScopedJoinHandle<'f, std::io::Result<Blocks>>,
+        thread: ScopedJoinHandle<'f, std::io::Result<()>>,
     },
     /// Written here (no thread could be started, or the writer seeks).
     Here,
@@ -163,21 +185,22 @@ const OUTPUT_BUFFER: usize = 256 * 1024;
 const BUFFERS_QUEUED: usize = 4;
 
 impl<'f> Output<'f> {
-    fn new<'env>(file: &'f File, scope: &'f Scope<'f, 'env>) -> Output<'f> {
+    /// An output to `file` for a file that follows the one `last`
+    /// describes.
+    fn new<'env>(file: &'f File, scope: &'f Scope<'f, 'env>, last: Hashes) -> Output<'f> {
         let (buffers, queued) = sync_channel::<Vec<u8>>(BUFFERS_QUEUED);
         let (give_back, done) = sync_channel(BUFFERS_QUEUED);
         let started = std::thread::Builder::new()
             .name("sheetd-write".into())
             .spawn_scoped(scope, move || {
-                let (mut written, mut hashed) = (0, Blocks::default());
+                let mut written = 0;
                 for mut buffer in queued {
                     put(file, written, &buffer)?;
-                    hashed.update(Share::Odd, written, &buffer);
                     written += buffer.len() as u64;
                     buffer.clear();
                     let _ = give_back.try_send(buffer);
                 }
-                Ok(hashed)
+                Ok(())
             });
         let sink = match started {
             Ok(thread) => Sink::Beside {
@@ -191,17 +214,41 @@ impl<'f> Output<'f> {
             file,
             buffer: Vec::with_capacity(OUTPUT_BUFFER),
             sink,
-            hashed: Some(Blocks::default()),
+            hashed: Some(Blocks::after(last)),
             position: 0,
         }
     }
 
-    /// Writes what is buffered; gives the tag of the file, if the writer
-    /// wrote its bytes in order.
-    fn finish(mut self) -> std::io::Result<Option<Tag>> {
+    /// Writes `bytes`, which the writer keeps for its next save: when the
+    /// last file had them at the same place, they are not hashed again.
+    pub fn write_shared(&mut self, bytes: &Arc<[u8]>) -> std::io::Result<()> {
+        if let Some(hashed) = &mut self.hashed {
+            hashed.shared(self.position + self.buffer.len() as u64, bytes);
+        }
+        self.copy(bytes)
+    }
+
+    /// Writes what is buffered; gives the tag of the file and what the
+    /// next may reuse of its hash, if the writer wrote its bytes in order.
+    fn finish(mut self) -> std::io::Result<Option<(Tag, Hashes)>> {
         self.flush_buffer()?;
         self.write_here()?;
-        Ok(self.hashed.and_then(|hashed| hashed.tag(self.position)))
+        Ok(self.hashed.map(|hashed| hashed.finish(self.position)))
+    }
+
+    /// Copies `bytes`, hashed already, into the buffer, handing each full
+    /// buffer on.
+    fn copy(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
+        while !bytes.is_empty() {
+            let room = OUTPUT_BUFFER - self.buffer.len();
+            let (taken, rest) = bytes.split_at(bytes.len().min(room));
+            self.buffer.extend_from_slice(taken);
+            if self.buffer.len() == OUTPUT_BUFFER {
+                self.flush_buffer()?;
+            }
+            bytes = rest;
+        }
+        Ok(())
     }
 
     /// Waits for the thread to write what it was sent, and writes here
@@ -212,29 +259,19 @@ impl<'f> Output<'f> {
         } = std::mem::replace(&mut self.sink, Sink::Here)
         {
             drop(buffers);
-            let theirs = thread
+            thread
                 .join()
                 .map_err(|_| std::io::Error::other("the thread writing the file panicked"))??;
-            if let Some(hashed) = &mut self.hashed {
-                hashed.absorb(theirs);
-            }
         }
         Ok(())
     }
 
-    /// Hashes the buffer and writes it to the file.
+    /// Writes the buffer to the file.
     fn flush_buffer(&mut self) -> std::io::Result<()> {
         if self.buffer.is_empty() {
             return Ok(());
         }
         let at = self.position;
-        if let Some(hashed) = &mut self.hashed {
-            let share = match self.sink {
-                Sink::Beside { .. } => Share::Even,
-                Sink::Here => Share::All,
-            };
-            hashed.update(share, at, &self.buffer);
-        }
         self.position += self.buffer.len() as u64;
         match &mut self.sink {
             Sink::Beside { buffers, done, .. } => {
@@ -258,19 +295,23 @@ impl<'f> Output<'f> {
 
 impl Write for Output<'_> {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        let room = OUTPUT_BUFFER - self.buffer.len();
-        let taken = bytes.len().min(room);
-        self.buffer.extend_from_slice(&bytes[..taken]);
-        if self.buffer.len() == OUTPUT_BUFFER {
-            self.flush_buffer()?;
+        if let Some(hashed) = &mut self.hashed {
+            hashed.update(self.position + self.buffer.len() as u64, bytes);
         }
-        Ok(taken)
+        self.copy(bytes)?;
+        Ok(bytes.len())
     }
 
     /// Hands the buffer on; the file has every byte once the output is
     /// finished.
     fn flush(&mut self) -> std::io::Result<()> {
         self.flush_buffer()
+    }
+}
+
+impl crate::xlsx::KeptWrite for Output<'_> {
+    fn write_kept(&mut self, bytes: &Arc<[u8]>) -> std::io::Result<()> {
+        self.write_shared(bytes)
     }
 }
 
@@ -318,6 +359,7 @@ pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::xlsx::KeptWrite;
 
     #[test]
     fn the_metadata_returned_is_that_of_the_file_in_place() {
@@ -397,17 +439,58 @@ mod tests {
     }
 
     #[test]
+    fn kept_bytes_written_again_where_they_were_are_not_hashed_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("book.xlsx");
+        // About 6 MB of kept chunks between bytes of the writer's own.
+        let chunks: Vec<Arc<[u8]>> = (0..300usize)
+            .map(|i| vec![(i % 251) as u8; 20_000 + i].into())
+            .collect();
+        let write = |last: Hashes, chunks: &[Arc<[u8]>], tail: &[u8]| {
+            let mut prepared = Prepared::write_after(&target, "owner", last, |out| {
+                out.write_all(b"head")?;
+                for chunk in chunks {
+                    out.write_kept(chunk)?;
+                }
+                out.write_all(tail).map_err(StoreError::from)
+            })
+            .unwrap();
+            let file = std::fs::read(prepared.temp.path()).unwrap();
+            let kept = chunks.iter().flat_map(|chunk| chunk.iter().copied());
+            let expected: Vec<u8> = b"head"
+                .iter()
+                .copied()
+                .chain(kept)
+                .chain(tail.iter().copied())
+                .collect();
+            assert_eq!(file, expected);
+            assert_eq!(prepared.tag(), Tag::of(&file));
+            prepared.take_hashes().expect("hashed as written")
+        };
+        let first = write(Hashes::default(), &chunks, b"tail");
+        assert_eq!(first.hashed(), 6, "every block of the first file");
+        let mut appended = chunks.clone();
+        appended.push(vec![7; 5_000].into());
+        let second = write(first, &appended, b"a longer tail");
+        assert_eq!(second.hashed(), 2, "the first block and the last");
+        // A byte more near the start moves every block after it.
+        let mut inserted = appended.clone();
+        inserted.insert(1, vec![9; 1].into());
+        assert_eq!(write(second, &inserted, b"tail").hashed(), 6);
+    }
+
+    #[test]
     fn asking_where_it_is_keeps_the_thread_at_work() {
         let file = tempfile::tempfile().unwrap();
         let bytes = vec![3; OUTPUT_BUFFER + 100];
         let tag = std::thread::scope(|scope| {
-            let mut out = Output::new(&file, scope);
+            let mut out = Output::new(&file, scope, Hashes::default());
             out.write_all(&bytes).unwrap();
             assert_eq!(out.stream_position().unwrap(), bytes.len() as u64);
             let at = out.seek(SeekFrom::Start(bytes.len() as u64)).unwrap();
             assert_eq!(at, bytes.len() as u64);
             assert!(matches!(out.sink, Sink::Beside { .. }));
-            out.finish().unwrap()
+            out.finish().unwrap().map(|(tag, _)| tag)
         });
         assert_eq!(tag, Some(Tag::of(&bytes)));
         assert_eq!(file.metadata().unwrap().len(), bytes.len() as u64);
@@ -420,7 +503,7 @@ mod tests {
         std::fs::write(&path, b"").unwrap();
         let file = File::open(&path).unwrap();
         let failed = std::thread::scope(|scope| {
-            let mut out = Output::new(&file, scope);
+            let mut out = Output::new(&file, scope, Hashes::default());
             let written =
                 (0..4 * BUFFERS_QUEUED).try_for_each(|_| out.write_all(&[7; OUTPUT_BUFFER]));
             written.and_then(|()| out.finish().map(drop))

@@ -10,6 +10,7 @@ use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
 
 use super::StoreError;
+use super::blocks::Hashes;
 use crate::calc::Calculator;
 use crate::model::{Formulas, SpreadsheetId, Workbook};
 use crate::xlsx::Rewrite;
@@ -52,6 +53,9 @@ pub struct Entry {
     /// The rewrite that saved `workbook`, kept to save it again once rows
     /// are appended; dropped with the entry.
     rewrite: Option<Rewrite>,
+    /// What the next file's hash may reuse of the last one's: it holds the
+    /// rewrite's chunks, and goes with the rewrite.
+    hashes: Option<Hashes>,
     /// The formula engine in step with `workbook`, once a write built it.
     calculator: Option<Calculator>,
     /// What `workbook`'s formulas are, once a write found out.
@@ -64,6 +68,8 @@ pub struct Entry {
 #[derive(Default)]
 pub struct Kept {
     pub rewrite: Option<Rewrite>,
+    /// What the next file's hash may reuse of the file `rewrite` wrote.
+    pub hashes: Option<Hashes>,
     pub calculator: Option<Calculator>,
     /// What the workbook's formulas are, when known (finding out takes a
     /// look at every cell).
@@ -135,6 +141,7 @@ impl Cache {
         match self.remove(id) {
             Some(entry) if Arc::ptr_eq(&entry.workbook, workbook) => Kept {
                 rewrite: entry.rewrite,
+                hashes: entry.hashes,
                 calculator: entry.calculator,
                 formulas: entry.formulas,
             },
@@ -168,6 +175,7 @@ impl Cache {
         self.remove(id);
         let Kept {
             rewrite,
+            hashes,
             calculator,
             formulas,
         } = kept;
@@ -188,6 +196,7 @@ impl Cache {
             self.remove(oldest);
         }
         let rewrite = rewrite.filter(|r| r.resumable() && r.files() <= MAX_KEPT_FILES);
+        let hashes = hashes.filter(|_| rewrite.is_some());
         if let Some(rewrite) = &rewrite {
             self.keep_rewrites(MAX_KEPT_FILES - rewrite.files());
         }
@@ -200,6 +209,7 @@ impl Cache {
                 identity,
                 workbook,
                 rewrite,
+                hashes,
                 calculator,
                 formulas,
                 bytes,
@@ -224,6 +234,7 @@ impl Cache {
             }
             if let Some(entry) = self.entries.get_mut(&id) {
                 entry.rewrite = None;
+                entry.hashes = None;
                 files -= held;
             }
         }

@@ -19,6 +19,7 @@ use std::time::Instant;
 use tokio::sync::oneshot;
 
 use super::atomic::Prepared;
+use super::blocks::Hashes;
 use super::cache::{FileIdentity, Kept};
 use super::keys::{Answer, Claimed, Key};
 use super::lock::remove_lock_file;
@@ -255,6 +256,7 @@ impl Store {
         }
         let Kept {
             rewrite,
+            hashes,
             calculator,
             formulas,
         } = self.cache().take(id, &shared);
@@ -326,6 +328,7 @@ impl Store {
             workbook.take_edits();
             let kept = Kept {
                 rewrite,
+                hashes,
                 calculator,
                 formulas: Some(formulas),
             };
@@ -383,14 +386,15 @@ impl Store {
             id,
             identity,
             (&workbook, cells),
-            rewrite,
+            (rewrite, hashes.unwrap_or_default()),
             keep_chunks,
             records,
         );
         match saved {
-            Ok((identity, written, rewrite)) => {
+            Ok((identity, written, rewrite, hashes)) => {
                 let kept = Kept {
                     rewrite: Some(rewrite),
+                    hashes,
                     calculator,
                     formulas: Some(formulas),
                 };
@@ -410,8 +414,9 @@ impl Store {
     /// Writes the workbook, of `cells` cell slots, atomically, saving
     /// `rewrite` again with the rows that changed since it last saved when
     /// given (else rewriting it whole, its rows kept in chunks for the next
-    /// save when `keep_chunks`); returns the new file's identity and
-    /// version, and the rewrite that wrote it. The file must still be the
+    /// save when `keep_chunks`), hashing again only the blocks not as
+    /// `last` (the last file's hashes) has them; returns the new file's
+    /// identity and version, the rewrite that wrote it and its hashes. The file must still be the
     /// one with identity `read` when the new one is renamed over it
     /// ([`StoreError::Moved`] otherwise); the idempotency keys' answers
     /// (`records`) are made durable before the rename.
@@ -420,10 +425,10 @@ impl Store {
         id: SpreadsheetId,
         read: FileIdentity,
         (workbook, cells): (&Workbook, usize),
-        rewrite: Option<(Rewrite, Vec<RowsChanged>)>,
+        (rewrite, last): (Option<(Rewrite, Vec<RowsChanged>)>, Hashes),
         keep_chunks: bool,
         records: Vec<(Key, Answer)>,
-    ) -> Result<(FileIdentity, Version, Rewrite), StoreError> {
+    ) -> Result<(FileIdentity, Version, Rewrite, Option<Hashes>), StoreError> {
         let max_cells = self.inner.limits.max_cells;
         if cells > max_cells {
             return Err(StoreError::Conflict(format!(
@@ -438,15 +443,19 @@ impl Store {
             ),
         };
         let path = self.path(id);
-        let prepared = Prepared::write(&path, &id.to_string(), |out| {
+        let mut prepared = Prepared::write_after(&path, &id.to_string(), last, |out| {
             Ok(unpanicked(|| match &changed {
                 Some(changed) => rewrite.save_changed(workbook, changed, out),
                 None => rewrite.save(workbook, out),
             })??)
         })?;
+        let hashes = prepared.take_hashes();
+        if let Some(hashes) = &hashes {
+            tracing::debug!(spreadsheet = %id, blocks_hashed = hashes.hashed(), "written");
+        }
         let (written, tag) = self.land(id, prepared, Some(read), &records)?;
         let version = self.written(id, &written, tag);
-        Ok((FileIdentity::of(&written), version, rewrite))
+        Ok((FileIdentity::of(&written), version, rewrite, hashes))
     }
 }
 
@@ -464,7 +473,7 @@ impl Store {
     /// Writes `workbook` whole to `out`, as a commit's rewrite does: every
     /// file the store writes goes through the same writer, temp directory
     /// and panic guard.
-    pub(super) fn write_whole<W: std::io::Write + std::io::Seek + Send>(
+    pub(super) fn write_whole<W: crate::xlsx::KeptWrite + std::io::Seek + Send>(
         &self,
         workbook: &Workbook,
         out: W,

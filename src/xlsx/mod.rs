@@ -42,7 +42,7 @@ mod write;
 /// XML helpers every reader and the merge share.
 mod xml;
 
-pub use chunked::with_row_numbers;
+pub use chunked::{KeptWrite, with_row_numbers};
 pub use package::{MAX_UNPACKED_BYTES, sheet_names};
 
 use crate::model::value::FIRST_SERIAL_AFTER_LEAP_DAY;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use rust_xlsxwriter::{DocProperties, Format, Formula as XlsxFormula, Worksheet, XlsxError};
 
-use super::chunked::{CHUNK_BYTES, Saved};
+use super::chunked::{CHUNK_BYTES, KeptWrite, Saved};
 use super::fix::{Fix, Fixes, FormulaFix, PLACEHOLDER, has_outer_space};
 use super::stand_in::{self, stand_in};
 use super::styles::{to_format, xlsx_color};
@@ -245,7 +245,7 @@ fn in_file_dates(cell: &Cell, date1904: bool) -> Cow<'_, Cell> {
 }
 
 /// Writes the whole workbook to `out`.
-pub fn write_workbook<W: Write + Seek + Send>(
+pub fn write_workbook<W: KeptWrite + Seek + Send>(
     workbook: &Workbook,
     out: W,
 ) -> Result<(), WriteError> {
@@ -419,7 +419,7 @@ impl Rewrite {
 
     /// Saves `workbook` to `out`: the one begun with, or one that [appends
     /// to](Workbook::appends_to) the one last saved.
-    pub fn save<W: Write + Seek + Send>(
+    pub fn save<W: KeptWrite + Seek + Send>(
         &mut self,
         workbook: &Workbook,
         out: W,
@@ -436,7 +436,7 @@ impl Rewrite {
     /// Saves `workbook` to `out`, which is the workbook last saved but for
     /// the rows `changed` names ([`Workbook::changed_in_place`]), which
     /// this rewrite [takes](Rewrite::takes).
-    pub fn save_changed<W: Write + Seek + Send>(
+    pub fn save_changed<W: KeptWrite + Seek + Send>(
         &mut self,
         workbook: &Workbook,
         changed: &[RowsChanged],
@@ -447,7 +447,7 @@ impl Rewrite {
         Ok(())
     }
 
-    fn save_in_part<W: Write + Seek + Send>(
+    fn save_in_part<W: KeptWrite + Seek + Send>(
         &mut self,
         workbook: &Workbook,
         changed: &[RowsChanged],

@@ -25,7 +25,7 @@ mod deflate;
 mod moved;
 mod zip_out;
 
-use std::io::{Cursor, Read, Write};
+use std::io::{Cursor, Read};
 use std::ops::Range;
 use std::sync::LazyLock;
 
@@ -34,6 +34,7 @@ use zip::ZipArchive;
 
 use self::deflate::{Deflater, Segment, Sum};
 use self::moved::Moved;
+pub use self::zip_out::KeptWrite;
 use self::zip_out::{PackageOut, dos_time};
 use super::WriteError;
 use super::fix::range_name;
@@ -224,7 +225,7 @@ impl Saved {
     /// is the number of the workbook's sheets. `None`, with the package
     /// written as it is, when a part is too large for a package without
     /// zip64 (4 GiB, which only rust_xlsxwriter's own writer goes past).
-    pub(super) fn adopt<W: Write>(
+    pub(super) fn adopt<W: KeptWrite>(
         package: &[u8],
         sheets: usize,
         chunk_bytes: usize,
@@ -362,7 +363,7 @@ impl Saved {
     /// the window's in place of those it rewrote, and keeps the chunks of
     /// this save. False, with nothing written, when the window's styles
     /// are not the last save's (or its sheets not the last save's).
-    pub(super) fn resave<W: Write>(
+    pub(super) fn resave<W: KeptWrite>(
         &mut self,
         window: &[u8],
         dirty: &[Dirty],
@@ -462,7 +463,7 @@ impl Saved {
 impl SavedSheet {
     /// Writes the sheet's part `name` to `out`: `head`, the rows kept and
     /// `tail`.
-    fn write_part<W: Write>(
+    fn write_part<W: KeptWrite>(
         &mut self,
         out: &mut PackageOut<W>,
         name: &str,

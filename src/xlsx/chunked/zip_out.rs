@@ -3,7 +3,8 @@
 //! deflate segments. (The zip crate compresses what it is given, or copies
 //! from another archive, but does not take compressed bytes otherwise.)
 
-use std::io::{self, Read, Write};
+use std::io::{self, Cursor, Read, Write};
+use std::sync::Arc;
 
 use zip::read::ZipFile;
 
@@ -17,6 +18,27 @@ const DEFLATED: u16 = 8;
 const VERSION: u16 = 20;
 /// General purpose flag bit 11: the name is UTF-8.
 const UTF8: u16 = 1 << 11;
+
+/// Where a package is written. The chunks of rows a save keeps for the
+/// next are handed over shared ([`KeptWrite::write_kept`]), so that an
+/// output that can keep them without a copy, and know them again at the
+/// next save, does; any other output copies them as it copies other bytes.
+pub trait KeptWrite: Write {
+    /// Writes `bytes`, which the save keeps.
+    fn write_kept(&mut self, bytes: &Arc<[u8]>) -> io::Result<()> {
+        self.write_all(bytes)
+    }
+}
+
+impl<W: KeptWrite + ?Sized> KeptWrite for &mut W {
+    fn write_kept(&mut self, bytes: &Arc<[u8]>) -> io::Result<()> {
+        (**self).write_kept(bytes)
+    }
+}
+
+impl KeptWrite for Vec<u8> {}
+impl KeptWrite for Cursor<Vec<u8>> {}
+impl KeptWrite for std::fs::File {}
 
 /// One entry's fields, shared by its local and central headers.
 struct Header<'a> {
@@ -37,7 +59,7 @@ pub(super) struct PackageOut<W> {
     entries: u16,
 }
 
-impl<W: Write> PackageOut<W> {
+impl<W: KeptWrite> PackageOut<W> {
     pub(super) fn new(out: W) -> PackageOut<W> {
         PackageOut {
             out,
@@ -62,7 +84,8 @@ impl<W: Write> PackageOut<W> {
             compressed: compressed.len() as u64,
             size: file.size(),
         };
-        self.entry(&header, &[&compressed])
+        self.entry(&header)?;
+        self.out.write_all(&compressed)
     }
 
     /// An entry named `name` whose data is `segments` joined, which sum
@@ -88,13 +111,16 @@ impl<W: Write> PackageOut<W> {
             compressed,
             size,
         };
-        let data: Vec<&[u8]> = (segments.iter().map(|s| &s.deflated[..]))
-            .chain([&END[..]])
-            .collect();
-        self.entry(&header, &data)
+        self.entry(&header)?;
+        for segment in segments {
+            self.out.write_kept(&segment.deflated)?;
+        }
+        self.out.write_all(&END)
     }
 
-    fn entry(&mut self, header: &Header<'_>, data: &[&[u8]]) -> io::Result<()> {
+    /// Writes the local header of an entry, whose data the caller writes
+    /// next, and notes its central one.
+    fn entry(&mut self, header: &Header<'_>) -> io::Result<()> {
         let too_large = || io::Error::other("a part is too large for a package without zip64");
         let compressed = u32::try_from(header.compressed).map_err(|_| too_large())?;
         let size = u32::try_from(header.size).map_err(|_| too_large())?;
@@ -128,9 +154,6 @@ impl<W: Write> PackageOut<W> {
         central.extend(offset.to_le_bytes());
         central.extend(name);
         self.out.write_all(&local)?;
-        for bytes in data {
-            self.out.write_all(bytes)?;
-        }
         self.offset += local.len() as u64 + header.compressed;
         Ok(())
     }
