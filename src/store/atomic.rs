@@ -10,7 +10,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::{Scope, ScopedJoinHandle};
 
 use super::StoreError;
-use super::blocks::{Blocks, Hashes};
+use super::blocks::{BLOCK, Blocks, Hashes};
 use super::cache::FileIdentity;
 use super::version::Tag;
 
@@ -179,7 +179,9 @@ enum Sink<'f> {
     Here,
 }
 
-const OUTPUT_BUFFER: usize = 256 * 1024;
+/// A buffer full is a block of the file, hashed in one piece or taken
+/// from the last file's.
+const OUTPUT_BUFFER: usize = BLOCK as usize;
 /// Buffers on their way to the thread: when it falls behind, the writer
 /// waits.
 const BUFFERS_QUEUED: usize = 4;
@@ -236,8 +238,8 @@ impl<'f> Output<'f> {
         Ok(self.hashed.map(|hashed| hashed.finish(self.position)))
     }
 
-    /// Copies `bytes`, hashed already, into the buffer, handing each full
-    /// buffer on.
+    /// Copies `bytes`, whose origin the hash was told, into the buffer,
+    /// handing each full buffer on.
     fn copy(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
         while !bytes.is_empty() {
             let room = OUTPUT_BUFFER - self.buffer.len();
@@ -266,12 +268,15 @@ impl<'f> Output<'f> {
         Ok(())
     }
 
-    /// Writes the buffer to the file.
+    /// Hashes the buffer and writes it to the file.
     fn flush_buffer(&mut self) -> std::io::Result<()> {
         if self.buffer.is_empty() {
             return Ok(());
         }
         let at = self.position;
+        if let Some(hashed) = &mut self.hashed {
+            hashed.update(at, &self.buffer);
+        }
         self.position += self.buffer.len() as u64;
         match &mut self.sink {
             Sink::Beside { buffers, done, .. } => {
@@ -296,7 +301,7 @@ impl<'f> Output<'f> {
 impl Write for Output<'_> {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         if let Some(hashed) = &mut self.hashed {
-            hashed.update(self.position + self.buffer.len() as u64, bytes);
+            hashed.owned(self.position + self.buffer.len() as u64, bytes.len());
         }
         self.copy(bytes)?;
         Ok(bytes.len())
@@ -468,7 +473,9 @@ mod tests {
             prepared.take_hashes().expect("hashed as written")
         };
         let first = write(Hashes::default(), &chunks, b"tail");
-        assert_eq!(first.hashed(), 6, "every block of the first file");
+        let len: usize = 8 + chunks.iter().map(|chunk| chunk.len()).sum::<usize>();
+        let blocks = len.div_ceil(BLOCK as usize);
+        assert_eq!(first.hashed(), blocks, "every block of the first file");
         let mut appended = chunks.clone();
         appended.push(vec![7; 5_000].into());
         let second = write(first, &appended, b"a longer tail");
@@ -476,7 +483,7 @@ mod tests {
         // A byte more near the start moves every block after it.
         let mut inserted = appended.clone();
         inserted.insert(1, vec![9; 1].into());
-        assert_eq!(write(second, &inserted, b"tail").hashed(), 6);
+        assert_eq!(write(second, &inserted, b"tail").hashed(), blocks);
     }
 
     #[test]

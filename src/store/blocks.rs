@@ -7,9 +7,8 @@
 //! ([`Blocks::shared`]: a kept chunk of rows) at the place where the last
 //! file had them has the value it had there, and is not hashed again: an
 //! append or an update near the end of a 1M-row sheet hashes two or three
-//! of its 64 blocks.
+//! of its 256 blocks.
 
-use std::ops::Range;
 use std::sync::Arc;
 
 use blake3::Hasher;
@@ -19,8 +18,10 @@ use blake3::hazmat::{
 
 use super::version::Tag;
 
-/// The bytes of a block: 1,024 chunks, a subtree of the file's tree.
-pub const BLOCK: u64 = 1 << 20;
+/// The bytes of a block: 256 chunks, a subtree of the file's tree, and
+/// as much as BLAKE3 hashes 16 chunks at a time on. A file of 64 MB has
+/// 256 blocks.
+pub const BLOCK: u64 = 256 << 10;
 
 /// What the hash of a file written remembers for the next file: each
 /// block's chaining value, and which shared bytes were where. It holds
@@ -62,26 +63,26 @@ impl Hashes {
     }
 }
 
-/// The blocks of a file being written, hashed as its bytes come.
+/// The blocks of a file being written, hashed as its bytes come. The
+/// writer tells first where each of its bytes comes from ([`Blocks::owned`],
+/// [`Blocks::shared`]), then gives them in order ([`Blocks::update`]), a
+/// block at a time where it can: a whole block whose bytes were all shared
+/// at the place where the last file had them takes the value it had
+/// there; the others are hashed, each in one piece when given so.
 pub struct Blocks {
     last: Hashes,
     /// The values of the blocks done, in order.
     values: Vec<ChainingValue>,
-    open: Open,
+    /// The block being hashed, begun and not full yet.
+    open: Option<(u64, Hasher)>,
     /// The first block's hasher: the hash of a file of one block is its
     /// root.
     first: Option<Hasher>,
+    /// By block: whether a byte of it is not as the last file had it.
+    changed: Vec<bool>,
     shared: Vec<(u64, Arc<[u8]>)>,
     /// How many blocks were hashed (the others were the last file's).
     hashed: usize,
-}
-
-/// The block being written.
-enum Open {
-    /// Every byte so far is shared and where the last file had it: the
-    /// pieces, not hashed yet.
-    Same(Vec<(Arc<[u8]>, Range<usize>)>),
-    Hashing(Box<Hasher>),
 }
 
 impl Blocks {
@@ -90,107 +91,88 @@ impl Blocks {
         Blocks {
             last,
             values: Vec::new(),
-            open: Open::Same(Vec::new()),
+            open: None,
             first: None,
+            changed: Vec::new(),
             shared: Vec::new(),
             hashed: 0,
         }
     }
 
-    /// `bytes`, found at `at` in the file, which follows the bytes given
-    /// before.
-    pub fn update(&mut self, at: u64, bytes: &[u8]) {
-        self.pieces(at, bytes.len(), |blocks, block, range| {
-            blocks.hasher(block).update(&bytes[range]);
-        });
+    /// The `len` bytes at `at` are the writer's own.
+    pub fn owned(&mut self, at: u64, len: usize) {
+        self.mark_changed(at, len);
     }
 
-    /// `bytes` shared by the writer, found at `at` in the file, which
-    /// follows the bytes given before.
+    /// `bytes`, at `at`, are shared by the writer, which keeps them.
     pub fn shared(&mut self, at: u64, bytes: &Arc<[u8]>) {
-        let same = self.last.had(at, bytes);
+        if !self.last.had(at, bytes) {
+            self.mark_changed(at, bytes.len());
+        }
         self.shared.push((at, bytes.clone()));
-        self.pieces(at, bytes.len(), |blocks, block, range| {
-            match &mut blocks.open {
-                Open::Same(pieces) if same => pieces.push((bytes.clone(), range)),
-                _ => {
-                    blocks.hasher(block).update(&bytes[range]);
-                }
-            }
-        });
     }
 
-    /// Calls `each` with the block and the range of each piece of the
-    /// `len` bytes at `at` that falls in one block, and ends each block
-    /// they fill.
-    fn pieces(
-        &mut self,
-        mut at: u64,
-        len: usize,
-        mut each: impl FnMut(&mut Blocks, u64, Range<usize>),
-    ) {
-        let mut start = 0;
-        while start < len {
+    /// Notes that the blocks the `len` bytes at `at` fall in changed.
+    fn mark_changed(&mut self, at: u64, len: usize) {
+        if len == 0 {
+            return;
+        }
+        let (first, last) = (at / BLOCK, (at + len as u64 - 1) / BLOCK);
+        if self.changed.len() <= last as usize {
+            self.changed.resize(last as usize + 1, false);
+        }
+        self.changed[first as usize..=last as usize].fill(true);
+    }
+
+    /// Hashes `bytes`, found at `at`, which follow the bytes given before
+    /// and whose origin was told.
+    pub fn update(&mut self, mut at: u64, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let block = at / BLOCK;
             let room = BLOCK - at % BLOCK;
-            let end = len.min(start + room as usize);
-            each(self, at / BLOCK, start..end);
-            at += (end - start) as u64;
-            if at.is_multiple_of(BLOCK) {
-                self.close(at / BLOCK - 1, true);
+            let (piece, rest) = bytes.split_at(bytes.len().min(room as usize));
+            let whole = piece.len() as u64 == BLOCK;
+            let unchanged = !self.changed.get(block as usize).copied().unwrap_or(false);
+            match self.last.value(block) {
+                Some(value) if whole && unchanged && block > 0 => self.values.push(value),
+                _ => self.hash(block, piece, piece.len() as u64 == room),
             }
-            start = end;
+            at += piece.len() as u64;
+            bytes = rest;
         }
     }
 
-    /// The hasher of the open block, `block`, once the pieces kept
-    /// unhashed are hashed.
-    fn hasher(&mut self, block: u64) -> &mut Hasher {
-        if let Open::Same(pieces) = &self.open {
-            let mut hasher = Hasher::new();
-            hasher.set_input_offset(block * BLOCK);
-            for (bytes, range) in pieces {
-                hasher.update(&bytes[range.clone()]);
+    /// Adds `piece` to block `block`; `full` when it ends the block.
+    fn hash(&mut self, block: u64, piece: &[u8], full: bool) {
+        let hasher = match &mut self.open {
+            Some((open, hasher)) if *open == block => hasher,
+            _ => {
+                let mut hasher = Hasher::new();
+                hasher.set_input_offset(block * BLOCK);
+                &mut self.open.insert((block, hasher)).1
             }
-            self.open = Open::Hashing(Box::new(hasher));
-        }
-        match &mut self.open {
-            Open::Hashing(hasher) => hasher,
-            Open::Same(_) => unreachable!("the block is being hashed"),
+        };
+        hasher.update(piece);
+        if full {
+            self.close();
         }
     }
 
-    /// Ends block `block`, `whole` when it is full: its value is the last
-    /// file's when it is as the last file had it, else what was hashed.
-    /// The first block is always hashed (a file of one block has its root
-    /// for a hash), and a block cut short too.
-    fn close(&mut self, block: u64, whole: bool) {
-        let reused = match &self.open {
-            Open::Same(_) if block > 0 && whole => self.last.value(block),
-            _ => None,
-        };
-        let value = match reused {
-            Some(value) => value,
-            None => {
-                self.hashed += 1;
-                let hasher = self.hasher(block);
-                let value = hasher.finalize_non_root();
-                if block == 0 {
-                    let first = Hasher::clone(hasher);
-                    self.first = Some(first);
-                }
-                value
+    /// Ends the open block, if any.
+    fn close(&mut self) {
+        if let Some((block, hasher)) = self.open.take() {
+            self.values.push(hasher.finalize_non_root());
+            self.hashed += 1;
+            if block == 0 {
+                self.first = Some(hasher);
             }
-        };
-        self.values.push(value);
-        self.open = Open::Same(Vec::new());
+        }
     }
 
     /// The tag of the `len` bytes given, and what the next file written
     /// for the workbook may reuse of them.
     pub fn finish(mut self, len: u64) -> (Tag, Hashes) {
-        if !len.is_multiple_of(BLOCK) {
-            self.close(len / BLOCK, false);
-        }
+        self.close();
         let tag = if len == 0 {
             Tag::of(&[])
         } else if len <= BLOCK {
@@ -242,16 +224,16 @@ mod tests {
         Shared(Arc<[u8]>),
     }
 
-    /// Hashes `pieces` after `last`: the tag, what it remembers, how many
-    /// blocks it hashed, and the bytes.
-    fn write(last: Hashes, pieces: &[Piece]) -> (Tag, Hashes, usize, Vec<u8>) {
+    /// Hashes `pieces` after `last`, given `given` bytes at a time: the
+    /// tag, what it remembers, how many blocks it hashed, and the bytes.
+    fn write(last: Hashes, pieces: &[Piece], given: usize) -> (Tag, Hashes, usize, Vec<u8>) {
         let mut blocks = Blocks::after(last);
         let mut file = Vec::new();
         for piece in pieces {
             let at = file.len() as u64;
             match piece {
                 Piece::Owned(bytes) => {
-                    blocks.update(at, bytes);
+                    blocks.owned(at, bytes.len());
                     file.extend(bytes);
                 }
                 Piece::Shared(bytes) => {
@@ -259,6 +241,10 @@ mod tests {
                     file.extend(bytes.iter());
                 }
             }
+        }
+        // Given as a writer hands its buffers on, `given` bytes at a time.
+        for (index, buffer) in file.chunks(given).enumerate() {
+            blocks.update((index * given) as u64, buffer);
         }
         let (tag, hashes) = blocks.finish(file.len() as u64);
         let hashed = hashes.hashed();
@@ -289,7 +275,7 @@ mod tests {
                         _ => Piece::Shared(c.into()),
                     })
                     .collect();
-                let (tag, _, _, file) = write(Hashes::default(), &pieces);
+                let (tag, _, _, file) = write(Hashes::default(), &pieces, piece);
                 assert_eq!(file, input);
                 assert_eq!(tag, Tag::of(&input), "{len} bytes in pieces of {piece}");
             }
@@ -310,16 +296,23 @@ mod tests {
     #[test]
     fn blocks_as_the_last_file_had_them_are_not_hashed_again() {
         let chunks: Vec<Arc<[u8]>> = (0..800).map(|i| bytes(10_000, i).into()).collect();
-        let (tag, hashes, hashed, file) =
-            write(Hashes::default(), &package(&chunks, b"head", b"tail"));
+        let (tag, hashes, hashed, file) = write(
+            Hashes::default(),
+            &package(&chunks, b"head", b"tail"),
+            BLOCK as usize,
+        );
         assert_eq!(tag, Tag::of(&file));
-        assert_eq!(hashed, 8, "8 MB: every block, the first time");
+        let blocks = |len: usize| len.div_ceil(BLOCK as usize);
+        assert_eq!(hashed, blocks(file.len()), "every block, the first time");
 
         // An append: the last chunk replaced by a longer one, a new tail.
         let mut appended = chunks.clone();
         appended[799] = bytes(10_500, 799).into();
-        let (tag, hashes, hashed, file) =
-            write(hashes, &package(&appended, b"HEAD", b"a new tail"));
+        let (tag, hashes, hashed, file) = write(
+            hashes,
+            &package(&appended, b"HEAD", b"a new tail"),
+            BLOCK as usize,
+        );
         assert_eq!(tag, Tag::of(&file));
         assert_eq!(hashed, 2, "the first block and the last");
 
@@ -327,11 +320,16 @@ mod tests {
         // block from it on (whose bytes moved) is hashed again.
         let mut updated = appended.clone();
         updated[400] = bytes(10_001, 12345).into();
-        let (tag, hashes, hashed, file) = write(hashes, &package(&updated, b"HEAD", b"a new tail"));
+        let (tag, hashes, hashed, file) = write(
+            hashes,
+            &package(&updated, b"HEAD", b"a new tail"),
+            BLOCK as usize,
+        );
         assert_eq!(tag, Tag::of(&file));
+        let middle = (4 + 400 * 10_000) / BLOCK as usize;
         assert_eq!(
             hashed,
-            1 + 5,
+            1 + blocks(file.len()) - middle,
             "the first block, and the blocks from the middle on"
         );
 
@@ -339,7 +337,11 @@ mod tests {
         // they are not the ones the last file had.
         let mut same_length = updated.clone();
         same_length[200] = bytes(10_000, 777).into();
-        let (tag, _, hashed, file) = write(hashes, &package(&same_length, b"HEAD", b"a new tail"));
+        let (tag, _, hashed, file) = write(
+            hashes,
+            &package(&same_length, b"HEAD", b"a new tail"),
+            BLOCK as usize,
+        );
         assert_eq!(tag, Tag::of(&file));
         assert_eq!(hashed, 3, "the first block, the block changed and the last");
     }
