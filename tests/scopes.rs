@@ -578,19 +578,7 @@ async fn managing_needs_manage_and_a_write_beyond_reach_is_404() {
 #[tokio::test]
 async fn a_token_for_a_table_deletes_no_rows_of_the_table_beside_it() {
     const TABLES: &str = "6f1c4d2b-3a5e-4c7f-9b8d-0e2f3a4b5c6d";
-    let text = [
-        tokens_file(),
-        entry(
-            "left",
-            "left-secret",
-            &format!("[\"{TABLES}\"]"),
-            Some("[\"Left\"]"),
-            "[\"delete\"]",
-        ),
-    ]
-    .join("\n");
-    let scoped = scoped_server(&text).await;
-    save_tables_side_by_side(&scoped.server.file(TABLES));
+    let scoped = left_table_server(TABLES, "[\"delete\"]").await;
     let path = format!("/v1/data/{TABLES}/Left");
     let before = std::fs::read(scoped.server.file(TABLES)).unwrap();
     let delete = |row: u32| Some(json!({"type": "row", "row": row}));
@@ -616,6 +604,22 @@ async fn a_token_for_a_table_deletes_no_rows_of_the_table_beside_it() {
     let grid = read_sheet(&scoped.server.file(TABLES), "Stock");
     assert_eq!(grid[1][0], s("b"));
     assert_eq!(grid[1][2], s("y"));
+}
+
+/// A server with the token `left` (secret `left-secret`), which reaches
+/// the table `Left` of workbook `id` and may do what `permissions` lists,
+/// and that workbook, saved by [`save_tables_side_by_side`].
+async fn left_table_server(id: &str, permissions: &str) -> Scoped {
+    let left = entry(
+        "left",
+        "left-secret",
+        &format!("[\"{id}\"]"),
+        Some("[\"Left\"]"),
+        permissions,
+    );
+    let scoped = scoped_server(&[tokens_file(), left].join("\n")).await;
+    save_tables_side_by_side(&scoped.server.file(id));
+    scoped
 }
 
 /// Sheet `Stock`: table `Left` (column `k`: a, b, c, rows 1–4) and, beside
@@ -644,19 +648,7 @@ fn save_tables_side_by_side(path: &Path) {
 #[tokio::test]
 async fn a_batch_for_a_table_deletes_no_rows_of_the_table_beside_it() {
     const TABLES: &str = "0b7e9c2a-5d4f-4e1a-8c3b-6f2d9e8a7b10";
-    let text = [
-        tokens_file(),
-        entry(
-            "left",
-            "left-secret",
-            &format!("[\"{TABLES}\"]"),
-            Some("[\"Left\"]"),
-            "[\"insert\", \"delete\"]",
-        ),
-    ]
-    .join("\n");
-    let scoped = scoped_server(&text).await;
-    save_tables_side_by_side(&scoped.server.file(TABLES));
+    let scoped = left_table_server(TABLES, "[\"insert\", \"delete\"]").await;
     let path = format!("/v1/batch/{TABLES}");
     let before = std::fs::read(scoped.server.file(TABLES)).unwrap();
     let delete = |row: u32| json!({"op": "delete", "sheet": "Left", "type": "row", "row": row});

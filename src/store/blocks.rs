@@ -293,43 +293,39 @@ mod tests {
             .collect()
     }
 
+    /// Hashes the package of `chunks` after `last` as a writer gives it,
+    /// a block at a time, and checks its tag: what it remembers, how many
+    /// blocks it hashed, and its length.
+    fn saved(last: Hashes, chunks: &[Arc<[u8]>], head: &[u8]) -> (Hashes, usize, usize) {
+        let pieces = package(chunks, head, b"tail");
+        let (tag, hashes, hashed, file) = write(last, &pieces, BLOCK as usize);
+        assert_eq!(tag, Tag::of(&file));
+        (hashes, hashed, file.len())
+    }
+
     #[test]
     fn blocks_as_the_last_file_had_them_are_not_hashed_again() {
         let chunks: Vec<Arc<[u8]>> = (0..800).map(|i| bytes(10_000, i).into()).collect();
-        let (tag, hashes, hashed, file) = write(
-            Hashes::default(),
-            &package(&chunks, b"head", b"tail"),
-            BLOCK as usize,
-        );
-        assert_eq!(tag, Tag::of(&file));
         let blocks = |len: usize| len.div_ceil(BLOCK as usize);
-        assert_eq!(hashed, blocks(file.len()), "every block, the first time");
+        let (hashes, hashed, len) = saved(Hashes::default(), &chunks, b"head");
+        assert_eq!(hashed, blocks(len), "every block, the first time");
 
-        // An append: the last chunk replaced by a longer one, a new tail.
+        // An append: the last chunk replaced by a longer one; the first
+        // block's header changes too.
         let mut appended = chunks.clone();
         appended[799] = bytes(10_500, 799).into();
-        let (tag, hashes, hashed, file) = write(
-            hashes,
-            &package(&appended, b"HEAD", b"a new tail"),
-            BLOCK as usize,
-        );
-        assert_eq!(tag, Tag::of(&file));
+        let (hashes, hashed, _) = saved(hashes, &appended, b"HEAD");
         assert_eq!(hashed, 2, "the first block and the last");
 
         // An update in the middle: the chunk's bytes change, and every
         // block from it on (whose bytes moved) is hashed again.
         let mut updated = appended.clone();
         updated[400] = bytes(10_001, 12345).into();
-        let (tag, hashes, hashed, file) = write(
-            hashes,
-            &package(&updated, b"HEAD", b"a new tail"),
-            BLOCK as usize,
-        );
-        assert_eq!(tag, Tag::of(&file));
+        let (hashes, hashed, len) = saved(hashes, &updated, b"HEAD");
         let middle = (4 + 400 * 10_000) / BLOCK as usize;
         assert_eq!(
             hashed,
-            1 + blocks(file.len()) - middle,
+            1 + blocks(len) - middle,
             "the first block, and the blocks from the middle on"
         );
 
@@ -337,12 +333,7 @@ mod tests {
         // they are not the ones the last file had.
         let mut same_length = updated.clone();
         same_length[200] = bytes(10_000, 777).into();
-        let (tag, _, hashed, file) = write(
-            hashes,
-            &package(&same_length, b"HEAD", b"a new tail"),
-            BLOCK as usize,
-        );
-        assert_eq!(tag, Tag::of(&file));
+        let (_, hashed, _) = saved(hashes, &same_length, b"HEAD");
         assert_eq!(hashed, 3, "the first block, the block changed and the last");
     }
 }
