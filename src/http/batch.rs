@@ -178,10 +178,7 @@ impl Checks for Turn<'_> {
         source: &Source,
         rows: &[usize],
     ) -> std::result::Result<(), crate::model::Error> {
-        match self.grant {
-            Some(grant) => super::rows::deletes_only_reached(grant, workbook, source, rows),
-            None => Ok(()),
-        }
+        super::rows::deletes_only_reached(self.grant, workbook, source, rows)
     }
 }
 

@@ -305,11 +305,10 @@ async fn rows_delete(
     let precondition = conditions.precondition();
     let deleted = edit_once(&state.store, id, key, precondition, move |workbook| {
         let source = reached_source(workbook, &sheet, header_row, grant.as_deref())?;
-        let rows = workbook.rows_to_delete(&source, &request)?;
-        if let Some(grant) = grant.as_deref() {
-            deletes_only_reached(grant, workbook, &source, &rows)?;
-        }
-        Ok(Edit::rows(workbook.delete_selected(source.sheet, &rows)?))
+        let deleted = workbook.delete_rows_if(&source, &request, |workbook, rows| {
+            deletes_only_reached(grant.as_deref(), workbook, &source, rows)
+        })?;
+        Ok(Edit::rows(deleted))
     })
     .await?;
     Ok(deleted.respond(|deleted| Json(Deleted { deleted })))
@@ -353,14 +352,15 @@ pub(super) fn reached_source(
 
 /// A delete takes whole sheet rows (§11.2): refused (403, nothing
 /// deleted) when the sheet rows `rows` hold rows of a table beside the one
-/// `source` names that `grant` does not reach. Used by a batch's deletes
-/// too.
+/// `source` names that `grant` (if any: without, every row is reached)
+/// does not reach. Used by a batch's deletes too.
 pub(super) fn deletes_only_reached(
-    grant: &Grant,
+    grant: Option<&Grant>,
     workbook: &Workbook,
     source: &Source,
     rows: &[usize],
 ) -> std::result::Result<(), crate::model::Error> {
+    let Some(grant) = grant else { return Ok(()) };
     let beside = (workbook.tables_holding(source, rows))
         .into_iter()
         .find(|&table| !grant.reaches_rows(workbook, source.sheet, Some(table)));

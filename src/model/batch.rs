@@ -269,9 +269,9 @@ impl Operation {
                 Outcome::Updated(sheet.update(&source.region, request.clone())?)
             }
             Change::Delete(request) => {
-                let rows = workbook.rows_to_delete(&source, request)?;
-                checks.may_delete(workbook, &source, &rows)?;
-                Outcome::Deleted(workbook.delete_selected(source.sheet, &rows)?)
+                Outcome::Deleted(workbook.delete_rows_if(&source, request, |workbook, rows| {
+                    checks.may_delete(workbook, &source, rows)
+                })?)
             }
         })
     }

@@ -326,17 +326,27 @@ impl Workbook {
     /// Deletes rows, moving the rows below up, as a spreadsheet app does
     /// (§11.2): see [`Workbook::move_rows`].
     pub fn delete_rows(&mut self, source: &Source, request: &DeleteRows) -> Result<usize, Error> {
+        self.delete_rows_if(source, request, |_, _| Ok(()))
+    }
+
+    /// [`Workbook::delete_rows`], once `may` (given the workbook and the
+    /// sheet rows selected, 0-based) lets the delete take those rows: a
+    /// caller's reach is judged on the rows the request selects, selected
+    /// once.
+    pub fn delete_rows_if(
+        &mut self,
+        source: &Source,
+        request: &DeleteRows,
+        may: impl FnOnce(&Workbook, &[usize]) -> Result<(), Error>,
+    ) -> Result<usize, Error> {
         let rows = self.rows_to_delete(source, request)?;
+        may(self, &rows)?;
         self.delete_selected(source.sheet, &rows)
     }
 
     /// The sheet rows (0-based, in order) `request` deletes through
     /// `source`.
-    pub fn rows_to_delete(
-        &self,
-        source: &Source,
-        request: &DeleteRows,
-    ) -> Result<Vec<usize>, Error> {
+    fn rows_to_delete(&self, source: &Source, request: &DeleteRows) -> Result<Vec<usize>, Error> {
         let sheet = &self.sheets[source.sheet];
         let header = Header::of(sheet, &source.region);
         sheet.select(header.as_ref(), &request.selector, Problems::new())
@@ -344,7 +354,7 @@ impl Workbook {
 
     /// Deletes the sheet rows `rows` (0-based, in order) of sheet `sheet`,
     /// as [`Workbook::rows_to_delete`] found them; returns how many.
-    pub fn delete_selected(&mut self, sheet: usize, rows: &[usize]) -> Result<usize, Error> {
+    fn delete_selected(&mut self, sheet: usize, rows: &[usize]) -> Result<usize, Error> {
         if rows.is_empty() {
             return Ok(0);
         }

@@ -221,15 +221,6 @@ impl<'f> Output<'f> {
         }
     }
 
-    /// Writes `bytes`, which the writer keeps for its next save: when the
-    /// last file had them at the same place, they are not hashed again.
-    pub fn write_shared(&mut self, bytes: &Arc<[u8]>) -> std::io::Result<()> {
-        if let Some(hashed) = &mut self.hashed {
-            hashed.shared(self.position + self.buffer.len() as u64, bytes);
-        }
-        self.copy(bytes)
-    }
-
     /// Writes what is buffered; gives the tag of the file and what the
     /// next may reuse of its hash, if the writer wrote its bytes in order.
     fn finish(mut self) -> std::io::Result<Option<(Tag, Hashes)>> {
@@ -314,9 +305,14 @@ impl Write for Output<'_> {
     }
 }
 
+/// Kept bytes are copied like others, but when the last file had them at
+/// the same place, they are not hashed again.
 impl crate::xlsx::KeptWrite for Output<'_> {
     fn write_kept(&mut self, bytes: &Arc<[u8]>) -> std::io::Result<()> {
-        self.write_shared(bytes)
+        if let Some(hashed) = &mut self.hashed {
+            hashed.shared(self.position + self.buffer.len() as u64, bytes);
+        }
+        self.copy(bytes)
     }
 }
 

@@ -36,9 +36,7 @@ impl<W: KeptWrite + ?Sized> KeptWrite for &mut W {
     }
 }
 
-impl KeptWrite for Vec<u8> {}
 impl KeptWrite for Cursor<Vec<u8>> {}
-impl KeptWrite for std::fs::File {}
 
 /// One entry's fields, shared by its local and central headers.
 struct Header<'a> {
