@@ -659,7 +659,7 @@ async fn rows_by_number_are_deleted_and_updated_all_or_nothing() {
         .into_iter()
         .map(|f| f.2)
         .collect();
-    assert_eq!(summary, ["SUM(Orders!B2:B2)", "Orders!#REF!"]);
+    assert_eq!(summary, ["SUM(Orders!B2:B2)", "#REF!"]);
 }
 
 #[tokio::test]

@@ -1185,7 +1185,7 @@ async fn delete_adjusts_a_defined_name_that_refers_to_the_sheet() {
         "{names:?}"
     );
     assert!(
-        names.contains(&("First".into(), "Data!#REF!".into())),
+        names.contains(&("First".into(), "#REF!".into())),
         "{names:?}"
     );
 }

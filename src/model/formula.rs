@@ -180,8 +180,9 @@ impl RowMove {
 
     /// The ends rows `first` to `last` (either way round, kept) have after
     /// the move; `None` when every one of them is deleted. A range over
-    /// every row is a whole column to Excel and stays as it is; one pushed
-    /// partly past the last row ends there.
+    /// every row is a whole column to Excel and stays as it is; one down to
+    /// the last row still ends there after a delete; one pushed partly
+    /// past the last row ends there.
     pub fn span(&self, first: u32, last: u32) -> Option<(u32, u32)> {
         let (top, bottom) = (first.min(last), first.max(last));
         if (top, bottom) == (1, LAST_ROW) {
@@ -194,7 +195,12 @@ impl RowMove {
                 if through - above == bottom - top + 1 {
                     return None;
                 }
-                (top - above, bottom - through)
+                // A range down to the last row still ends there, as in
+                // LibreOffice and Excel: the rows below move up into it.
+                match bottom {
+                    LAST_ROW => (top - above, LAST_ROW),
+                    _ => (top - above, bottom - through),
+                }
             }
             RowMove::Inserted { before, count } => {
                 let moved = |row: u32| match row >= *before {
@@ -261,7 +267,7 @@ pub fn names_rows(formula: &str) -> bool {
 /// sheet and are left alone). Sheet names compare without case.
 ///
 /// On the moved sheet a cell goes where its row goes, `$` or not, and a
-/// deleted cell becomes `#REF!` (`Data!#REF!` when qualified); a range
+/// deleted cell becomes `#REF!`, its sheet's name dropped; a range
 /// (`A2:A10`, `3:5`) shrinks by its deleted rows, grows by rows inserted
 /// inside it and moves with the rows above it, and becomes `#REF!` when
 /// all its rows go. Whole columns (`A:A`, and `A1:A1048576`, which is the
@@ -288,12 +294,18 @@ pub fn rows_moved(
     for piece in pieces(formula) {
         match piece {
             Piece::Reference(reference) => {
-                out.push_str(reference.prefix);
-                if points_at(&reference, home_sheet, moved)? {
-                    out.push_str(&target_moved(&reference, moved.rows));
-                } else {
+                if !points_at(&reference, home_sheet, moved)? {
+                    out.push_str(reference.prefix);
                     out.push_str(reference.target_text);
+                    continue;
                 }
+                // A reference that is gone loses its sheet too, as
+                // LibreOffice writes it: it reads `Data!#REF!` as a name.
+                let target = target_moved(&reference, moved.rows);
+                if target != GONE {
+                    out.push_str(reference.prefix);
+                }
+                out.push_str(&target);
             }
             Piece::Text(text) | Piece::Function(text) => out.push_str(text),
         }
@@ -1370,7 +1382,7 @@ mod tests {
     fn deleting_rows_turns_deleted_cells_into_ref_errors() {
         let cases: [(&str, &[u32], &str); 4] = [
             ("B2*C2", &[2], "#REF!*#REF!"),
-            ("Orders!A5+A6", &[5], "Orders!#REF!+A5"),
+            ("Orders!A5+A6", &[5], "#REF!+A5"),
             ("$B$3", &[1, 3], "#REF!"),
             ("SUM(A3,A4)", &[3], "SUM(#REF!,A3)"),
         ];
@@ -1382,8 +1394,10 @@ mod tests {
     #[test]
     fn deleting_rows_shrinks_and_moves_ranges() {
         let all: Vec<u32> = (2..=100).collect();
-        let cases: [(&str, &[u32], &str); 15] = [
+        let cases: [(&str, &[u32], &str); 17] = [
             ("SUM(D2:D100)", &[5], "SUM(D2:D99)"),
+            ("SUM(B12:B1048576)", &[5], "SUM(B11:B1048576)"),
+            ("SUM(B12:B1048576)", &[12, 1048576], "SUM(B12:B1048576)"),
             ("SUM(D2:D100)", &all, "SUM(#REF!)"),
             ("SUM(A2:A10)", &[1, 5, 20], "SUM(A1:A8)"),
             ("A3:A6", &[3], "A3:A5"),
@@ -1392,7 +1406,7 @@ mod tests {
             ("A3:A6", &[10], "A3:A6"),
             ("$A$3:B$6", &[1], "$A$2:B$5"),
             ("A6:A3", &[3], "A5:A3"),
-            ("Orders!B2:C3", &[2, 3], "Orders!#REF!"),
+            ("Orders!B2:C3", &[2, 3], "#REF!"),
             ("SUM(3:5)", &[4], "SUM(3:4)"),
             ("SUM($3:$5)", &[1], "SUM($2:$4)"),
             ("SUM(3:4)", &[3, 4], "SUM(#REF!)"),
@@ -1413,13 +1427,7 @@ mod tests {
         let cases = [
             ("Orders!D5", "Summary", "Orders", 3, "Orders!D4"),
             ("orders!D5", "Summary", "ORDERS", 3, "orders!D4"),
-            (
-                "'My Sheet'!A5",
-                "Summary",
-                "my sheet",
-                5,
-                "'My Sheet'!#REF!",
-            ),
+            ("'My Sheet'!A5", "Summary", "my sheet", 5, "#REF!"),
             (
                 "'My Sheet'!A5:A6",
                 "Summary",
