@@ -243,6 +243,14 @@ async fn a_taken_name_is_a_conflict_and_a_name_past_the_format_a_400() {
         "name: must take at most 31 UTF-16 code units (an emoji takes two), \
          columns[0]: must not be _row (each row's number is read under it)"
     );
+    // XML has no place for a control character: the workbook part would
+    // open in no other reader.
+    for name in ["x\u{1}y", "\u{0}", "tab\there", "x\u{fffe}"] {
+        let body = json!({"name": name, "columns": ["a"]});
+        let (status, answer) = server.post(&data_path(), body).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{name:?}: {answer}");
+        assert_eq!(answer["error"], "name: must not hold a control character");
+    }
     assert_eq!(std::fs::read(server.file(ID)).unwrap(), before);
 }
 

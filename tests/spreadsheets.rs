@@ -1027,6 +1027,8 @@ async fn a_workbook_description_with_problems_is_400_naming_each() {
     let beyond = json!({"sheets": [
         {"name": "😀".repeat(16), "columns": ["a", "_row"]},
         {"name": "history", "columns": ["a"]},
+        {"name": "a\u{1}b", "columns": ["a"]},
+        {"name": "a\u{fffe}", "columns": ["a"]},
     ]});
     let (status, answer) = server.post("/v1/spreadsheets", beyond).await;
     assert_eq!(status, 400, "{answer}");
@@ -1034,7 +1036,9 @@ async fn a_workbook_description_with_problems_is_400_naming_each() {
         answer["error"],
         "sheets[0].name: must take at most 31 UTF-16 code units (an emoji takes two), \
          sheets[0].columns[1]: must not be _row (each row's number is read under it), \
-         sheets[1].name: must not be History (Excel keeps that name for itself)"
+         sheets[1].name: must not be History (Excel keeps that name for itself), \
+         sheets[2].name: must not hold a control character, \
+         sheets[3].name: must not hold a control character"
     );
     let (status, answer) = server.post("/v1/spreadsheets", json!({"sheets": []})).await;
     assert_eq!(status, 400);

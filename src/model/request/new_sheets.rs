@@ -54,11 +54,13 @@ fn text_schema(min: usize) -> ObjectBuilder {
         .min_length(Some(min))
 }
 
-/// A sheet name: none of [ ] : * ? / \ and no apostrophe at either end.
+/// A sheet name: none of [ ] : * ? / \ nor a control character, and no
+/// apostrophe at either end.
 fn sheet_name_schema() -> Schema {
+    const NOT: &str = r"\[\]:*?/\\\x00-\x1f\x7f-\x9f\uFFFE\uFFFF";
     text_schema(1)
         .max_length(Some(MAX_SHEET_NAME))
-        .pattern(Some(r"^[^\[\]:*?/\\']([^\[\]:*?/\\]*[^\[\]:*?/\\'])?$"))
+        .pattern(Some(format!("^[^{NOT}']([^{NOT}]*[^{NOT}'])?$")))
         .into()
 }
 
@@ -264,6 +266,14 @@ pub fn sheet_name_problem(name: &str) -> Option<String> {
     }
     if name.contains(SHEET_NAME_FORBIDDEN) {
         return Some("must not hold any of [ ] : * ? / \\".into());
+    }
+    // A control character (or U+FFFE, U+FFFF) has no place in XML 1.0: the
+    // workbook part naming the sheet would open in no other reader.
+    if name
+        .chars()
+        .any(|c| c.is_control() || c == '\u{FFFE}' || c == '\u{FFFF}')
+    {
+        return Some("must not hold a control character".into());
     }
     if name.starts_with('\'') || name.ends_with('\'') {
         return Some("must not begin or end with an apostrophe".into());
