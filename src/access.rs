@@ -179,7 +179,9 @@ pub struct Keyring {
 
 impl Keyring {
     /// The tokens of the command line and of `file`. A file that cannot be
-    /// read or parsed is a start-up error.
+    /// read or parsed is a start-up error, and so is one that holds no
+    /// token when the command line gives none: a server that refuses
+    /// every request.
     pub fn new(fixed: Vec<Grant>, file: Option<&Path>) -> Result<Keyring, String> {
         let keyring = Keyring {
             fixed: fixed.into_iter().map(Arc::new).collect(),
@@ -188,7 +190,22 @@ impl Keyring {
             seen: Mutex::new(None),
         };
         keyring.reload()?;
+        if let Some(path) = file
+            && keyring.refuses_everyone()
+        {
+            return Err(format!(
+                "the tokens file {} holds no token, and no other token is given: \
+                 every request would be refused",
+                path.display()
+            ));
+        }
         Ok(keyring)
+    }
+
+    /// Whether tokens are required and there is none.
+    fn refuses_everyone(&self) -> bool {
+        let from_file = self.from_file.read().unwrap_or_else(|e| e.into_inner());
+        self.required() && self.fixed.is_empty() && from_file.is_empty()
     }
 
     /// Whether requests must carry a token.
@@ -241,6 +258,11 @@ impl Keyring {
 
     fn reload_logged(&self, why: &str) {
         match self.reload() {
+            // Emptied, the file revokes every token: done, and told.
+            Ok(()) if self.refuses_everyone() => tracing::warn!(
+                why,
+                "tokens file read again: it holds no token, every request is refused"
+            ),
             Ok(()) => tracing::info!(why, "tokens file read again"),
             Err(problem) => {
                 // Not again for the same file: it is read once it changes.
@@ -548,5 +570,19 @@ mod tests {
         // And a file that cannot be read at start is a start-up error.
         std::fs::remove_file(&path).unwrap();
         assert!(Keyring::new(Vec::new(), Some(&path)).is_err());
+    }
+
+    #[test]
+    fn a_file_without_tokens_is_a_start_up_error_unless_others_are_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokens.toml");
+        for empty in ["", "# [[tokens]]\n# name = \"a\"\n"] {
+            std::fs::write(&path, empty).unwrap();
+            let problem = Keyring::new(Vec::new(), Some(&path)).err().unwrap();
+            assert!(problem.contains("holds no token"), "{problem}");
+        }
+        let fixed = Grant::everywhere("cli", "secret", &[Permission::Read]);
+        let keyring = Keyring::new(vec![fixed], Some(&path)).unwrap();
+        assert!(matches!(keyring.find("secret"), Presented::Valid(_)));
     }
 }
