@@ -370,6 +370,38 @@ async fn a_row_inserted_under_a_table_takes_its_calculated_column() {
     assert_eq!(column(&server, "Report", "value").await[0], json!(125));
 }
 
+#[tokio::test]
+async fn rows_added_to_a_table_take_its_calculated_column_whatever_the_row_above_holds() {
+    // The same table: its part holds the calculated column's formula.
+    let server = Server::start().await;
+    server.add_fixture("formulas/openpyxl/table.xlsx", ID);
+    let amount = "Sales[[#This Row],[units]]*Sales[[#This Row],[price]]";
+
+    // The last row's amount typed over with a number: the next row still
+    // takes the table's formula, not the row above's value.
+    let typed = json!({"type": "row", "row": 6, "data": {"amount": 100}});
+    assert_eq!(server.patch(&rows_path("Sales"), typed).await.0, 200);
+    let body = json!({"data": [{"region": "west", "units": 3, "price": 2}]});
+    assert_eq!(server.post(&rows_path("Sales"), body).await.0, 201);
+    // Before the first data row, where no row above has a formula.
+    let body = json!({"data": [{"region": "north", "units": 4, "price": 5}]});
+    let first = format!("{}?before=2", rows_path("Sales"));
+    assert_eq!(server.post(&first, body).await.0, 201);
+
+    let amounts = column(&server, "Sales", "amount").await;
+    assert_eq!(
+        (amounts[0].clone(), amounts[6].clone()),
+        (json!(20), json!(6))
+    );
+    let formulas = formulas_on_disk(&server, "Sales");
+    for row in [1, 7] {
+        assert!(
+            formulas.contains(&((row, 3), amount.into())),
+            "{row}: {formulas:?}"
+        );
+    }
+}
+
 /// LibreOffice saves booleans as `TRUE()` and `FALSE()` formulas, which
 /// name no row: deletes among them need neither adjusting nor computing,
 /// and a formula that names rows, written later, is adjusted by the

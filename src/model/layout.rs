@@ -142,6 +142,10 @@ pub struct TableColumn {
     pub total_function: Option<String>,
     /// The totals row's text in this column.
     pub total_label: Option<String>,
+    /// The formula of a calculated column (`<calculatedColumnFormula>`,
+    /// without `=`), as for the table's first data row: what every row
+    /// added to the table takes in this column.
+    pub calculated: Option<String>,
 }
 
 /// How a sheet prints.

@@ -986,10 +986,15 @@ impl Sheet {
         below: Option<usize>,
         request: InsertRows,
     ) {
-        let fill = match start.checked_sub(1) {
+        let mut fill = match start.checked_sub(1) {
             Some(above) => self.formulas_filled_down(header, above, below),
             None => Vec::new(),
         };
+        // A table's calculated columns take its formula in every new row,
+        // whatever the row above holds.
+        let calculated = self.calculated_columns(header, start);
+        fill.retain(|(column, _)| calculated.iter().all(|(c, _)| c != column));
+        fill.extend(calculated);
         for (offset, row) in request.rows.into_iter().enumerate() {
             let row_index = start + offset;
             let cells: Vec<(usize, Cell)> = row
@@ -1011,6 +1016,23 @@ impl Sheet {
                 self.set(row_index, column, cell);
             }
         }
+    }
+
+    /// The calculated columns of the table `header` addresses, each with
+    /// its formula as the row above row `start` (0-based) would hold it:
+    /// the table keeps it as for its first data row.
+    fn calculated_columns(&self, header: &Header, start: usize) -> Vec<(usize, String)> {
+        let Some(table) = header.table.and_then(|t| self.layout.tables.get(t)) else {
+            return Vec::new();
+        };
+        let first_column = usize::from(table.range.first_column);
+        let down = start as i64 - 1 - header.first_data_row() as i64;
+        (table.columns.iter().enumerate())
+            .filter_map(|(i, column)| {
+                let formula = column.calculated.as_deref()?;
+                Some((first_column + i, shifted(formula, down, 0)))
+            })
+            .collect()
     }
 
     /// The formulas that rows inserted below row `last` (a data row) take,

@@ -25,7 +25,7 @@ use super::rich::{RunReader, SharedStrings, rich_shared_strings, value_spelling}
 use super::styles::{Palette, Styles, parse_styles, read_color};
 use super::xml::{
     Capture, ChildCopier, Node, Text, all_attributes, attr, attrs, deeper, escape, flag,
-    for_each_element, for_each_node, root_attributes, xml_error,
+    for_each_node, root_attributes, unescaped_x, xml_error,
 };
 use super::{ReadError, unreadable};
 use crate::model::carried::{Carried, CarriedSheet, Element};
@@ -1308,8 +1308,27 @@ fn keep_name(name: DefinedName, xml: Element, book: &mut WorkbookXml) {
 /// A table part (`xl/tables/tableN.xml`).
 fn parse_table(xml: &[u8]) -> Result<Table, ReadError> {
     let mut table: Option<Table> = None;
-    for_each_element(xml, |element| {
-        match (element.local_name().as_ref(), &mut table) {
+    // Whether the text read is a column's calculated formula: from its
+    // element's start to the next element's.
+    let mut in_formula = false;
+    for_each_node(xml, |node| {
+        let element = match node {
+            Node::Element(element) => element,
+            Node::Text(text) => {
+                let column = table.as_mut().and_then(|t| t.columns.last_mut());
+                if let (true, Some(column)) = (in_formula, column) {
+                    column
+                        .calculated
+                        .get_or_insert_default()
+                        .push_str(&text.decode());
+                }
+                return Ok(());
+            }
+        };
+        let name = element.local_name();
+        // An array formula is not filled down: its column is left alone.
+        in_formula = name.as_ref() == "calculatedColumnFormula" && !flag(element, "array");
+        match (name.as_ref(), &mut table) {
             ("table", None) => {
                 let range = attr(element, "ref").and_then(|r| range_ref(&r));
                 let name = attr(element, "displayName").or_else(|| attr(element, "name"));
@@ -1323,9 +1342,13 @@ fn parse_table(xml: &[u8]) -> Result<Table, ReadError> {
             }
             ("autoFilter", Some(table)) => table.autofilter = true,
             ("tableColumn", Some(table)) => table.columns.push(TableColumn {
-                name: attr(element, "name").unwrap_or_default(),
+                // Excel writes a line break in a column's name `_x000a_`.
+                name: attr(element, "name")
+                    .map(|name| unescaped_x(&name).into_owned())
+                    .unwrap_or_default(),
                 total_function: attr(element, "totalsRowFunction").filter(|f| f != "none"),
                 total_label: attr(element, "totalsRowLabel"),
+                calculated: None,
             }),
             ("tableStyleInfo", Some(table)) => {
                 table.style = attr(element, "name");
@@ -1338,12 +1361,43 @@ fn parse_table(xml: &[u8]) -> Result<Table, ReadError> {
         }
         Ok(())
     })?;
-    table.ok_or_else(|| ReadError("a table part has no table".into()))
+    let mut table = table.ok_or_else(|| ReadError("a table part has no table".into()))?;
+    for column in &mut table.columns {
+        column.calculated = column.calculated.take().map(|f| f.trim().to_owned());
+        column.calculated.take_if(|f| f.is_empty());
+    }
+    Ok(table)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tables_columns_are_read_with_their_names_unescaped_and_calculated_formulas() {
+        let xml = br#"<table xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" id="1" name="T" displayName="T" ref="A1:D3">
+  <tableColumns count="4">
+    <tableColumn id="1" name="Unit_x000a_Price"/>
+    <tableColumn id="2" name="Qty"/>
+    <tableColumn id="3" name="Amount">
+      <calculatedColumnFormula>T[[#This Row],[Qty]]&amp;"x"</calculatedColumnFormula>
+    </tableColumn>
+    <tableColumn id="4" name="Spill"><calculatedColumnFormula array="1">T[Qty]*2</calculatedColumnFormula></tableColumn>
+  </tableColumns>
+</table>"#;
+        let table = parse_table(xml).unwrap();
+        let names: Vec<_> = table.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["Unit\nPrice", "Qty", "Amount", "Spill"]);
+        let formulas: Vec<_> = table
+            .columns
+            .iter()
+            .map(|c| c.calculated.as_deref())
+            .collect();
+        assert_eq!(
+            formulas,
+            [None, None, Some(r#"T[[#This Row],[Qty]]&"x""#), None]
+        );
+    }
 
     #[test]
     fn shared_strings_are_counted_with_prefixes_and_across_writes() {

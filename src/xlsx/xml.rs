@@ -33,6 +33,37 @@ pub fn escape(text: &str) -> String {
     quick_xml::escape::escape(text).into_owned()
 }
 
+/// `text` with each `_xHHHH_` escape (the form the xlsx format gives a
+/// character XML cannot hold, and `_x005F_` an underscore that would
+/// start one) read as its character, as readers of cell text do.
+pub fn unescaped_x(text: &str) -> Cow<'_, str> {
+    if !text.contains("_x") {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("_x") {
+        out.push_str(&rest[..at]);
+        let escape = (rest.get(at + 2..at + 7))
+            .filter(|e| e.ends_with('_') && e.as_bytes()[..4].iter().all(u8::is_ascii_hexdigit));
+        let decoded = escape
+            .and_then(|e| u32::from_str_radix(&e[..4], 16).ok())
+            .and_then(char::from_u32);
+        match decoded {
+            Some(c) => {
+                out.push(c);
+                rest = &rest[at + 7..];
+            }
+            None => {
+                out.push_str("_x");
+                rest = &rest[at + 2..];
+            }
+        }
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
 /// The value of an attribute by local name (`r:id` is `id`), entities
 /// resolved; a malformed attribute before it is an error, said as the
 /// parser says it.
@@ -307,4 +338,25 @@ pub fn root_attributes(root: &BytesStart<'_>) -> Vec<(String, String)> {
             key == "xmlns" || key.starts_with("xmlns:") || key.ends_with(":Ignorable")
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unescaped_x;
+
+    #[test]
+    fn escapes_are_read_as_their_characters() {
+        let cases = [
+            ("Unit_x000a_Price", "Unit\nPrice"),
+            ("Tab_x0009_", "Tab\t"),
+            ("_x005F_x0041_", "_x0041_"),
+            ("plain", "plain"),
+            ("_x12_ and _xZZZZ_ and _x", "_x12_ and _xZZZZ_ and _x"),
+            ("_x00e9__x00E9_", "\u{e9}\u{e9}"),
+            ("_x+041_ _x\u{e9}12_", "_x+041_ _x\u{e9}12_"),
+        ];
+        for (text, read) in cases {
+            assert_eq!(unescaped_x(text), read, "{text}");
+        }
+    }
 }
