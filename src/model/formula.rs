@@ -372,6 +372,44 @@ pub fn ranges_moved(ranges: &str, rows: &RowMove) -> Option<String> {
     (!kept.is_empty()).then(|| kept.join(" "))
 }
 
+/// [`ranges_moved`] for an element whose cells rows inserted take from
+/// the row above them (a conditional format, a validation): as
+/// LibreOffice's insert gives the new rows the formats of the row above,
+/// a range that ends on that row reaches over them too (`A2:C21` with a
+/// row inserted before row 22 is `A2:C22`).
+pub fn ranges_moved_with_row_above(ranges: &str, rows: &RowMove) -> Option<String> {
+    let moved = ranges_moved(ranges, rows)?;
+    let &RowMove::Inserted { before, count } = rows else {
+        return Some(moved);
+    };
+    let above = before - 1;
+    let grown = |range: &str| {
+        let pieces = pieces(range);
+        let [Piece::Reference(reference)] = pieces.as_slice() else {
+            return range.to_owned();
+        };
+        let last = above.saturating_add(count).min(LAST_ROW);
+        match &reference.target {
+            Target::Cell(cell) if cell.row.number == above => {
+                format!("{range}:{}", cell.renumbered(last))
+            }
+            Target::Cells(first, end) if first.row.number.max(end.row.number) == above => {
+                let end_of = |cell: &CellRef<'_>| match cell.row.number == above {
+                    true => cell.renumbered(last),
+                    false => cell.renumbered(cell.row.number),
+                };
+                match first.row.number <= end.row.number {
+                    true => format!("{}:{}", first.renumbered(first.row.number), end_of(end)),
+                    false => format!("{}:{}", end_of(first), end.renumbered(end.row.number)),
+                }
+            }
+            _ => range.to_owned(),
+        }
+    };
+    let ranges: Vec<String> = moved.split_ascii_whitespace().map(grown).collect();
+    Some(ranges.join(" "))
+}
+
 /// One range or cell without a sheet (`B4`, `A2:D21`, `3:5`) once rows
 /// have moved; `None` when its rows are all deleted. Text that is no
 /// range is kept as it is.
@@ -1323,6 +1361,29 @@ mod tests {
                 "{formula}"
             );
         }
+    }
+
+    #[test]
+    fn ranges_of_formats_grow_over_rows_inserted_below_their_last() {
+        let below = |before| RowMove::Inserted { before, count: 2 };
+        let cases = [
+            ("A2:C21 E5", 22, Some("A2:C23 E5")),
+            ("B21", 22, Some("B21:B23")),
+            ("$A$2:$C$21", 22, Some("$A$2:$C$23")),
+            ("A2:C21", 23, Some("A2:C21")),
+            ("A2:C21", 10, Some("A2:C23")),
+            ("A10:C12", 5, Some("A12:C14")),
+            ("A2:C1048576", 22, Some("A2:C1048576")),
+        ];
+        for (ranges, before, expected) in cases {
+            let moved = ranges_moved_with_row_above(ranges, &below(before));
+            assert_eq!(moved.as_deref(), expected, "{ranges} before {before}");
+        }
+        let deleted = RowMove::Deleted(vec![21]);
+        assert_eq!(
+            ranges_moved_with_row_above("A2:C21", &deleted).as_deref(),
+            Some("A2:C20")
+        );
     }
 
     #[test]

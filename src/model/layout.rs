@@ -592,6 +592,21 @@ impl Layout {
             .into_iter()
             .filter_map(|(row, props)| Some((moved_index(row, rows)?, props)))
             .collect();
+        // Rows inserted take the height and format of the row above, as in
+        // LibreOffice; not its being hidden or grouped.
+        if let &RowMove::Inserted { before, count } = rows
+            && let Some(above) = before.checked_sub(2).and_then(|row| self.rows.get(&row))
+            && (above.height.is_some() || above.format.is_some())
+        {
+            let taken = RowProps {
+                height: above.height,
+                format: above.format,
+                ..RowProps::default()
+            };
+            for row in (before - 1..).take(count as usize) {
+                self.rows.insert(row, taken.clone());
+            }
+        }
         // A merged range that shrinks to one cell goes; one the file has
         // as one cell stays as it is.
         let one_cell = |range: &Range| {

@@ -29,7 +29,8 @@ use super::tree::{self, Element, Node};
 use crate::model::Workbook;
 use crate::model::carried::{CarriedSheet, CarriedXml, Part};
 use crate::model::formula::{
-    LAST_ROW, RowMove, SheetRows, range_moved, ranges_moved, rows_moved, same_sheet, shifted,
+    LAST_ROW, RowMove, SheetRows, range_moved, ranges_moved, ranges_moved_with_row_above,
+    rows_moved, same_sheet, shifted,
 };
 
 /// Moves what every sheet carries, and the parts that point at its cells,
@@ -404,8 +405,13 @@ impl Mover<'_> {
     /// child (x14 elements); whether any is left.
     fn sqref_moved(&self, element: &mut Element) -> bool {
         let rows = self.moved.rows;
+        // Rows inserted take the formats and validations of the row above.
+        let moved = match element.name() {
+            "conditionalFormatting" | "dataValidation" => ranges_moved_with_row_above,
+            _ => ranges_moved,
+        };
         if let Some(ranges) = element.attr("sqref") {
-            return match ranges_moved(&ranges, rows) {
+            return match moved(&ranges, rows) {
                 Some(new) => {
                     element.set_attr("sqref", &new);
                     true
@@ -414,7 +420,7 @@ impl Mover<'_> {
             };
         }
         match element.child_mut("sqref") {
-            Some(child) => match ranges_moved(&child.text(), rows) {
+            Some(child) => match moved(&child.text(), rows) {
                 Some(new) => {
                     child.set_text(&new);
                     true

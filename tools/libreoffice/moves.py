@@ -20,6 +20,8 @@ ops     for each SOURCE (stem S), from a fresh load each time:
                           (XTableRows.insertByIndex(9, 1)) and sets A10 = "new",
                           B10 = 1, C10 = 2, D10 = =B10*C10 (sheetd fills the
                           formula column down);
+        S__insert_before22  the same before row 22, the row after the last
+                          data row (the new row takes the formats of row 21);
         for a workbook with a pivot table on Report also
         S__delete_report_row6  removes sheet row 6 of Report (inside the
                           pivot table's body).
@@ -154,7 +156,9 @@ def insert_before(row: int):
             sheet.Rows.insertByIndex(row - 1, 1)
         except Exception as e:
             return f"Data before row {row}: {type(e).__name__}: {e}"
-        if grid(sheet) == before:
+        # Below everything the sheet holds, a new row changes no cell.
+        moved = any(cell != "" for line in before[row - 1:] for cell in line)
+        if moved and grid(sheet) == before:
             return f"Data before row {row}: LibreOffice left the sheet unchanged"
         sheet.getCellRangeByName(f"A{row}").setString("new")
         sheet.getCellRangeByName(f"B{row}").setValue(1)
@@ -170,7 +174,7 @@ def unchanged(_doc) -> str | None:
 
 def operations(doc) -> list:
     ops = [("resave", unchanged), ("delete_row10", delete_row("Data", 10)),
-           ("insert_before10", insert_before(10))]
+           ("insert_before10", insert_before(10)), ("insert_before22", insert_before(22))]
     if doc.Sheets.hasByName("Report") and doc.Sheets.getByName("Report").DataPilotTables.Count:
         ops.append(("delete_report_row6", delete_row("Report", 6)))
     return ops
