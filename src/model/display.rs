@@ -66,7 +66,12 @@ enum Compare {
 
 #[derive(Debug, Clone)]
 enum Kind {
-    General,
+    /// General, with the text the section writes before and after it
+    /// (`"$"General`, `General" kg"`, the `-` of `General;-General`).
+    General {
+        before: String,
+        after: String,
+    },
     /// A section for IronCalc.
     Number(Digits),
     Date(Vec<DatePiece>),
@@ -82,6 +87,11 @@ impl NumberFormat {
             None => "General",
             Some("mm-dd-yy") => "m/d/yyyy",
             Some("m/d/yy h:mm") => "m/d/yyyy h:mm",
+            // Excel's system long date and time: what the codes after them
+            // say is replaced by the locale's (en-US) forms, as
+            // LibreOffice shows them.
+            Some(code) if code.to_ascii_uppercase().starts_with("[$-F800]") => "dddd, mmmm d, yyyy",
+            Some(code) if code.to_ascii_uppercase().starts_with("[$-F400]") => "h:mm:ss AM/PM",
             Some(code) => code,
         };
         let all = split_sections(code);
@@ -116,7 +126,9 @@ impl NumberFormat {
 
     /// Whether the format is General throughout.
     pub fn is_general(&self) -> bool {
-        self.sections.len() == 1 && matches!(self.sections[0].kind, Kind::General)
+        self.sections.len() == 1
+            && matches!(&self.sections[0].kind,
+                Kind::General { before, after } if before.is_empty() && after.is_empty())
     }
 
     /// `value` as the format shows it.
@@ -127,7 +139,7 @@ impl NumberFormat {
         let (section, drop_sign) = self.pick(value);
         let value = if drop_sign { value.abs() } else { value };
         match &section.kind {
-            Kind::General => general(value),
+            Kind::General { before, after } => format!("{before}{}{after}", general(value)),
             Kind::Number(digits) => digits.show(value),
             Kind::Date(pieces) => show_date(value, pieces),
             Kind::Fraction(fraction) => fraction.show(value),
@@ -234,7 +246,8 @@ fn parse_section(section: &str) -> Section {
     let mut literal = String::new();
     let mut digits = false;
     let mut date = false;
-    let mut general = false;
+    // Where General stands in the section's text, once it is seen.
+    let mut general = None;
     let mut fraction = false;
     let mut chars = section.chars().peekable();
     // Where the code's last quoted text ends: text quoted right after it
@@ -315,7 +328,7 @@ fn parse_section(section: &str) -> Section {
                     .collect::<String>()
                     .eq_ignore_ascii_case("eneral") =>
             {
-                general = true;
+                general = Some(literal.len());
                 for _ in 0..6 {
                     chars.next();
                 }
@@ -335,8 +348,11 @@ fn parse_section(section: &str) -> Section {
             }
         }
     }
-    let kind = if general {
-        Kind::General
+    let kind = if let Some(at) = general {
+        Kind::General {
+            after: literal.split_off(at),
+            before: literal,
+        }
     } else if date {
         Kind::Date(date_pieces(&code))
     } else if fraction {
@@ -345,7 +361,10 @@ fn parse_section(section: &str) -> Section {
         Kind::Number(Digits::new(code))
     } else if code.contains('@') {
         // A text section used for numbers: they show as General.
-        Kind::General
+        Kind::General {
+            before: String::new(),
+            after: String::new(),
+        }
     } else {
         Kind::Literal(literal)
     };
@@ -523,7 +542,7 @@ impl Simple {
 
     /// `value`, already scaled and rounded to the decimals shown.
     fn show(&self, value: f64) -> String {
-        let digits = format!("{:.*}", self.decimals.len(), value.abs());
+        let digits = fixed_15(value.abs(), self.decimals.len());
         let (whole, decimals) = digits.split_once('.').unwrap_or((&digits, ""));
         let whole = if whole == "0" { "" } else { whole };
         let mut out = String::with_capacity(digits.len() + self.prefix.len() + 8);
@@ -572,6 +591,40 @@ impl Simple {
         out.push_str(&self.suffix);
         out
     }
+}
+
+/// `value` (not negative) with `decimals` decimals, its digits past the
+/// 15th significant one shown as zeros, as LibreOffice shows a double
+/// (123456789.123 with ten decimals is `123456789.1230000000`, not the
+/// binary fraction's `…1229999810`).
+fn fixed_15(value: f64, decimals: usize) -> String {
+    let exact = format!("{value:.decimals$}");
+    let significant = exact
+        .trim_start_matches(['0', '.'])
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .count();
+    if significant <= 15 {
+        return exact;
+    }
+    let scientific = format!("{value:.14e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i64 = exponent.parse().unwrap_or(0);
+    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    // The digit for 10^power: one of the 15, or a zero around them.
+    let digit = |power: i64| {
+        let at = exponent - power;
+        usize::try_from(at)
+            .ok()
+            .and_then(|at| digits.get(at))
+            .map_or('0', |&d| char::from(d))
+    };
+    let mut out: String = (0..=exponent.max(0)).rev().map(digit).collect();
+    if decimals > 0 {
+        out.push('.');
+        out.extend((1..=decimals as i64).map(|place| digit(-place)));
+    }
+    out
 }
 
 /// `##0.0E+0`: the exponent a multiple of the whole digits' count (3), the
@@ -837,13 +890,15 @@ fn general(value: f64) -> String {
     let mantissa = trim_zeros(mantissa);
     let significant = mantissa.chars().filter(char::is_ascii_digit).count() as i32;
     let decimals = significant - 1 - exponent;
-    if magnitude >= 1e16 || exponent < -9 || decimals > 20 {
+    // Whole numbers from 2^53, where doubles skip integers, are shown in
+    // scientific notation (9007199254740992 is 9.00719925474099E+015).
+    if magnitude >= 9_007_199_254_740_992.0 || exponent < -9 || decimals > 20 {
         let sign = if exponent < 0 { '-' } else { '+' };
         let width = if exponent < 0 { 2 } else { 3 };
         return format!("{mantissa}E{sign}{:0width$}", exponent.abs());
     }
     if exponent >= 15 {
-        // Whole numbers up to 1E+016 are shown with every digit.
+        // Whole numbers below 2^53 are shown with every digit.
         return format!("{value:.0}");
     }
     let decimals = decimals.max(0) as usize;
@@ -1070,23 +1125,38 @@ fn show_date(serial: f64, pieces: &[DatePiece]) -> String {
         .unwrap_or(0);
     let ticks_per_second = 10_i64.pow(fraction_digits as u32);
     let ticks_per_day = 86_400 * ticks_per_second;
-    // Fractions of a second shown are rounded; whole seconds are cut, after
-    // rounding to the millisecond (LibreOffice shows 431.991 s as 0:07:11,
-    // and 299.99999998 s as 0:05:00).
-    let ticks = if fraction_digits > 0 {
-        (serial * ticks_per_day as f64).round()
+    let elapsed = pieces.iter().any(|p| {
+        matches!(
+            p,
+            DatePiece::ElapsedHours(_)
+                | DatePiece::ElapsedMinutes(_)
+                | DatePiece::ElapsedSeconds(_)
+        )
+    });
+    // As LibreOffice 7.4 shows them: fractions of a second shown, and a
+    // duration (`[h]:mm:ss`), are rounded (431.991 s is 0:07:12); a clock
+    // time's whole seconds are cut (0:07:11 with `h:mm:ss`, and
+    // 299.99999998 s is 0:04:59), but not below a number 15 digits round up.
+    let scaled = serial * ticks_per_day as f64;
+    let ticks = if fraction_digits > 0 || elapsed {
+        scaled.round()
     } else {
-        (serial * 86_400_000.0).round().div_euclid(1000.0)
+        approx_floor(scaled)
     };
     if ticks.abs() > 1e17 {
         return "#NUM!".to_owned();
     }
     let ticks = ticks as i64;
     let days = ticks.div_euclid(ticks_per_day);
-    let of_day = ticks.rem_euclid(ticks_per_day);
+    // A duration counts its magnitude, its sign in front; a clock time is
+    // the time of its day.
+    let of_day = match elapsed {
+        true => ticks.abs(),
+        false => ticks.rem_euclid(ticks_per_day),
+    };
     let seconds_of_day = of_day / ticks_per_second;
     let (hour, minute, second) = (
-        seconds_of_day / 3600,
+        seconds_of_day / 3600 % 24,
         seconds_of_day % 3600 / 60,
         seconds_of_day % 60,
     );
@@ -1150,6 +1220,18 @@ fn show_date(serial: f64, pieces: &[DatePiece]) -> String {
         };
     }
     out
+}
+
+/// The whole number below `x`, unless `x` is within its 15 significant
+/// digits of the one above (a time stored as 35999.99999999999 seconds is
+/// 10:00:00), as LibreOffice cuts.
+fn approx_floor(x: f64) -> f64 {
+    let nearest = x.round();
+    if (x - nearest).abs() <= x.abs() * 1e-14 {
+        nearest
+    } else {
+        x.floor()
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -1345,6 +1427,82 @@ mod tests {
         }
         for code in ["0.0E+00", "# ?/?", "[h]:mm", "@", "\"text\""] {
             assert_eq!(Simple::parse(code), None, "{code}");
+        }
+    }
+
+    #[test]
+    fn general_and_system_formats_show_as_libreoffice_shows_them() {
+        for (code, value, expected) in [
+            ("General\" kg\"", 12.0, "12 kg"),
+            ("\"$\"General", 12.0, "$12"),
+            ("General;[Red]-General", -3.25, "-3.25"),
+            ("General;-General", -3.25, "-3.25"),
+            ("General;(General)", -3.25, "(3.25)"),
+            ("General", -3.25, "-3.25"),
+            ("#,##0.00_);(#,##0.00)", 1234.5, "1,234.50 "),
+            ("#,##0.00_);[Red](#,##0.00)", -1234.5, "(1,234.50)"),
+            (
+                "[$-F800]dddd, mmmm dd, yyyy",
+                45296.0,
+                "Friday, January 5, 2024",
+            ),
+            ("[$-F400]h:mm:ss AM/PM", 0.75, "6:00:00 PM"),
+        ] {
+            assert_eq!(show(code, value), expected, "{code} {value}");
+        }
+        assert!(NumberFormat::parse(Some("General")).is_general());
+        assert!(!NumberFormat::parse(Some("General\" kg\"")).is_general());
+    }
+
+    /// Each shown by LibreOffice 7.4 (an xlsx converted to CSV).
+    #[test]
+    fn digits_past_the_fifteenth_are_zeros_as_libreoffice_shows_them() {
+        for (code, value, expected) in [
+            ("0.0000000000", 123456789.123, "123456789.1230000000"),
+            ("#,##0", 123456789012345678.0, "123,456,789,012,346,000"),
+            ("0", 123456789012345678.0, "123456789012346000"),
+            ("0.00000000000000000", 0.1 + 0.2, "0.30000000000000000"),
+            ("0.000000000", 1234567.891234567, "1234567.891234570"),
+            ("#,##0.00", 2.5e20, "250,000,000,000,000,000,000.00"),
+            ("0.00", 1234.5, "1234.50"),
+            ("0.000", 0.000_123_456_789_012_345, "0.000"),
+            ("General", 9007199254740992.0, "9.00719925474099E+015"),
+            ("General", -9007199254740992.0, "-9.00719925474099E+015"),
+            ("General", 9007199254740990.0, "9007199254740990"),
+            ("General", 1234567890123456.0, "1234567890123456"),
+            ("General", 9999999999999998.0, "1E+016"),
+        ] {
+            assert_eq!(show(code, value), expected, "{code} {value}");
+        }
+    }
+
+    /// Each shown by LibreOffice 7.4 (an xlsx converted to CSV).
+    #[test]
+    fn durations_round_and_times_of_day_cut_as_libreoffice_shows_them() {
+        let day = 86_400.0;
+        for (code, value, expected) in [
+            ("[h]:mm:ss", 431.991 / day, "0:07:12"),
+            ("h:mm:ss", 431.991 / day, "0:07:11"),
+            ("[h]:mm:ss", 30629.7 / day, "8:30:30"),
+            ("h:mm:ss", 30629.7 / day, "8:30:29"),
+            ("[h]:mm:ss", 299.99999998 / day, "0:05:00"),
+            ("h:mm:ss", 299.99999998 / day, "0:04:59"),
+            ("[h]:mm:ss", -0.001, "-0:01:26"),
+            ("[h]:mm:ss", -1234.567, "-29629:36:29"),
+            ("[h]:mm", -0.25035, "-6:00"),
+            ("[h]:mm:ss", -0.5 - 0.6 / day, "-12:00:01"),
+            ("[h]:mm", 0.5 + 59.6 / day, "12:01"),
+            ("[mm]:ss", 0.999999, "1440:00"),
+            ("[ss]", 0.5 + 0.6 / day, "43201"),
+            ("h:mm:ss", 1.5 + 0.6 / day, "12:00:00"),
+            (
+                "yyyy-mm-dd hh:mm:ss",
+                45466.5 + 0.6 / day,
+                "2024-06-23 12:00:00",
+            ),
+            ("h:mm:ss", 35999.99999999999 / day, "10:00:00"),
+        ] {
+            assert_eq!(show(code, value), expected, "{code} {value}");
         }
     }
 
