@@ -511,6 +511,53 @@ async fn if_unmodified_since_refuses_a_write_to_a_file_changed_after_it() {
     assert_eq!(ages(&server)[1], Data::Float(50.0));
 }
 
+/// A copy put in place with its old date kept (`cp -p`, a backup unpacked)
+/// changed the workbook now, whatever its modification time says: a date a
+/// client read before names a version gone.
+#[tokio::test]
+async fn a_file_copied_in_with_an_old_date_is_modified_since_any_date_read_before() {
+    let server = Server::start().await;
+    people_workbook(&server);
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let file = std::fs::File::options()
+        .write(true)
+        .open(server.file(ID))
+        .unwrap();
+    file.set_modified(hour_ago).unwrap();
+    drop(file);
+    let read = read_people(&server).await;
+    let seen = header(&read, "last-modified").unwrap();
+
+    // Another version, its modification time set back years, renamed in.
+    let copy = server.file(ID).with_extension("copy");
+    let rows = vec![
+        vec![Spec::S("name"), Spec::S("age")],
+        vec![Spec::S("x"), Spec::N(1.0)],
+    ];
+    make_workbook(&copy, &[("People", rows)]);
+    let years_ago = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_577_836_800);
+    let file = std::fs::File::options().write(true).open(&copy).unwrap();
+    file.set_modified(years_ago).unwrap();
+    drop(file);
+    std::fs::rename(&copy, server.file(ID)).unwrap();
+    let bytes = std::fs::read(server.file(ID)).unwrap();
+
+    let since = [("If-Unmodified-Since", seen.as_str())];
+    let response = send(
+        &server,
+        Method::PATCH,
+        &rows_path("People"),
+        &since,
+        set_age(50),
+    )
+    .await;
+    assert_eq!(response.status(), 412);
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), bytes);
+    let since = [("If-Modified-Since", seen.as_str())];
+    let response = send(&server, Method::GET, &rows_path("People"), &since, None).await;
+    assert_eq!(response.status(), 200);
+}
+
 /// Two writes within one second leave two versions with the same
 /// `Last-Modified` (HTTP dates have whole seconds): the first's date must
 /// not let a write through over the second (§11.5: 412 when the workbook is

@@ -27,12 +27,31 @@ pub struct FileIdentity {
 
 impl FileIdentity {
     pub fn of(meta: &Metadata) -> FileIdentity {
+        let ns = |seconds: i64, nanos: i64| i128::from(seconds) * 1_000_000_000 + i128::from(nanos);
+        let modified = ns(meta.mtime(), meta.mtime_nsec());
+        let status = ns(meta.ctime(), meta.ctime_nsec());
+        // A file copied in with its old date kept (`cp -p`, an unpacked
+        // backup) changed when it was put in place, its status change
+        // time: later than any date a client read before, where its
+        // modification time would let a write through over it. A file
+        // sheetd writes is renamed milliseconds after its last write.
+        let modified_ns = match status > modified + 2_000_000_000 {
+            true => status,
+            false => modified,
+        };
         FileIdentity {
             device: meta.dev(),
             inode: meta.ino(),
             len: meta.len(),
-            modified_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            modified_ns,
         }
+    }
+
+    /// When the file's content last changed, as far as the file system
+    /// tells (see [`FileIdentity::of`]): its `Last-Modified`.
+    pub fn modified(&self) -> std::time::SystemTime {
+        let since = std::time::Duration::from_nanos(u64::try_from(self.modified_ns).unwrap_or(0));
+        std::time::UNIX_EPOCH + since
     }
 
     /// The whole seconds since the epoch the file was last modified at (0

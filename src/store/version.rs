@@ -82,7 +82,7 @@ impl Version {
     pub fn new(tag: Tag, meta: &std::fs::Metadata, shares_second: bool) -> Version {
         Version {
             tag,
-            modified: meta.modified().unwrap_or(std::time::UNIX_EPOCH),
+            modified: super::cache::FileIdentity::of(meta).modified(),
             shares_second,
         }
     }
