@@ -281,6 +281,23 @@ pub fn rows_moved(
     home_sheet: &str,
     moved: &SheetRows<'_>,
 ) -> Result<String, Unadjustable> {
+    moved_by(formula, home_sheet, moved, false)
+}
+
+/// A defined name's formula once rows moved, as LibreOffice moves it: as
+/// [`rows_moved`] with no home sheet, except that a reference with a
+/// relative row (`Data!$B10`, which each cell using the name reads
+/// relative to itself) is left as written.
+pub fn name_rows_moved(formula: &str, moved: &SheetRows<'_>) -> Result<String, Unadjustable> {
+    moved_by(formula, "", moved, true)
+}
+
+fn moved_by(
+    formula: &str,
+    home_sheet: &str,
+    moved: &SheetRows<'_>,
+    keep_relative_rows: bool,
+) -> Result<String, Unadjustable> {
     if let RowMove::Deleted(deleted) = moved.rows {
         debug_assert!(
             deleted.windows(2).all(|pair| pair[0] < pair[1]),
@@ -294,7 +311,8 @@ pub fn rows_moved(
     for piece in pieces(formula) {
         match piece {
             Piece::Reference(reference) => {
-                if !points_at(&reference, home_sheet, moved)? {
+                let kept = keep_relative_rows && reference.target.has_relative_row();
+                if kept || !points_at(&reference, home_sheet, moved)? {
                     out.push_str(reference.prefix);
                     out.push_str(reference.target_text);
                     continue;
@@ -797,6 +815,18 @@ enum Target<'a> {
     Table,
     /// An error in place of a reference: `#REF!`.
     Error,
+}
+
+impl Target<'_> {
+    /// Whether a row of it is written without `$`.
+    fn has_relative_row(&self) -> bool {
+        match self {
+            Target::Cell(cell) => !cell.row.fixed,
+            Target::Cells(first, last) => !first.row.fixed || !last.row.fixed,
+            Target::Rows(first, last) => !first.fixed || !last.fixed,
+            Target::Columns(..) | Target::Name | Target::Table | Target::Error => false,
+        }
+    }
 }
 
 /// A row number as a reference writes it.
@@ -1360,6 +1390,40 @@ mod tests {
                 expected,
                 "{formula}"
             );
+        }
+    }
+
+    #[test]
+    fn names_keep_references_with_relative_rows_as_libreoffice_does() {
+        let moved = |formula: &str, rows: RowMove| {
+            let order = ["Data"];
+            let moved = SheetRows {
+                sheet: "Data",
+                order: &order,
+                rows: &rows,
+            };
+            name_rows_moved(formula, &moved).unwrap()
+        };
+        let cases = [
+            ("Data!$B10", RowMove::Deleted(vec![2]), "Data!$B10"),
+            (
+                "Data!$B9:$B11",
+                RowMove::Deleted(vec![9, 10, 11]),
+                "Data!$B9:$B11",
+            ),
+            ("Data!$B$10", RowMove::Deleted(vec![2]), "Data!$B$9"),
+            ("Data!B$10", RowMove::Deleted(vec![10]), "#REF!"),
+            (
+                "Data!$B$9:$B11",
+                RowMove::Inserted {
+                    before: 2,
+                    count: 1,
+                },
+                "Data!$B$9:$B11",
+            ),
+        ];
+        for (formula, rows, expected) in cases {
+            assert_eq!(moved(formula, rows), expected, "{formula}");
         }
     }
 

@@ -14,8 +14,8 @@ use serde_json::{Map, Value};
 use super::filter::{BoundFilter, FilterExpr, number_key, to_seconds};
 use super::format::{CellFormat, misfit_code};
 use super::formula::{
-    RowMove, SheetRows, Unadjustable, cell_name, names_rows, quoted_sheet, ranges_grown,
-    rows_moved, same_sheet, shifted,
+    RowMove, SheetRows, Unadjustable, cell_name, name_rows_moved, names_rows, quoted_sheet,
+    ranges_grown, rows_moved, same_sheet, shifted,
 };
 use super::header::{Column, Header, ROW_KEY, Region};
 use super::index;
@@ -694,7 +694,7 @@ impl Workbook {
             }
         }
         for (n, name) in self.names.iter().enumerate() {
-            let text = rows_moved(&name.refers_to, "", &moved)
+            let text = name_rows_moved(&name.refers_to, &moved)
                 .map_err(|why| unadjustable(format!("the defined name {:?}", name.name), why))?;
             if text != name.refers_to {
                 adjusted.names.push((n, text));
