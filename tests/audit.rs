@@ -221,6 +221,7 @@ async fn concurrent_writes_leave_whole_lines() {
 async fn sheets_and_workbooks_managed_are_logged_a_conflict_too() {
     let audited = audited_server().await;
     let server = &audited.server;
+    let original = std::fs::read(server.file(ID)).unwrap();
     let sheets = format!("/v1/data/{ID}");
     let added = call(
         server,
@@ -240,6 +241,12 @@ async fn sheets_and_workbooks_managed_are_logged_a_conflict_too() {
     )
     .await;
     assert_eq!(taken.0, 409);
+    let restore = format!(
+        "/v1/spreadsheets/{ID}/versions/{}/restore",
+        etag_of(&original).trim_matches('"')
+    );
+    let restored = call(server, "writer", Method::POST, &restore, Value::Null).await;
+    assert_eq!(restored.0, 200, "{:?}", restored.2);
     let removed = server
         .client
         .delete(format!("{}/v1/spreadsheets/{ID}", server.base))
@@ -277,17 +284,19 @@ async fn sheets_and_workbooks_managed_are_logged_a_conflict_too() {
         [
             (json!("add_sheet"), json!(201), json!("Added")),
             (json!("add_sheet"), json!(409), Value::Null),
+            (json!("restore"), json!(200), Value::Null),
             (json!("remove"), json!(204), Value::Null),
             (json!("upload"), json!(201), Value::Null),
         ],
         "{lines:#?}"
     );
     assert_eq!(lines[1]["etag_after"], Value::Null);
-    assert_eq!(lines[2]["etag_after"], Value::Null, "nothing is left");
+    assert_eq!(lines[2]["etag_after"], etag_of(&original).as_str());
+    assert_eq!(lines[3]["etag_after"], Value::Null, "nothing is left");
     // The workbook an upload creates is named, as the answer names it.
     assert_eq!(
-        lines[3]["spreadsheet"], created["spreadsheet_id"],
+        lines[4]["spreadsheet"], created["spreadsheet_id"],
         "{lines:#?}"
     );
-    assert!(lines[3]["spreadsheet"].is_string());
+    assert!(lines[4]["spreadsheet"].is_string());
 }

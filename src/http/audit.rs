@@ -157,10 +157,12 @@ pub async fn record(State(state): State<AppState>, req: Request, next: Next) -> 
         request_id: request_id.as_deref(),
         method: method.as_str(),
         spreadsheet: (segments.get(2).copied().filter(|s| !s.is_empty())).or(created.as_deref()),
-        sheet: match segments.get(3) {
-            Some(sheet) => Some((*sheet).to_owned()),
-            None if segments.starts_with(&["v1", "data"]) => answered("name"),
-            None => None,
+        // Only the data routes name a sheet (`/v1/spreadsheets/{id}/versions`
+        // names none).
+        sheet: match (segments.get(1), segments.get(3)) {
+            (Some(&"data"), Some(sheet)) => Some((*sheet).to_owned()),
+            (Some(&"data"), None) => answered("name"),
+            _ => None,
         },
         operation: operation(&method, &segments, &query),
         rows: counts(parts.status, answer.as_ref()),
