@@ -489,11 +489,27 @@ async fn uploads_say_what_is_wrong_with_the_file() {
             "body: is not a readable xlsx workbook (the workbook is password-protected \
              (encrypted); remove its password in the spreadsheet app and save it again)",
         ),
+        (
+            // A zip archive, but no package: said in sheetd's words.
+            zip_of(&[("notes.txt", b"x")]),
+            "body: is not a readable xlsx workbook (the package has no part _rels/.rels)",
+        ),
     ];
     for (bytes, error) in cases {
         let (status, body) = upload(&server, bytes).await;
         assert_eq!((status.as_u16(), &body["error"]), (400, &json!(error)));
     }
+}
+
+/// A zip archive of `parts` (name, bytes).
+fn zip_of(parts: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, bytes) in parts {
+        zip.start_file(*name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    zip.finish().unwrap().into_inner()
 }
 
 /// A stored file that cannot be served says why, as its upload would have

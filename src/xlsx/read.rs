@@ -232,9 +232,20 @@ enum CalamineError {
 impl From<CalamineError> for ReadError {
     fn from(error: CalamineError) -> ReadError {
         match error {
-            CalamineError::Calamine(error) => unreadable(error),
+            CalamineError::Calamine(error) => unreadable(in_our_words(error)),
             CalamineError::Read(error) => error,
         }
+    }
+}
+
+/// What calamine's most common refusals mean, said without its wording
+/// (`File not found '_rels/.rels'`); the others as it says them.
+fn in_our_words(error: XlsxError) -> String {
+    match error {
+        XlsxError::FileNotFound(part) => format!("the package has no part {part}"),
+        XlsxError::Password => "it is encrypted with a password".to_owned(),
+        XlsxError::Zip(_) => "it is not a readable zip archive".to_owned(),
+        other => other.to_string(),
     }
 }
 
