@@ -55,7 +55,25 @@ async fn each_write_keeps_the_file_it_replaces_as_a_link_not_a_copy() {
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["etag"], etag_of(&original).as_str());
+    let modified = response.headers()["last-modified"].clone();
     assert_eq!(response.bytes().await.unwrap(), original);
+    // A version never changes: a client holding it is told so, without it.
+    for (name, value) in [
+        ("If-None-Match", etag_of(&original)),
+        ("If-Modified-Since", modified.to_str().unwrap().to_owned()),
+    ] {
+        let response = server
+            .client
+            .get(format!("{}{}/{hex}", server.base, versions_path()))
+            .header(name, value)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 304, "{name}");
+        assert_eq!(response.headers()["etag"], etag_of(&original).as_str());
+        assert!(response.bytes().await.unwrap().is_empty());
+    }
 
     // The version is the very file the write replaced: no copy was made.
     let inodes: Vec<u64> = std::fs::read_dir(versions_dir(&server))

@@ -13,7 +13,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::AppState;
-use super::conditional::{Conditions, WriteConditionParams};
+use super::conditional::{
+    Conditions, ReadConditionParams, Stamp, WriteConditionParams, not_modified, stamped,
+};
 use super::error::{ApiError, Result};
 use super::extract::{NoQuery, XLSX_MIME};
 use super::idempotency::{IdempotencyKey, once};
@@ -110,18 +112,26 @@ async fn versions_list(
 /// The file of the version, byte for byte as it was.
 // Contract §11.7.
 #[utoipa::path(get, path = "/v1/spreadsheets/{spreadsheet_id}/versions/{etag}", tag = "spreadsheets",
-    params(VersionParams),
+    params(VersionParams, ReadConditionParams),
     responses((status = 200, description = "The version's .xlsx bytes", body = super::spreadsheets::XlsxFile,
-        content_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"), Errors))]
+        content_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", headers(
+            ("ETag" = String, description = "The version: the quoted BLAKE3 hash of its file"),
+            ("Last-Modified" = String, description = "When the version's file was written"))),
+        (status = 304, description = "Not Modified: If-None-Match names this version (or If-Modified-Since is not before it); no body",
+            headers(("ETag" = String, description = "The version"))),
+        Errors))]
 async fn version_download(
     State(state): State<AppState>,
     path: VersionPath,
     _: NoQuery,
+    conditions: Conditions,
 ) -> Result<Response> {
-    let bytes = state.store.version_bytes(path.id, path.tag).await?;
-    Response::builder()
+    let (bytes, version) = state.store.version_bytes(path.id, path.tag).await?;
+    if conditions.unchanged(&version)? {
+        return Ok(not_modified(&version));
+    }
+    let response = Response::builder()
         .header(header::CONTENT_TYPE, XLSX_MIME)
-        .header(header::ETAG, path.tag.to_string())
         .header(
             header::CONTENT_DISPOSITION,
             format!(
@@ -131,7 +141,8 @@ async fn version_download(
             ),
         )
         .body(Body::from(bytes))
-        .map_err(|e| ApiError::internal(e.to_string()))
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok(stamped(response, Some(&Stamp::from(&version))))
 }
 
 /// Restore an earlier version
@@ -151,7 +162,7 @@ async fn version_restore(
     key: IdempotencyKey,
     conditions: Conditions,
 ) -> Result<Response> {
-    let bytes = state.store.version_bytes(path.id, path.tag).await?;
+    let (bytes, _) = state.store.version_bytes(path.id, path.tag).await?;
     let precondition = conditions.precondition();
     let id = path.id;
     let restore = |claimed| async { Ok(state.store.put(id, bytes, claimed, precondition).await?) };

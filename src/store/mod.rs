@@ -664,15 +664,25 @@ impl Store {
         .await
     }
 
-    /// The bytes of the version `tag` of workbook `id`.
-    pub async fn version_bytes(&self, id: SpreadsheetId, tag: Tag) -> Result<Vec<u8>, StoreError> {
+    /// The bytes of the version `tag` of workbook `id`, and the version
+    /// (when its file was last written).
+    pub async fn version_bytes(
+        &self,
+        id: SpreadsheetId,
+        tag: Tag,
+    ) -> Result<(Vec<u8>, Version), StoreError> {
         let store = self.clone();
         blocking(move || {
             if !store.named(id) {
                 return Err(StoreError::NotFound);
             }
             let kept = versions::find(&store.inner.dir, id, tag)?.ok_or(StoreError::NotFound)?;
-            Ok(fs::read(kept.path)?)
+            let version = Version {
+                tag,
+                modified: kept.modified,
+                shares_second: false,
+            };
+            Ok((fs::read(kept.path)?, version))
         })
         .await
     }
