@@ -607,10 +607,8 @@ fn fixed_15(value: f64, decimals: usize) -> String {
     if significant <= 15 {
         return exact;
     }
-    let scientific = format!("{value:.14e}");
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let exponent: i64 = exponent.parse().unwrap_or(0);
-    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    let (digits, exponent) = fifteen_digits(value);
+    let exponent = i64::from(exponent);
     // The digit for 10^power: one of the 15, or a zero around them.
     let digit = |power: i64| {
         let at = exponent - power;
@@ -834,13 +832,19 @@ impl Digits {
     }
 }
 
+/// The 15 significant digits of `value` (ASCII, the first not 0 unless
+/// `value` is) and the power of ten of the first.
+fn fifteen_digits(value: f64) -> (Vec<u8>, i32) {
+    let scientific = format!("{value:.14e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let digits = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    (digits, exponent.parse().unwrap_or(0))
+}
+
 /// `magnitude` rounded to `decimals` decimals, a half up, as its 15
 /// significant digits read: `1.005` (1.00499999999999989…) to 2 is `1.01`.
 fn round_decimal(magnitude: f64, decimals: i32) -> f64 {
-    let scientific = format!("{magnitude:.14e}");
-    let (digits, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let digits: Vec<u8> = digits.bytes().filter(u8::is_ascii_digit).collect();
+    let (digits, exponent) = fifteen_digits(magnitude);
     // How many of the digits stay.
     let keep = exponent + 1 + decimals;
     if keep < 0 || keep as usize >= digits.len() {

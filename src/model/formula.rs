@@ -362,12 +362,7 @@ pub fn ranges_grown(
                             && (columns.0..=columns.1).contains(&first.column_number)
                             && (columns.0..=columns.1).contains(&end.column_number) =>
                     {
-                        let grown = last.saturating_add(count).min(LAST_ROW);
-                        let end_of = |cell: &CellRef<'_>| match cell.row.number == last {
-                            true => cell.renumbered(grown),
-                            false => cell.renumbered(cell.row.number),
-                        };
-                        out.push_str(&format!("{}:{}", end_of(first), end_of(end)));
+                        out.push_str(&grown_down(first, end, last, count));
                     }
                     _ => out.push_str(reference.target_text),
                 }
@@ -406,26 +401,28 @@ pub fn ranges_moved_with_row_above(ranges: &str, rows: &RowMove) -> Option<Strin
         let [Piece::Reference(reference)] = pieces.as_slice() else {
             return range.to_owned();
         };
-        let last = above.saturating_add(count).min(LAST_ROW);
         match &reference.target {
-            Target::Cell(cell) if cell.row.number == above => {
-                format!("{range}:{}", cell.renumbered(last))
-            }
+            Target::Cell(cell) if cell.row.number == above => grown_down(cell, cell, above, count),
             Target::Cells(first, end) if first.row.number.max(end.row.number) == above => {
-                let end_of = |cell: &CellRef<'_>| match cell.row.number == above {
-                    true => cell.renumbered(last),
-                    false => cell.renumbered(cell.row.number),
-                };
-                match first.row.number <= end.row.number {
-                    true => format!("{}:{}", first.renumbered(first.row.number), end_of(end)),
-                    false => format!("{}:{}", end_of(first), end.renumbered(end.row.number)),
-                }
+                grown_down(first, end, above, count)
             }
             _ => range.to_owned(),
         }
     };
     let ranges: Vec<String> = moved.split_ascii_whitespace().map(grown).collect();
     Some(ranges.join(" "))
+}
+
+/// The range `first:end`, whose lower end is on row `last`, made to end
+/// `count` rows lower (at most on the sheet's last row); its upper end
+/// stays, also when both are on `last` (`B21` grows to `B21:B23`).
+fn grown_down(first: &CellRef<'_>, end: &CellRef<'_>, last: u32, count: u32) -> String {
+    let lower = last.saturating_add(count).min(LAST_ROW);
+    let kept = |cell: &CellRef<'_>| cell.renumbered(cell.row.number);
+    match first.row.number <= end.row.number {
+        true => format!("{}:{}", kept(first), end.renumbered(lower)),
+        false => format!("{}:{}", first.renumbered(lower), kept(end)),
+    }
 }
 
 /// One range or cell without a sheet (`B4`, `A2:D21`, `3:5`) once rows
