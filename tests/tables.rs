@@ -279,6 +279,50 @@ async fn growing_a_table_through_a_merged_range_beside_it_is_refused() {
 }
 
 #[tokio::test]
+async fn a_delete_that_would_take_a_table_beside_away_whole_is_refused() {
+    let server = Server::start().await;
+    {
+        let mut book = rust_xlsxwriter::Workbook::new();
+        let sheet = book.add_worksheet().set_name("S").unwrap();
+        sheet.write_string(0, 0, "name").unwrap();
+        sheet.write_string(0, 1, "qty").unwrap();
+        for row in 1..10u32 {
+            sheet.write_string(row, 0, format!("n{row}")).unwrap();
+            sheet.write_number(row, 1, f64::from(row)).unwrap();
+        }
+        for (row, [sku, stock]) in [(4, ["sku", "stock"]), (5, ["a", "1"]), (6, ["b", "2"])] {
+            sheet.write_string(row, 3, sku).unwrap();
+            sheet.write_string(row, 4, stock).unwrap();
+        }
+        let table = |name| rust_xlsxwriter::Table::new().set_name(name);
+        sheet.add_table(0, 0, 9, 1, &table("Left")).unwrap();
+        sheet.add_table(4, 3, 6, 4, &table("Right")).unwrap();
+        book.save(server.file(ID)).unwrap();
+    }
+    let original = std::fs::read(server.file(ID)).unwrap();
+    // Left's rows 4 to 8 are the sheet rows of Right, its header too.
+    let (status, body) = server
+        .delete(
+            &rows_path("Left"),
+            json!({"type": "filter", "filter": "qty:in:3,4,5,6,7"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    let detail = body["detail"].as_str().unwrap();
+    assert!(detail.contains("\"Right\" at S!D5:E7"), "{body}");
+    assert_eq!(std::fs::read(server.file(ID)).unwrap(), original);
+    // Rows that leave Right's header are deleted, Right moving up.
+    let (status, body) = server
+        .delete(
+            &rows_path("Left"),
+            json!({"type": "filter", "filter": "qty:in:1,2"}),
+        )
+        .await;
+    assert_eq!((status, body), (StatusCode::OK, json!({"deleted": 2})));
+    assert_eq!(table_ref(&server, "Right"), "D3:E5");
+}
+
+#[tokio::test]
 async fn deleting_a_totals_row_takes_it_away_from_the_table() {
     for fixture in FIXTURES {
         let server = serving(fixture).await;

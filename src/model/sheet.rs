@@ -595,11 +595,13 @@ impl Workbook {
     /// tables and the rest of the layout move with the rows; what the file
     /// carries beyond the model moves when it is written.
     ///
-    /// Refused, naming the cause, only where a spreadsheet app refuses too
+    /// Refused, naming the cause, where a spreadsheet app refuses too
     /// (§11.2): the move would cut through an array formula or a pivot
-    /// table, or a 3D reference spans the sheet.
+    /// table, or a 3D reference spans the sheet; and where it would delete
+    /// a table or a pivot table whole, which sheetd does not remove.
     fn move_rows(&mut self, index: usize, rows: RowMove) -> Result<(), Error> {
-        if let Some(reason) = self.sheets[index].cut_by(&rows) {
+        let sheet = &self.sheets[index];
+        if let Some(reason) = sheet.cut_by(&rows).or_else(|| sheet.removed_by(&rows)) {
             return Err(Error::Conflict(reason));
         }
         if let RowMove::Inserted { count, .. } = rows
@@ -1585,25 +1587,64 @@ impl Sheet {
                 range.first_row + 1 < *before && *before <= range.last_row + 1
             }
         };
-        let place = |range: &Range| {
-            let first = cell_name(range.first_row, u32::from(range.first_column));
-            let last = cell_name(range.last_row, u32::from(range.last_column));
-            format!("{}!{first}:{last}", quoted_sheet(&self.name))
-        };
         let mut arrays = self.layout.array_formulas.iter().map(|array| &array.range);
         if let Some(array) = arrays.find(|r| cuts(r)) {
             return Some(format!(
                 "the rows would cut through the array formula in {}; a spreadsheet app changes an array formula only as a whole",
-                place(array)
+                self.place(array)
             ));
         }
         self.carried.pivots.iter().find(|p| cuts(&p.range)).map(|pivot| {
             format!(
                 "the rows would cut through the pivot table {:?} at {}; a spreadsheet app changes a pivot table only as a whole",
                 pivot.name,
-                place(&pivot.range)
+                self.place(&pivot.range)
             )
         })
+    }
+
+    /// Why deleting `rows` would take a table (its header too) or a pivot
+    /// table away whole, if it would. A spreadsheet app removes it; sheetd
+    /// refuses, as the table's or the pivot table's parts in the file, and
+    /// the formulas that name a table, would be left describing cells that
+    /// are gone.
+    fn removed_by(&self, rows: &RowMove) -> Option<String> {
+        let RowMove::Deleted(deleted) = rows else {
+            return None;
+        };
+        // 0-based rows, as the layout's ranges have them; `deleted` 1-based.
+        let gone = |range: &Range| {
+            let (first, last) = (range.first_row + 1, range.last_row + 1);
+            let inside = deleted.iter().filter(|&&d| (first..=last).contains(&d));
+            inside.count() as u32 == last - first + 1
+        };
+        let because =
+            "sheetd does not remove tables: delete fewer rows, or remove it in a spreadsheet app";
+        if let Some(table) = self.layout.tables.iter().find(|t| gone(&t.range)) {
+            return Some(format!(
+                "the rows would delete the whole table {:?} at {}, its header too; {because}",
+                table.name,
+                self.place(&table.range)
+            ));
+        }
+        self.carried
+            .pivots
+            .iter()
+            .find(|p| gone(&p.range))
+            .map(|pivot| {
+                format!(
+                    "the rows would delete the whole pivot table {:?} at {}; {because}",
+                    pivot.name,
+                    self.place(&pivot.range)
+                )
+            })
+    }
+
+    /// `Data!B2:C4`: where `range` is, as a person names it.
+    fn place(&self, range: &Range) -> String {
+        let first = cell_name(range.first_row, u32::from(range.first_column));
+        let last = cell_name(range.last_row, u32::from(range.last_column));
+        format!("{}!{first}:{last}", quoted_sheet(&self.name))
     }
 }
 
