@@ -990,7 +990,7 @@ impl<'a> Tokens<'a> {
     /// token after it.
     fn reference_at(&self, at: usize) -> Option<(Reference<'a>, usize)> {
         let (sheet, start) = self.prefix_at(at).unwrap_or((Sheet::Own, at));
-        let (target, end) = self.target_at(start)?;
+        let (target, end) = self.target_at(start, &sheet)?;
         let reference = Reference {
             sheet,
             prefix: self.span(at, start),
@@ -1048,27 +1048,28 @@ impl<'a> Tokens<'a> {
         }
     }
 
-    /// What the reference whose prefix ends before token `at` points at,
-    /// and the token after it; `None` when no reference is there.
-    fn target_at(&self, at: usize) -> Option<(Target<'a>, usize)> {
+    /// What the reference whose prefix, naming `sheet`, ends before token
+    /// `at` points at, and the token after it; `None` when no reference is
+    /// there.
+    fn target_at(&self, at: usize, sheet: &Sheet) -> Option<(Target<'a>, usize)> {
         match self.kind(at)? {
             Kind::Error => Some((Target::Error, at + 1)),
             Kind::Bracket => Some((Target::Table, at + 1)),
-            Kind::Word => self.word_target_at(at),
+            Kind::Word => self.word_target_at(at, sheet),
             _ => None,
         }
     }
 
     /// What the word `at` (and a range or table after it) points at.
-    fn word_target_at(&self, at: usize) -> Option<(Target<'a>, usize)> {
+    fn word_target_at(&self, at: usize, sheet: &Sheet) -> Option<(Target<'a>, usize)> {
         if self.kind(at + 1) == Some(Kind::Bracket) {
             return Some((Target::Table, at + 2));
         }
         if self.is(at + 1, '(') {
             return None;
         }
-        if let Some(range) = self.range_at(at) {
-            return Some((range, at + 3));
+        if let Some(range) = self.range_at(at, sheet) {
+            return Some(range);
         }
         let word = self.text(at);
         if let Some(cell) = CellRef::parse(word) {
@@ -1077,10 +1078,18 @@ impl<'a> Tokens<'a> {
         is_name(word).then_some((Target::Name, at + 1))
     }
 
-    /// The range `first:last` of the words `at` and `at + 2`: cells,
-    /// whole columns or whole rows.
-    fn range_at(&self, at: usize) -> Option<Target<'a>> {
-        let last_at = at + 2;
+    /// The range `first:last` from the word `at` (cells, whole columns or
+    /// whole rows), and the token after it. The end may name the start's
+    /// sheet `sheet` again (`Data!B12:Data!B14`, which LibreOffice reads
+    /// as `Data!B12:B14`).
+    fn range_at(&self, at: usize, sheet: &Sheet) -> Option<(Target<'a>, usize)> {
+        let again = match (self.is(at + 1, ':'), sheet) {
+            (true, Sheet::Named(name)) => self
+                .sheets_at(at + 2)
+                .filter(|(end, _)| matches!(end, Sheet::Named(end) if same_sheet(end, name))),
+            _ => None,
+        };
+        let last_at = again.map_or(at + 2, |(_, next)| next);
         let joined = self.is(at + 1, ':') && self.kind(last_at) == Some(Kind::Word);
         let last_called =
             self.is(last_at + 1, '(') || self.kind(last_at + 1) == Some(Kind::Bracket);
@@ -1088,13 +1097,15 @@ impl<'a> Tokens<'a> {
             return None;
         }
         let (first, last) = (self.text(at), self.text(last_at));
-        if let (Some(first), Some(last)) = (CellRef::parse(first), CellRef::parse(last)) {
-            return Some(Target::Cells(first, last));
-        }
-        if let (Some(first), Some(last)) = (column_of(first), column_of(last)) {
-            return Some(Target::Columns(first, last));
-        }
-        Some(Target::Rows(RowRef::parse(first)?, RowRef::parse(last)?))
+        let target =
+            if let (Some(first), Some(last)) = (CellRef::parse(first), CellRef::parse(last)) {
+                Target::Cells(first, last)
+            } else if let (Some(first), Some(last)) = (column_of(first), column_of(last)) {
+                Target::Columns(first, last)
+            } else {
+                Target::Rows(RowRef::parse(first)?, RowRef::parse(last)?)
+            };
+        Some((target, last_at + 1))
     }
 }
 
@@ -1570,6 +1581,36 @@ mod tests {
             ),
             ("#REF!A5+A5", "Orders", "Orders", 1, "#REF!A5+A4"),
             ("Orders!Rate+A5", "Orders", "Orders", 1, "Orders!Rate+A4"),
+            // The end naming the start's sheet again is one range.
+            (
+                "SUM(Orders!B2:Orders!B4)",
+                "Summary",
+                "Orders",
+                2,
+                "SUM(Orders!B2:B3)",
+            ),
+            (
+                "SUM(Orders!B2:orders!B4)",
+                "Summary",
+                "Orders",
+                4,
+                "SUM(Orders!B2:B3)",
+            ),
+            (
+                "SUM(Orders!B5:Orders!B6)",
+                "Summary",
+                "Other",
+                1,
+                "SUM(Orders!B5:Orders!B6)",
+            ),
+            // A range's end on another sheet is no range: each cell moves.
+            (
+                "Orders!B2:Other!B4",
+                "Summary",
+                "Orders",
+                1,
+                "Orders!B1:Other!B4",
+            ),
         ];
         for (formula, home, target, row, expected) in cases {
             let rewritten = rows_deleted(formula, home, target, &[row]).expect(formula);
@@ -1650,6 +1691,10 @@ mod tests {
                 vec![area(Some("My Sheet"), (2, 2), (2, 2))],
             ),
             ("SUM(C3:a1)", vec![area(None, (1, 3), (1, 3))]),
+            (
+                "SUM(Orders!D2:Orders!D9)",
+                vec![area(Some("Orders"), (2, 9), (4, 4))],
+            ),
             ("SUM(A:B)", vec![area(None, (1, 1_048_576), (1, 2))]),
             ("SUM(2:4)", vec![area(None, (2, 4), (1, 16_384))]),
             ("[1]Sheet1!A1+[1]!Rate+B1", vec![area(None, (1, 1), (2, 2))]),
