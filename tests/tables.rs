@@ -386,6 +386,50 @@ async fn title_rows_above_a_header_are_skipped() {
 }
 
 #[tokio::test]
+async fn an_invoices_customer_and_date_lines_are_no_header() {
+    use Spec::*;
+    let server = Server::start().await;
+    make_workbook(
+        &server.file(ID),
+        &[
+            (
+                "Invoice",
+                vec![
+                    vec![S("INVOICE")],
+                    vec![S("Customer:"), S("ACME Ltd")],
+                    vec![S("Date:"), D(45296.0)],
+                    vec![],
+                    vec![S("Item"), S("Qty"), S("Price")],
+                    vec![S("Bolt"), N(10.0), N(0.5)],
+                ],
+            ),
+            (
+                "Years",
+                vec![
+                    vec![S("Sales by year"), E, E, S("Confidential")],
+                    vec![S("Region"), N(2022.0), N(2023.0), N(2024.0)],
+                    vec![S("North"), N(1.0), N(2.0), N(3.0)],
+                ],
+            ),
+        ],
+    );
+    let (_, listing) = server.get(&format!("/v1/data/{ID}")).await;
+    assert_eq!(listing["sheets"][0]["header_row"], 5, "{listing}");
+    assert_eq!(listing["sheets"][1]["header_row"], 2, "{listing}");
+    let (status, body) = server.get(&rows_path("Invoice")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["data"],
+        json!([{"_row": 6, "Item": "Bolt", "Qty": 10, "Price": 0.5}])
+    );
+    let (_, body) = server.get(&rows_path("Years")).await;
+    assert_eq!(
+        body["data"],
+        json!([{"_row": 3, "Region": "North", "2022": 1, "2023": 2, "2024": 3}])
+    );
+}
+
+#[tokio::test]
 async fn an_upsert_and_a_positional_insert_grow_the_table_too() {
     for fixture in FIXTURES {
         let server = serving(fixture).await;

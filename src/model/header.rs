@@ -287,15 +287,20 @@ const RULE_ROWS: usize = 50;
 
 /// The header row the rule of §11.1 picks, measured against hand-labelled
 /// real sheets (`tools/corpus/header_labels.tsv`; docs/API.md has the
-/// agreement). Over 50 rows from the first non-empty one, with `W` the most non-empty cells
-/// any of them holds:
-/// - the header is the first row whose cells are all text and that holds
-///   at least two cells and at least two thirds of `W` (title rows above a
-///   table hold fewer, data rows hold numbers or dates);
-/// - unless no row is such, or a row above it that holds a non-text value
-///   is as full as it (the sheet starts with data): then the first row of
-///   two or more cells, else the first non-empty row (§11.1's minimum:
-///   title rows of one cell are skipped).
+/// agreement). Over 50 rows from the first non-empty one, with `W` the
+/// most non-empty cells any of them holds and `need` two or more cells and
+/// at least two thirds of `W`:
+/// 1. a preamble is skipped (see [`preamble_end`]): label and value lines,
+///    an invoice's customer and date, above a table;
+/// 2. from there, the header is the first row whose cells are all text
+///    and that holds `need` cells (title rows above a table hold fewer,
+///    data rows hold numbers or dates),
+/// 3. unless no row is such, or a row above it that holds a non-text value
+///    is as full as it (the sheet starts with data): then the first row of
+///    `need` cells when it is a text label followed by numbers or dates
+///    only (`Region, 2022, 2023`: years as a header), else the first row of
+///    two or more cells, else the first non-empty one (§11.1's minimum:
+///    title rows of one cell are skipped).
 fn header_rule(sheet: &Sheet) -> Option<usize> {
     let top = sheet.first_non_blank_row()?;
     let rows: Vec<RowKind> = (top..sheet.rows.len().min(top + RULE_ROWS))
@@ -303,17 +308,52 @@ fn header_rule(sheet: &Sheet) -> Option<usize> {
         .collect();
     let widest = rows.iter().map(|r| r.cells).max()?;
     let need = 2.max((2 * widest).div_ceil(3));
-    let minimum = rows
-        .iter()
-        .position(|r| r.cells >= 2)
+    let start = preamble_end(&rows);
+    let rows = &rows[start..];
+    let first = top + start;
+    if let Some(header) = rows.iter().position(|r| r.all_text && r.cells >= need) {
+        let data_above = rows[..header]
+            .iter()
+            .any(|r| !r.all_text && r.cells >= rows[header].cells);
+        if !data_above {
+            return Some(first + header);
+        }
+    }
+    if let Some(full) = rows.iter().position(|r| r.cells >= need)
+        && rows[full].label_then_numbers
+    {
+        return Some(first + full);
+    }
+    let minimum = (rows.iter().position(|r| r.cells >= 2))
         .or_else(|| rows.iter().position(|r| r.cells > 0))?;
-    let Some(header) = rows.iter().position(|r| r.all_text && r.cells >= need) else {
-        return Some(top + minimum);
-    };
-    let data_above = rows[..header]
-        .iter()
-        .any(|r| !r.all_text && r.cells >= rows[header].cells);
-    Some(top + if data_above { minimum } else { header })
+    Some(first + minimum)
+}
+
+/// Where the rows the header rule reads begin, past a preamble: the last
+/// row (an index of `rows`, whose first is non-empty) that has a row
+/// directly below it, is wider than every row from the last such start to
+/// it, and either follows a blank row or is a row of text over a row of
+/// data at least as wide, with only rows of one or two cells above it
+/// (`Customer: ACME` lines over `Item, Qty` with no blank row between).
+fn preamble_end(rows: &[RowKind]) -> usize {
+    let mut start = 0;
+    let mut widest = rows.first().map_or(0, |r| r.cells);
+    for (at, row) in rows.iter().enumerate().skip(1) {
+        let below = rows.get(at + 1).filter(|b| b.cells > 0);
+        let starts = below.is_some_and(|below| {
+            let after_blank = rows[at - 1].cells == 0;
+            let on_data =
+                row.all_text && widest <= 2 && !below.all_text && below.cells >= row.cells;
+            row.cells > widest && (after_blank || on_data)
+        });
+        if starts {
+            start = at;
+            widest = row.cells;
+        } else {
+            widest = widest.max(row.cells);
+        }
+    }
+    start
 }
 
 /// What the header rule sees of a row.
@@ -322,24 +362,34 @@ struct RowKind {
     cells: usize,
     /// Whether every non-empty cell holds text.
     all_text: bool,
+    /// Whether its first non-empty cell holds text and every other a
+    /// number, a date or a time.
+    label_then_numbers: bool,
 }
 
 impl RowKind {
     fn of(cells: &[super::Cell]) -> RowKind {
+        use super::Cell;
         let mut kind = RowKind {
             cells: 0,
             all_text: true,
+            label_then_numbers: true,
         };
         for cell in cells {
-            match cell.value() {
-                super::Cell::Text(text) if text.trim().is_empty() => {}
-                super::Cell::Empty => {}
-                super::Cell::Text(_) => kind.cells += 1,
-                _ => {
-                    kind.cells += 1;
-                    kind.all_text = false;
+            let value = cell.value();
+            let number = match value {
+                Cell::Text(text) if text.trim().is_empty() => continue,
+                Cell::Empty => continue,
+                Cell::Text(_) => false,
+                Cell::Number(_) | Cell::DateTime(_) | Cell::Timestamp(_) | Cell::Duration(_) => {
+                    true
                 }
-            }
+                _ => false,
+            };
+            let text = matches!(value, Cell::Text(_));
+            kind.all_text &= text;
+            kind.label_then_numbers &= if kind.cells == 0 { text } else { number };
+            kind.cells += 1;
         }
         kind
     }
@@ -441,6 +491,69 @@ mod tests {
             vec![text("Gym"), n(30.0), Cell::Bool(true), n(45000.0)],
         ]);
         assert_eq!(header_rule(&s), Some(3));
+    }
+
+    #[test]
+    fn a_preamble_of_labels_and_values_above_a_table_is_skipped() {
+        let n = Cell::Number;
+        let invoice = |blank: bool| {
+            let mut rows = vec![
+                vec![text("INVOICE")],
+                vec![text("Customer:"), text("ACME Ltd")],
+                vec![text("Date:"), Cell::DateTime(45296.0)],
+            ];
+            if blank {
+                rows.push(vec![]);
+            }
+            rows.push(vec![text("Item"), text("Qty"), text("Price")]);
+            rows.push(vec![text("Bolt"), n(10.0), n(0.5)]);
+            rows.push(vec![text("Nut"), n(20.0), n(0.25)]);
+            sheet(rows)
+        };
+        assert_eq!(header_rule(&invoice(true)), Some(4));
+        assert_eq!(header_rule(&invoice(false)), Some(3), "no blank row");
+        let parameters = sheet(vec![
+            vec![text("Region:"), text("North")],
+            vec![text("Unit:"), text("EUR")],
+            vec![],
+            vec![text("Product"), n(2022.0), n(2023.0)],
+            vec![text("Widget"), n(1.0), n(2.0)],
+        ]);
+        assert_eq!(header_rule(&parameters), Some(3));
+        // A blank header cell over a full row of text is no preamble.
+        let caption = sheet(vec![
+            vec![text("Item"), text("Colour"), Cell::Empty, text("Qty")],
+            vec![text("Bolt"), text("grey"), text("M6"), text("n/a")],
+            vec![text("Nut"), text("black"), text("M6"), n(20.0)],
+        ]);
+        assert_eq!(header_rule(&caption), Some(0));
+        // Notes below a table, however wide, do not move its header.
+        let notes = sheet(vec![
+            vec![text("Item"), text("Qty"), text("Price")],
+            vec![text("Bolt"), n(10.0), n(0.5)],
+            vec![],
+            vec![text("Total"), n(10.0)],
+            vec![],
+            vec![text("Note:"), text("prices"), text("exclude"), text("VAT")],
+        ]);
+        assert_eq!(header_rule(&notes), Some(0));
+    }
+
+    #[test]
+    fn a_header_of_a_label_and_years_is_taken_below_a_title() {
+        let n = Cell::Number;
+        let s = sheet(vec![
+            vec![
+                text("Sales by year"),
+                Cell::Empty,
+                Cell::Empty,
+                text("Confidential"),
+            ],
+            vec![text("Region"), n(2022.0), n(2023.0), n(2024.0)],
+            vec![text("North"), n(1.0), n(2.0), n(3.0)],
+            vec![text("South"), n(4.0), n(5.0), n(6.0)],
+        ]);
+        assert_eq!(header_rule(&s), Some(1));
     }
 
     #[test]
