@@ -1969,3 +1969,39 @@ async fn formulas_are_kept_as_the_kind_of_formula_the_file_has() {
     let table = attributes(&[("r1", "J1"), ("ref", "K3:K5"), ("t", "dataTable")]);
     assert_eq!(had["K3"], (None, table, String::new()));
 }
+
+/// Excel writes extensions' elements after `workbookPr` (a saved file's
+/// path in `mc:AlternateContent`): they stay after it when that element is
+/// the writer's own, or the workbook part breaks the schema's order, which
+/// Excel repairs.
+#[tokio::test]
+async fn excels_elements_after_workbook_settings_stay_after_them() {
+    let server = Server::start().await;
+    common::people_workbook(&server);
+    let path = server.file(ID);
+    let absolute_path = concat!(
+        r#"<mc:AlternateContent xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">"#,
+        r#"<mc:Choice Requires="x15"><x15ac:absPath xmlns:x15ac="http://schemas.microsoft.com/office/spreadsheetml/2010/11/ac" url="C:\Users\me\"/>"#,
+        r#"</mc:Choice></mc:AlternateContent>"#
+    );
+    let settings = r#"<workbookPr defaultThemeVersion="124226"/>"#;
+    let original = with_part_edited(&std::fs::read(&path).unwrap(), "xl/workbook.xml", |xml| {
+        assert!(xml.contains(settings), "the writer's own settings: {xml}");
+        xml.replace(settings, &format!("{settings}{absolute_path}"))
+    });
+    std::fs::write(&path, original).unwrap();
+    let (status, body) = server
+        .post(&rows_path("People"), json!({"data": [{"name": "Eve"}]}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let written =
+        String::from_utf8(part(&std::fs::read(&path).unwrap(), "xl/workbook.xml").unwrap())
+            .unwrap();
+    let at = |text: &str| {
+        written
+            .find(text)
+            .unwrap_or_else(|| panic!("{text} in {written}"))
+    };
+    assert!(at("<workbookPr") < at("<mc:AlternateContent"), "{written}");
+    assert!(at("<mc:AlternateContent") < at("<bookViews"), "{written}");
+}

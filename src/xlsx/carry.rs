@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 use quick_xml::events::Event;
 
 use super::ReadError;
+use super::merge::places_workbook_child;
 use super::opc::{
     ContentTypes, MainParts, is_kind, read_relationships, rels_name, rels_of, target_part,
 };
@@ -159,7 +160,8 @@ pub fn collect(
     // the default row height it writes, for one.
     let plain_font = styles.is_none() || fonts.first() == defaults.font.as_ref();
     let writer_like = |element: &Element| plain_font && defaults.is_default(element);
-    carried.workbook.elements.retain(|e| !writer_like(e));
+    let workbook_elements = &mut carried.workbook.elements;
+    drop_writer_like(workbook_elements, writer_like, places_workbook_child);
     carried.date1904 = carried
         .workbook
         .elements
@@ -200,7 +202,9 @@ pub fn collect(
     }
     let mut by_sheet = HashMap::new();
     for mut sheet in sheets {
-        sheet.elements.retain(|e| !writer_like(e));
+        drop_writer_like(&mut sheet.elements, writer_like, |name| {
+            sheet_children::position(name).is_some()
+        });
         let xml = carried_xml(
             parts,
             &sheet.part,
@@ -238,6 +242,23 @@ pub fn collect(
     }
     carried.defaults = needed_defaults(content_types, &carried.parts);
     Ok((carried, by_sheet))
+}
+
+/// Drops from `elements` (in the file's order) those `writer_like`, which
+/// the writer writes exactly so anyway; but keeps one directly followed by
+/// an element the schema does not place (`placed` is false for it: an
+/// extension's, such as Excel's `mc:AlternateContent` after
+/// `workbookPr`), which the merge puts after the carried element before it.
+fn drop_writer_like(
+    elements: &mut Vec<Element>,
+    writer_like: impl Fn(&Element) -> bool,
+    placed: impl Fn(&str) -> bool,
+) {
+    let anchors: Vec<bool> = (0..elements.len())
+        .map(|i| elements.get(i + 1).is_some_and(|next| !placed(&next.name)))
+        .collect();
+    let mut anchors = anchors.into_iter();
+    elements.retain(|e| anchors.next().unwrap_or(false) || !writer_like(e));
 }
 
 /// What rust_xlsxwriter writes for a workbook without settings of its own.

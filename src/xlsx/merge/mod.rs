@@ -13,6 +13,8 @@ mod splice;
 mod styles;
 mod workbook;
 
+pub(super) use workbook::places_child as places_workbook_child;
+
 use std::collections::{HashMap, HashSet};
 use std::io::{Cursor, Seek, Write};
 

@@ -39,6 +39,12 @@ const WORKBOOK_ORDER: &[&str] = &[
     "extLst",
 ];
 
+/// Whether the schema places a child of `<workbook>` named `name` (an
+/// extension's element, `AlternateContent`, goes after the one before it).
+pub(in crate::xlsx) fn places_child(name: &str) -> bool {
+    place(WORKBOOK_ORDER, name).is_some()
+}
+
 /// The writer's workbook XML with the carried elements put in: carried
 /// built-in names go inside `<definedNames>`, each with what the model's
 /// name of the same name and scope refers to now (a delete adjusts it).
