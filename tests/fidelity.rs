@@ -2005,3 +2005,31 @@ async fn excels_elements_after_workbook_settings_stay_after_them() {
     assert!(at("<workbookPr") < at("<mc:AlternateContent"), "{written}");
     assert!(at("<mc:AlternateContent") < at("<bookViews"), "{written}");
 }
+
+/// A row height the app fitted to the row's content (a large title, a
+/// wrapped header: `ht` without `customHeight`, as Excel saves it) stays,
+/// still fitted; a height that is the sheet's default stays unset, and so
+/// does one fitted to a row with nothing in it.
+#[tokio::test]
+async fn row_heights_fitted_to_their_content_survive_a_write() {
+    let server = Server::start().await;
+    common::people_workbook(&server);
+    let path = server.file(ID);
+    let sheet = "xl/worksheets/sheet1.xml";
+    let original = with_part_edited(&std::fs::read(&path).unwrap(), sheet, |xml| {
+        xml.replacen(r#"<row r="1""#, r#"<row r="1" ht="31.5""#, 1)
+            .replacen(r#"<row r="2""#, r#"<row r="2" ht="15""#, 1)
+            .replacen("</sheetData>", r#"<row r="9" ht="30"/></sheetData>"#, 1)
+    });
+    std::fs::write(&path, original).unwrap();
+    let (status, body) = server
+        .post(&rows_path("People"), json!({"data": [{"name": "Eve"}]}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let rows = elements(&part(&std::fs::read(&path).unwrap(), sheet).unwrap(), "row");
+    assert!(rows[0].contains(r#"ht="31.5""#), "{rows:?}");
+    assert!(!rows[0].contains("customHeight"), "{rows:?}");
+    assert!(!rows[1].contains("ht="), "{rows:?}");
+    assert!(rows[4].contains("Eve"), "{rows:?}");
+    assert_eq!(rows.len(), 5, "{rows:?}");
+}

@@ -66,8 +66,12 @@ pub struct DataTable {
 /// A row's own settings.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RowProps {
-    /// In points, when set by hand.
+    /// In points, when set by hand or fitted to the row's content.
     pub height: Option<f64>,
+    /// Whether `height` is one a spreadsheet app fitted to the row's content
+    /// (a larger font, wrapped text; the file has no `customHeight`), which
+    /// it fits again when the content changes: written so.
+    pub height_fitted: bool,
     pub hidden: bool,
     /// The format of the row's empty cells (an id into `Workbook::formats`),
     /// when the row has one of its own (which may be the default format).
@@ -600,6 +604,7 @@ impl Layout {
         {
             let taken = RowProps {
                 height: above.height,
+                height_fitted: above.height_fitted,
                 format: above.format,
                 ..RowProps::default()
             };

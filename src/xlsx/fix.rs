@@ -325,7 +325,7 @@ fn find_row(xml: &[u8], from: usize, row: u32) -> RowAt {
 
 /// The start tag `tag` (`<name …>` or `<name …/>`, as the writer writes
 /// them) without the attributes named in `drop` and those of `set`, then
-/// with `set` added.
+/// with `set` added (but for those set to "", which are left out).
 fn start_tag(tag: &[u8], drop: &[&[u8]], set: &[(&str, String)]) -> Vec<u8> {
     if drop.is_empty() && set.is_empty() {
         return tag.to_vec();
@@ -346,7 +346,7 @@ fn start_tag(tag: &[u8], drop: &[&[u8]], set: &[(&str, String)]) -> Vec<u8> {
             out.extend_from_slice(quoted);
         }
     }
-    for (name, value) in set {
+    for (name, value) in set.iter().filter(|(_, value)| !value.is_empty()) {
         out.extend_from_slice(format!(" {name}=\"{value}\"").as_bytes());
     }
     out.extend_from_slice(if empty { b"/>" } else { b">" });

@@ -534,6 +534,8 @@ fn scan_sheet(xml: impl BufRead, budget: &mut Budget) -> Result<SheetXml, ReadEr
         row_formatted: false,
         formatted_columns: Vec::new(),
         columns_set: 0,
+        default_height: DEFAULT_ROW_HEIGHT,
+        row_cells: false,
     };
     let mut reader = Reader::from_reader(xml);
     let mut buf = Vec::new();
@@ -598,6 +600,10 @@ enum Heading {
     Footer,
 }
 
+/// The default row height of a sheet whose file does not say it: Excel's
+/// with Calibri 11, in points.
+const DEFAULT_ROW_HEIGHT: f64 = 15.0;
+
 /// The state of [`scan_sheet`].
 struct SheetScan<'a> {
     budget: &'a mut Budget,
@@ -620,6 +626,11 @@ struct SheetScan<'a> {
     in_shared: Option<String>,
     /// Whether the current row has a format of its own.
     row_formatted: bool,
+    /// The sheet's default row height (`sheetFormatPr` comes before the
+    /// rows), in points.
+    default_height: f64,
+    /// Whether the current row has a cell.
+    row_cells: bool,
     /// Whether each column has a format of its own (`<cols>` comes
     /// before the cells).
     formatted_columns: Vec<bool>,
@@ -688,6 +699,7 @@ impl SheetScan<'_> {
 
     fn end(&mut self, name: &str) {
         match name {
+            "row" => self.row_ended(),
             "f" => self.in_shared = None,
             "v" => {
                 let Value::StrText(xml, preserve) =
@@ -746,6 +758,10 @@ impl SheetScan<'_> {
                 self.sheet.layout.autofilter = attr(element, "ref").and_then(|r| range_ref(&r))
             }
             "tablePart" => self.sheet.table_ids.extend(attr(element, "id")),
+            "sheetFormatPr" => {
+                self.default_height =
+                    number(element, "defaultRowHeight").unwrap_or(DEFAULT_ROW_HEIGHT);
+            }
             "pane" => self.pane(element),
             "tabColor" => self.sheet.layout.tab_color = color(element),
             "pageSetUpPr" if flag(element, "fitToPage") => {
@@ -853,16 +869,21 @@ impl SheetScan<'_> {
         };
         self.rows_seen = self.row + 1;
         self.next_column = 0;
+        let custom = flag(element, "customHeight");
+        // A height without `customHeight` is one the app fitted to the
+        // row's content; kept where it is not the sheet's default (Excel
+        // writes it only then, LibreOffice on every row).
+        let height = number(element, "ht").filter(|&h| custom || h != self.default_height);
         let props = RowProps {
-            height: flag(element, "customHeight")
-                .then(|| number(element, "ht"))
-                .flatten(),
+            height,
+            height_fitted: height.is_some() && !custom,
             hidden: flag(element, "hidden"),
             format: flag(element, "customFormat").then(|| index(element, "s").unwrap_or(0)),
             outline_level: outline_level(element),
             collapsed: flag(element, "collapsed"),
         };
         self.row_formatted = props.format.is_some_and(|id| id != 0);
+        self.row_cells = false;
         if props != RowProps::default() {
             self.budget.spend(1)?;
             self.sheet.layout.rows.insert(self.row, props);
@@ -870,8 +891,27 @@ impl SheetScan<'_> {
         Ok(())
     }
 
+    /// The end of a `<row>`: a height fitted to a row with no cell and no
+    /// format of its own is the app's fit of nothing, no setting to keep
+    /// (a row with one at or below a sheet's last cells would cost its
+    /// writes the save in part).
+    fn row_ended(&mut self) {
+        let rows = &mut self.sheet.layout.rows;
+        let Some(props) = rows.get_mut(&self.row) else {
+            return;
+        };
+        if !self.row_cells && props.height_fitted && props.format.is_none() {
+            props.height = None;
+            props.height_fitted = false;
+            if *props == RowProps::default() {
+                rows.remove(&self.row);
+            }
+        }
+    }
+
     /// A cell `<c>`: its format.
     fn cell(&mut self, element: &BytesStart<'_>) -> Result<(), ReadError> {
+        self.row_cells = true;
         // The one element there is one of per cell: read its attributes in
         // a single pass.
         let [reference, style, kind, metadata] = attrs(element, ["r", "s", "t", "cm"]);

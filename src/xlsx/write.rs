@@ -692,9 +692,11 @@ fn row_fixes(
         }
         if let Some(height) = props.height {
             let pixels = (height * 4.0 / 3.0).round();
-            if pixels * 0.75 != height || pixels as u32 == row_pixels {
+            if pixels * 0.75 != height || pixels as u32 == row_pixels || props.height_fitted {
                 attributes.push(("ht", format_number(height)));
-                attributes.push(("customHeight", "1".to_owned()));
+                // An empty value leaves the attribute out (see `fix`).
+                let custom = if props.height_fitted { "" } else { "1" };
+                attributes.push(("customHeight", custom.to_owned()));
             }
         }
         if props.collapsed {
