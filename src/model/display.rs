@@ -95,14 +95,20 @@ impl NumberFormat {
             Some(code) => code,
         };
         let all = split_sections(code);
-        let text = all
-            .iter()
-            .find(|section| text_pieces(section).contains(&TextPiece::Text))
+        let is_text = |section: &&String| text_pieces(section, false).contains(&TextPiece::Text);
+        let text = (all.iter().find(is_text))
             .or_else(|| all.get(3))
-            .map(|section| text_pieces(section));
-        let sections = all
+            .map(|section| text_pieces(section, true));
+        // A section with `@` is for text: numbers take the others
+        // (`m/d/yy;@` shows a negative number through its first section,
+        // with its sign), or it alone when there are none (`@`).
+        let numeric: Vec<&String> = all.iter().take(3).filter(|s| !is_text(s)).collect();
+        let numeric = match numeric.is_empty() {
+            true => vec![&all[0]],
+            false => numeric,
+        };
+        let sections = numeric
             .iter()
-            .take(3)
             .map(|section| parse_section(section))
             .collect();
         NumberFormat { sections, text }
@@ -321,13 +327,7 @@ fn parse_section(section: &str) -> Section {
                 fraction = true;
                 code.push(c);
             }
-            'G' | 'g'
-                if chars
-                    .clone()
-                    .take(6)
-                    .collect::<String>()
-                    .eq_ignore_ascii_case("eneral") =>
-            {
+            'G' | 'g' if starts_general(chars.clone()) => {
                 general = Some(literal.len());
                 for _ in 0..6 {
                     chars.next();
@@ -371,6 +371,33 @@ fn parse_section(section: &str) -> Section {
     Section { condition, kind }
 }
 
+/// A fragment of a code (as [`parse_section`] keeps it) as it shows:
+/// quoted text without its quotes, an escaped character without its `\`,
+/// `_x` a space.
+fn shown(fragment: &str) -> String {
+    let mut out = String::with_capacity(fragment.len());
+    let mut chars = fragment.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => out.extend(chars.by_ref().take_while(|&c| c != '"')),
+            '\\' => out.extend(chars.next()),
+            '_' => {
+                chars.next();
+                out.push(' ');
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Whether the characters after a `G` make `General`.
+fn starts_general(rest: impl Iterator<Item = char>) -> bool {
+    rest.take(6)
+        .collect::<String>()
+        .eq_ignore_ascii_case("eneral")
+}
+
 /// Whether the characters after an `a` make `AM/PM` or `A/P`.
 fn starts_am_pm(rest: impl Iterator<Item = char>) -> bool {
     let next: String = rest.take(4).collect::<String>().to_ascii_lowercase();
@@ -378,8 +405,10 @@ fn starts_am_pm(rest: impl Iterator<Item = char>) -> bool {
 }
 
 /// A section as text shows it: quoted text, escaped characters and other
-/// literals as they are, `_x` a space, no fill (`*x`) or brackets.
-fn text_pieces(section: &str) -> Vec<TextPiece> {
+/// literals as they are, `_x` a space, no fill (`*x`) or brackets; `@` the
+/// text, and so `General` when `general_is_text` (the fourth section, the
+/// text's, shows the text so).
+fn text_pieces(section: &str, general_is_text: bool) -> Vec<TextPiece> {
     let mut pieces = Vec::new();
     let mut literal = String::new();
     let mut chars = section.chars();
@@ -396,6 +425,13 @@ fn text_pieces(section: &str) -> Vec<TextPiece> {
             }
             '[' => {
                 chars.by_ref().take_while(|&c| c != ']').for_each(drop);
+            }
+            'G' | 'g' if general_is_text && starts_general(chars.clone()) => {
+                chars.nth(5);
+                if !literal.is_empty() {
+                    pieces.push(TextPiece::Literal(std::mem::take(&mut literal)));
+                }
+                pieces.push(TextPiece::Text);
             }
             '@' => {
                 if !literal.is_empty() {
@@ -1290,16 +1326,16 @@ impl Fraction {
             prefix = rest[..start].to_owned();
             whole = Some(rest[end + 1..].to_owned());
         }
-        if numerator.is_empty() || prefix.contains('"') || suffix.contains('"') {
+        if numerator.is_empty() {
             return None;
         }
         Some(Fraction {
-            prefix,
-            whole,
+            prefix: shown(&prefix),
+            whole: whole.as_deref().map(shown),
             numerator_width: numerator.len(),
             denominator,
             denominator_width: right_digits.len(),
-            suffix,
+            suffix: shown(&suffix),
         })
     }
 
@@ -1456,6 +1492,25 @@ mod tests {
         }
         assert!(NumberFormat::parse(Some("General")).is_general());
         assert!(!NumberFormat::parse(Some("General\" kg\"")).is_general());
+    }
+
+    /// Each shown by LibreOffice 7.4 (`getString()` of the cell, through
+    /// UNO), from a black-box comparison on the corpus.
+    #[test]
+    fn text_sections_and_fraction_literals_show_as_libreoffice_shows_them() {
+        for (code, value, expected) in [
+            ("0.00;@", -1.2, "-1.20"),
+            ("[h]:mm:ss;@", -1.2, "-28:48:00"),
+            ("0.00;@", 1.2, "1.20"),
+            (r"#\ ?/2", 12.3, "12 1/2"),
+            (r#"#"  "?/?"#, 1.2, "1  1/5"),
+            (r##""x"# ?/?"##, 1.2, "x1 1/5"),
+        ] {
+            assert_eq!(show(code, value), expected, "{code} {value}");
+        }
+        let code = "[Red][<=-25]General;[Blue][>=25]General;[Green]General;[Yellow]General";
+        assert_eq!(NumberFormat::parse(Some(code)).show_text("foo"), "foo");
+        assert_eq!(NumberFormat::parse(Some("@")).show(-2.5), "-2.5");
     }
 
     /// Each shown by LibreOffice 7.4 (an xlsx converted to CSV).
