@@ -371,24 +371,34 @@ fn parse_section(section: &str) -> Section {
     Section { condition, kind }
 }
 
-/// A fragment of a code (as [`parse_section`] keeps it) as it shows:
-/// quoted text without its quotes, an escaped character without its `\`,
-/// `_x` a space.
-fn shown(fragment: &str) -> String {
-    let mut out = String::with_capacity(fragment.len());
-    let mut chars = fragment.chars();
+/// Whether `code` has a digit placeholder or `/` inside quotes or escaped.
+fn quotes_a_placeholder(code: &str) -> bool {
+    let placeholder = |c: char| matches!(c, '0' | '#' | '?' | '/');
+    let mut chars = code.chars();
     while let Some(c) = chars.next() {
-        match c {
-            '"' => out.extend(chars.by_ref().take_while(|&c| c != '"')),
-            '\\' => out.extend(chars.next()),
-            '_' => {
-                chars.next();
-                out.push(' ');
-            }
-            c => out.push(c),
+        let quoted = match c {
+            '"' => chars.by_ref().take_while(|&c| c != '"').any(placeholder),
+            '\\' => chars.next().is_some_and(placeholder),
+            _ => false,
+        };
+        if quoted {
+            return true;
         }
     }
-    out
+    false
+}
+
+/// A fragment of a code (as [`parse_section`] keeps it) as it shows:
+/// quoted text without its quotes, an escaped character without its `\`,
+/// `_x` a space (see [`text_pieces`]).
+fn shown(fragment: &str) -> String {
+    let pieces = text_pieces(fragment, false).into_iter();
+    pieces
+        .map(|piece| match piece {
+            TextPiece::Literal(literal) => literal,
+            TextPiece::Text => "@".to_owned(),
+        })
+        .collect()
 }
 
 /// Whether the characters after a `G` make `General`.
@@ -868,13 +878,35 @@ impl Digits {
     }
 }
 
-/// The 15 significant digits of `value` (ASCII, the first not 0 unless
-/// `value` is) and the power of ten of the first.
+/// The 15 significant digits of `value`'s magnitude (ASCII, the first not
+/// 0 unless `value` is) and the power of ten of the first. As LibreOffice,
+/// they are the shortest decimal that reads back as `value` rounded, a
+/// half up: 2.356194490192345 (as it reads back) is `…92345` and so `…9235`, where its exact
+/// binary value (`…923448369…`) would round down.
 fn fifteen_digits(value: f64) -> (Vec<u8>, i32) {
-    let scientific = format!("{value:.14e}");
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let digits = mantissa.bytes().filter(u8::is_ascii_digit).collect();
-    (digits, exponent.parse().unwrap_or(0))
+    let shortest = format!("{:e}", value.abs());
+    let (mantissa, exponent) = shortest.split_once('e').unwrap_or((&shortest, "0"));
+    let mut exponent: i32 = exponent.parse().unwrap_or(0);
+    let mut digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    if digits.len() > 15 {
+        let up = digits[15] >= b'5';
+        digits.truncate(15);
+        if up {
+            match digits.iter().rposition(|&d| d != b'9') {
+                Some(at) => {
+                    digits[at] += 1;
+                    digits[at + 1..].fill(b'0');
+                }
+                None => {
+                    digits.fill(b'0');
+                    digits[0] = b'1';
+                    exponent += 1;
+                }
+            }
+        }
+    }
+    digits.resize(15, b'0');
+    (digits, exponent)
 }
 
 /// `magnitude` rounded to `decimals` decimals, a half up, as its 15
@@ -918,45 +950,51 @@ fn general(value: f64) -> String {
             .filter(u8::is_ascii_digit)
             .count();
         let decimals = shortest.split_once('.').map_or(0, |(_, d)| d.len());
-        if significant <= 15 && decimals <= 20 {
+        if significant <= 15 && decimals as i32 <= most_decimals(magnitude) {
             return shortest;
         }
     }
-    // Rounded to 15 significant digits, in scientific notation, whose
-    // exponent says which form shows it.
-    let scientific = format!("{value:.14e}");
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let mantissa = trim_zeros(mantissa);
-    let significant = mantissa.chars().filter(char::is_ascii_digit).count() as i32;
-    let decimals = significant - 1 - exponent;
+    // Rounded to 15 significant digits, whose exponent says which form
+    // shows them.
+    let (mut digits, exponent) = fifteen_digits(value);
+    while digits.len() > 1 && digits.last() == Some(&b'0') {
+        digits.pop();
+    }
+    let digits = String::from_utf8(digits).unwrap_or_default();
+    let decimals = digits.len() as i32 - 1 - exponent;
+    let sign = if value < 0.0 { "-" } else { "" };
     // Whole numbers from 2^53, where doubles skip integers, are shown in
     // scientific notation (9007199254740992 is 9.00719925474099E+015).
-    if magnitude >= 9_007_199_254_740_992.0 || exponent < -9 || decimals > 20 {
-        let sign = if exponent < 0 { '-' } else { '+' };
+    if magnitude >= 9_007_199_254_740_992.0 || exponent < -9 || decimals > most_decimals(magnitude)
+    {
+        let (first, rest) = digits.split_at(1);
+        let point = if rest.is_empty() { "" } else { "." };
+        let exponent_sign = if exponent < 0 { '-' } else { '+' };
         let width = if exponent < 0 { 2 } else { 3 };
-        return format!("{mantissa}E{sign}{:0width$}", exponent.abs());
+        return format!(
+            "{sign}{first}{point}{rest}E{exponent_sign}{:0width$}",
+            exponent.abs()
+        );
     }
     if exponent >= 15 {
         // Whole numbers below 2^53 are shown with every digit.
         return format!("{value:.0}");
     }
-    let decimals = decimals.max(0) as usize;
-    let fixed = format!("{value:.decimals$}");
-    if fixed.contains('.') {
-        trim_zeros(&fixed).to_owned()
-    } else {
-        fixed
-    }
+    let plain = match usize::try_from(exponent) {
+        // 123.45: the digits with a point after the whole part's.
+        Ok(whole) if whole + 1 >= digits.len() => format!("{digits:0<width$}", width = whole + 1),
+        Ok(whole) => format!("{}.{}", &digits[..=whole], &digits[whole + 1..]),
+        // 0.00123: zeros before the digits.
+        Err(_) => format!("0.{}{digits}", "0".repeat((-exponent - 1) as usize)),
+    };
+    format!("{sign}{plain}")
 }
 
-/// `1.2500` → `1.25`, `3.000` → `3`.
-fn trim_zeros(number: &str) -> &str {
-    if number.contains('.') {
-        number.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        number
-    }
+/// The most decimals General shows a number of `magnitude` with before it
+/// turns to scientific notation, as LibreOffice: 20, and 16 below 10^-4
+/// (`0.0000035068523895`, but `3.50685238956922E-06`).
+fn most_decimals(magnitude: f64) -> i32 {
+    if magnitude < 1e-4 { 16 } else { 20 }
 }
 
 // ---------------------------------------------------------------------------
@@ -1326,7 +1364,9 @@ impl Fraction {
             prefix = rest[..start].to_owned();
             whole = Some(rest[end + 1..].to_owned());
         }
-        if numerator.is_empty() {
+        // A quoted or escaped `0`, `#`, `?` or `/` would be read for a
+        // digit or the bar: such a code is shown as digits instead.
+        if numerator.is_empty() || quotes_a_placeholder(code) {
             return None;
         }
         Some(Fraction {
@@ -1422,6 +1462,13 @@ mod tests {
             (1.2345678901234567e-7, "1.23456789012346E-07"),
             (-1200.0, "-1200"),
             (0.1 + 0.2, "0.3"),
+            // Shown by LibreOffice 7.4 (`getString()` through UNO).
+            (2.356194490192345, "2.35619449019235"),
+            (-2.356194490192345, "-2.35619449019235"),
+            (3.50685238956922e-6, "3.50685238956922E-06"),
+            (0.0000035068523895, "0.0000035068523895"),
+            (0.9999999999999999, "1"),
+            (123.45678901234568, "123.456789012346"),
         ] {
             assert_eq!(general(value), expected, "{value}");
         }
@@ -1510,7 +1557,6 @@ mod tests {
         }
         let code = "[Red][<=-25]General;[Blue][>=25]General;[Green]General;[Yellow]General";
         assert_eq!(NumberFormat::parse(Some(code)).show_text("foo"), "foo");
-        assert_eq!(NumberFormat::parse(Some("@")).show(-2.5), "-2.5");
     }
 
     /// Each shown by LibreOffice 7.4 (an xlsx converted to CSV).

@@ -330,11 +330,11 @@ fn header_rule(sheet: &Sheet) -> Option<usize> {
 }
 
 /// Where the rows the header rule reads begin, past a preamble: the last
-/// row (an index of `rows`, whose first is non-empty) that has a row
-/// directly below it, is wider than every row from the last such start to
-/// it, and either follows a blank row or is a row of text over a row of
-/// data at least as wide, with only rows of one or two cells above it
-/// (`Customer: ACME` lines over `Item, Qty` with no blank row between).
+/// row (an index of `rows`, whose first is non-empty) that has a non-empty
+/// row directly below it, is wider than every row from the last such
+/// start to it, which hold one or two cells each (titles, `Customer:
+/// ACME` lines), and either follows a blank row or is a row of text over
+/// a row of data at least as wide (no blank row between).
 fn preamble_end(rows: &[RowKind]) -> usize {
     let mut start = 0;
     let mut widest = rows.first().map_or(0, |r| r.cells);
@@ -342,9 +342,8 @@ fn preamble_end(rows: &[RowKind]) -> usize {
         let below = rows.get(at + 1).filter(|b| b.cells > 0);
         let starts = below.is_some_and(|below| {
             let after_blank = rows[at - 1].cells == 0;
-            let on_data =
-                row.all_text && widest <= 2 && !below.all_text && below.cells >= row.cells;
-            row.cells > widest && (after_blank || on_data)
+            let on_data = row.all_text && !below.all_text && below.cells >= row.cells;
+            row.cells > widest && widest <= 2 && (after_blank || on_data)
         });
         if starts {
             start = at;
@@ -535,6 +534,7 @@ mod tests {
             vec![text("Total"), n(10.0)],
             vec![],
             vec![text("Note:"), text("prices"), text("exclude"), text("VAT")],
+            vec![text("Source:"), text("internal")],
         ]);
         assert_eq!(header_rule(&notes), Some(0));
     }

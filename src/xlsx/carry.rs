@@ -161,7 +161,9 @@ pub fn collect(
     let plain_font = styles.is_none() || fonts.first() == defaults.font.as_ref();
     let writer_like = |element: &Element| plain_font && defaults.is_default(element);
     let workbook_elements = &mut carried.workbook.elements;
-    drop_writer_like(workbook_elements, writer_like, places_workbook_child);
+    drop_writer_like(workbook_elements, writer_like, |name| {
+        name == "definedName" || places_workbook_child(name)
+    });
     carried.date1904 = carried
         .workbook
         .elements
