@@ -1578,10 +1578,8 @@ impl Sheet {
         // 0-based rows, as the layout's ranges have them.
         let cuts = |range: &Range| match rows {
             RowMove::Deleted(deleted) => {
-                let (first, last) = (range.first_row + 1, range.last_row + 1);
-                let inside = deleted.iter().filter(|&&d| (first..=last).contains(&d));
-                let count = inside.count() as u32;
-                count > 0 && count < last - first + 1
+                let (count, rows) = deleted_within(deleted, range);
+                count > 0 && count < rows
             }
             RowMove::Inserted { before, .. } => {
                 range.first_row + 1 < *before && *before <= range.last_row + 1
@@ -1612,11 +1610,9 @@ impl Sheet {
         let RowMove::Deleted(deleted) = rows else {
             return None;
         };
-        // 0-based rows, as the layout's ranges have them; `deleted` 1-based.
         let gone = |range: &Range| {
-            let (first, last) = (range.first_row + 1, range.last_row + 1);
-            let inside = deleted.iter().filter(|&&d| (first..=last).contains(&d));
-            inside.count() as u32 == last - first + 1
+            let (count, rows) = deleted_within(deleted, range);
+            count == rows
         };
         let because =
             "sheetd does not remove tables: delete fewer rows, or remove it in a spreadsheet app";
@@ -1646,6 +1642,14 @@ impl Sheet {
         let last = cell_name(range.last_row, u32::from(range.last_column));
         format!("{}!{first}:{last}", quoted_sheet(&self.name))
     }
+}
+
+/// How many of the rows `deleted` (1-based, distinct) lie in `range`'s
+/// rows (0-based), and how many rows it spans.
+fn deleted_within(deleted: &[u32], range: &Range) -> (u32, u32) {
+    let (first, last) = (range.first_row + 1, range.last_row + 1);
+    let inside = deleted.iter().filter(|&&d| (first..=last).contains(&d));
+    (inside.count() as u32, last - first + 1)
 }
 
 /// The columns of an insert that `header` does not name, or names twice.
