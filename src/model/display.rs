@@ -436,14 +436,10 @@ fn text_pieces(section: &str, general_is_text: bool) -> Vec<TextPiece> {
             '[' => {
                 chars.by_ref().take_while(|&c| c != ']').for_each(drop);
             }
-            'G' | 'g' if general_is_text && starts_general(chars.clone()) => {
-                chars.nth(5);
-                if !literal.is_empty() {
-                    pieces.push(TextPiece::Literal(std::mem::take(&mut literal)));
+            '@' | 'G' | 'g' if c == '@' || general_is_text && starts_general(chars.clone()) => {
+                if c != '@' {
+                    chars.nth(5);
                 }
-                pieces.push(TextPiece::Text);
-            }
-            '@' => {
                 if !literal.is_empty() {
                     pieces.push(TextPiece::Literal(std::mem::take(&mut literal)));
                 }

@@ -143,7 +143,8 @@ pub(super) struct Fixes {
     /// `cells`.
     pub formulas: BTreeMap<(u32, u16), FormulaFix>,
     /// Attributes a row's `<row>` must have, by row: a row the writer did
-    /// not write at all is added with them.
+    /// not write at all is added with them. With `ht` they say whether the
+    /// height is `customHeight` as well: the writer's is dropped.
     pub rows: BTreeMap<u32, Vec<(&'static str, String)>>,
 }
 
@@ -245,7 +246,13 @@ impl<'a> Fixer<'a> {
                 break;
             };
             let tag = &piece[start..start + tag_end + 1];
-            out.write_all(&start_tag(tag, &[], attributes))?;
+            // A fix that gives a row its height gives its `customHeight`
+            // too, or none (a height the app fitted).
+            let drop: &[&[u8]] = match attributes.iter().any(|(name, _)| *name == "ht") {
+                true => &[b"customHeight"],
+                false => &[],
+            };
+            out.write_all(&start_tag(tag, drop, attributes))?;
             at = start + tag.len();
             let row_end = match tag.ends_with(b"/>") {
                 true => at,
@@ -325,7 +332,7 @@ fn find_row(xml: &[u8], from: usize, row: u32) -> RowAt {
 
 /// The start tag `tag` (`<name …>` or `<name …/>`, as the writer writes
 /// them) without the attributes named in `drop` and those of `set`, then
-/// with `set` added (but for those set to "", which are left out).
+/// with `set` added.
 fn start_tag(tag: &[u8], drop: &[&[u8]], set: &[(&str, String)]) -> Vec<u8> {
     if drop.is_empty() && set.is_empty() {
         return tag.to_vec();
@@ -346,7 +353,7 @@ fn start_tag(tag: &[u8], drop: &[&[u8]], set: &[(&str, String)]) -> Vec<u8> {
             out.extend_from_slice(quoted);
         }
     }
-    for (name, value) in set.iter().filter(|(_, value)| !value.is_empty()) {
+    for (name, value) in set {
         out.extend_from_slice(format!(" {name}=\"{value}\"").as_bytes());
     }
     out.extend_from_slice(if empty { b"/>" } else { b">" });

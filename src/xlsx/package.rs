@@ -896,11 +896,14 @@ impl SheetScan<'_> {
     /// (a row with one at or below a sheet's last cells would cost its
     /// writes the save in part).
     fn row_ended(&mut self) {
+        if self.row_cells {
+            return;
+        }
         let rows = &mut self.sheet.layout.rows;
         let Some(props) = rows.get_mut(&self.row) else {
             return;
         };
-        if !self.row_cells && props.height_fitted && props.format.is_none() {
+        if props.height_fitted && props.format.is_none() {
             props.height = None;
             props.height_fitted = false;
             if *props == RowProps::default() {

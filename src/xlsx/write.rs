@@ -694,9 +694,9 @@ fn row_fixes(
             let pixels = (height * 4.0 / 3.0).round();
             if pixels * 0.75 != height || pixels as u32 == row_pixels || props.height_fitted {
                 attributes.push(("ht", format_number(height)));
-                // An empty value leaves the attribute out (see `fix`).
-                let custom = if props.height_fitted { "" } else { "1" };
-                attributes.push(("customHeight", custom.to_owned()));
+                if !props.height_fitted {
+                    attributes.push(("customHeight", "1".to_owned()));
+                }
             }
         }
         if props.collapsed {
